@@ -1,0 +1,1 @@
+"""ToolSearch rankers: one module each, registered by name in ``nbagent.search.RANKERS``."""

@@ -1,0 +1,324 @@
+"""ToolRegistry: the kernel-wide catalogue of tools, its deferral rules and change events."""
+
+from __future__ import annotations
+
+import html
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from nbagent.errors import DuplicateToolError, UnknownToolError
+from nbagent.tool import Tool
+
+TOOL_SEARCH_NAME = "ToolSearch"
+"""The name of the tool that loads deferred tools."""
+
+AGENT_TOOL_NAME = "Agent"
+"""The name of the sub-agent tool (never deferred)."""
+
+BRIEF_TOOL_NAME = "Brief"
+"""The name of the brief tool (never deferred)."""
+
+
+@dataclass(frozen=True)
+class RegistryChange:
+    """One change of the registry, as sent to subscribers."""
+
+    added: tuple[str, ...]
+    """Names registered by this change (including replaced ones)."""
+    removed: tuple[str, ...]
+    """Names unregistered by this change."""
+    version: int
+    """The registry's version after the change."""
+
+
+@dataclass(frozen=True)
+class ContextCost:
+    """Tokens the tool context takes, with every tool loaded and with deferral."""
+
+    all_loaded: int
+    """Every definition sent in full (ToolSearch left out: nothing to search)."""
+    deferred: int
+    """Loaded definitions plus ToolSearch plus the announcement of the deferred names."""
+
+    @property
+    def saved(self) -> float:
+        """The share of the all-loaded tokens that deferral saves (0 to 1)."""
+        return 1 - self.deferred / self.all_loaded if self.all_loaded else 0.0
+
+
+Subscriber = Callable[[RegistryChange], None]
+
+
+class ToolRegistry:
+    """A thread-safe catalogue of tools, keyed by name, in registration order.
+
+    MCP connections register and unregister tools from a background thread while the agent
+    reads the registry on the kernel's thread, so every method takes a lock; subscribers are
+    called after the lock is released, in the order of the changes.
+
+    Args:
+        tools: Tools to register at once.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.RLock()
+        self._notify_lock = threading.Lock()
+        self._version = 0
+        self.register_many(tools)
+
+    @property
+    def version(self) -> int:
+        """A number that grows with every change (a cheap cache key)."""
+        return self._version
+
+    def register(self, tool: Tool, replace: bool = False) -> Tool:
+        """Add a tool.
+
+        Args:
+            tool: The tool.
+            replace: Replace a tool of the same name instead of failing.
+
+        Returns:
+            The tool.
+
+        Raises:
+            DuplicateToolError: The name is in use and ``replace`` is false.
+        """
+        self.register_many([tool], replace=replace)
+        return tool
+
+    def register_many(self, tools: Iterable[Tool], replace: bool = False) -> None:
+        """Add several tools as one change (one event), all or none.
+
+        Args:
+            tools: The tools.
+            replace: Replace tools of the same names instead of failing.
+
+        Raises:
+            DuplicateToolError: A name is in use (or repeated) and ``replace`` is false.
+        """
+        batch = list(tools)
+        with self._lock:
+            if not replace:
+                seen: set[str] = set()
+                for tool in batch:
+                    if tool.name in self._tools or tool.name in seen:
+                        raise DuplicateToolError(
+                            f"A tool named {tool.name!r} is already registered; "
+                            "pass replace=True to replace it."
+                        )
+                    seen.add(tool.name)
+            for tool in batch:
+                self._tools[tool.name] = tool
+            change = self._changed(added=tuple(t.name for t in batch), removed=())
+        self._notify(change)
+
+    def unregister(self, name: str) -> Tool:
+        """Remove a tool.
+
+        Args:
+            name: The tool's name.
+
+        Returns:
+            The removed tool.
+
+        Raises:
+            UnknownToolError: No tool has that name.
+        """
+        tool = self.get(name)
+        self.unregister_many([name])
+        return tool
+
+    def unregister_many(self, names: Iterable[str]) -> None:
+        """Remove the named tools that are registered, as one change; unknown names are ignored.
+
+        Args:
+            names: The tools' names.
+        """
+        with self._lock:
+            removed = tuple(name for name in dict.fromkeys(names) if self._tools.pop(name, None))
+            change = self._changed(added=(), removed=removed)
+        self._notify(change)
+
+    def get(self, name: str) -> Tool:
+        """Return the tool of that name.
+
+        Args:
+            name: The tool's name.
+
+        Returns:
+            The tool.
+
+        Raises:
+            UnknownToolError: No tool has that name.
+        """
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise UnknownToolError(f"No tool named {name!r} is registered.") from None
+
+    def names(self) -> list[str]:
+        """Return the names of all tools, in registration order."""
+        with self._lock:
+            return list(self._tools)
+
+    def tools(self) -> list[Tool]:
+        """Return all tools, in registration order."""
+        with self._lock:
+            return list(self._tools.values())
+
+    def __contains__(self, name: object) -> bool:
+        """Tell whether a tool of that name is registered."""
+        return name in self._tools
+
+    def __len__(self) -> int:
+        """Return the number of tools."""
+        return len(self._tools)
+
+    def __iter__(self) -> Iterator[Tool]:
+        """Iterate over a snapshot of the tools, in registration order."""
+        return iter(self.tools())
+
+    @staticmethod
+    def is_deferred(tool: Tool) -> bool:
+        """Apply the deferral rules; the first that matches decides.
+
+        1. ``always_load`` -> loaded. 2. ``is_mcp`` -> deferred. 3. ToolSearch -> loaded.
+        4. the Agent tool -> loaded. 5. the Brief tool -> loaded. 6. ``should_defer``.
+
+        Args:
+            tool: The tool.
+
+        Returns:
+            Whether the model sees only the tool's name until it loads it with ToolSearch.
+        """
+        if tool.always_load:
+            return False
+        if tool.is_mcp:
+            return True
+        if tool.name in (TOOL_SEARCH_NAME, AGENT_TOOL_NAME, BRIEF_TOOL_NAME):
+            return False
+        return tool.should_defer
+
+    def loaded(self) -> list[Tool]:
+        """Return the tools whose full definitions are always sent."""
+        return [t for t in self.tools() if not self.is_deferred(t)]
+
+    def deferred(self) -> list[Tool]:
+        """Return the tools offered by name only."""
+        return [t for t in self.tools() if self.is_deferred(t)]
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(change)`` after every change.
+
+        Args:
+            callback: Receives a :class:`RegistryChange`; its exceptions propagate to the
+                code that changed the registry, so keep it simple.
+
+        Returns:
+            A function that unsubscribes the callback.
+        """
+        with self._lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def context_cost(self) -> ContextCost:
+        """Measure the tool context in tokens, all loaded versus deferred.
+
+        Returns:
+            The two token counts (see :class:`ContextCost`).
+        """
+        from nbagent.delta import render_announcement
+        from nbagent.search import ToolSearch
+        from nbagent.tokens import count_tokens, definition_tokens
+
+        tools = [t for t in self.tools() if t.name != TOOL_SEARCH_NAME]
+        loaded = [t for t in tools if not self.is_deferred(t)]
+        deferred_names = [t.name for t in tools if self.is_deferred(t)]
+        search_tool = self._tools.get(TOOL_SEARCH_NAME) or ToolSearch(self).tool
+        announcement = render_announcement(added=deferred_names)
+        return ContextCost(
+            all_loaded=definition_tokens(t.definition() for t in tools),
+            deferred=definition_tokens(t.definition() for t in [*loaded, search_tool])
+            + count_tokens(announcement),
+        )
+
+    def __repr__(self) -> str:
+        """Show the registry as a plain-text table."""
+        rows = [
+            (t.name, _source(t), _state(t), "yes" if t.read_only else "", _first_line(t))
+            for t in self.tools()
+        ]
+        header = ("name", "source", "state", "read-only", "description")
+        widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(4)]
+        lines = [
+            f"ToolRegistry: {len(rows)} tools, {sum(r[2] == 'deferred' for r in rows)} deferred"
+        ]
+        for row in [header, *rows]:
+            cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+            lines.append("  ".join(cells) + "  " + row[4])
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """Show the registry as an HTML table in a notebook."""
+        cells = "".join(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(c)}</td>"
+                for c in (
+                    t.name,
+                    _source(t),
+                    _state(t),
+                    "yes" if t.read_only else "",
+                    _first_line(t),
+                )
+            )
+            + "</tr>"
+            for t in self.tools()
+        )
+        deferred = sum(self.is_deferred(t) for t in self.tools())
+        return (
+            f"<p><b>ToolRegistry</b>: {len(self)} tools, {deferred} deferred</p>"
+            "<table><thead><tr><th>name</th><th>source</th><th>state</th><th>read-only</th>"
+            f"<th>description</th></tr></thead><tbody>{cells}</tbody></table>"
+        )
+
+    def _changed(self, added: tuple[str, ...], removed: tuple[str, ...]) -> RegistryChange | None:
+        """Bump the version for a non-empty change (call with the lock held)."""
+        if not added and not removed:
+            return None
+        self._version += 1
+        return RegistryChange(added=added, removed=removed, version=self._version)
+
+    def _notify(self, change: RegistryChange | None) -> None:
+        """Send a change to the subscribers, one change at a time."""
+        if change is None:
+            return
+        with self._notify_lock:
+            for callback in list(self._subscribers):
+                callback(change)
+
+
+def _source(tool: Tool) -> str:
+    """Say where a tool comes from: its MCP server, or Python code in this process."""
+    return f"mcp:{tool.server}" if tool.is_mcp else "python"
+
+
+def _state(tool: Tool) -> str:
+    """Say whether a tool is loaded or deferred."""
+    return "deferred" if ToolRegistry.is_deferred(tool) else "loaded"
+
+
+def _first_line(tool: Tool, width: int = 80) -> str:
+    """Return the first line of a tool's description, cut to ``width`` characters."""
+    line = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"

@@ -1,0 +1,94 @@
+"""Text units for search: tool-name parts, words, and character n-grams for CJK scripts.
+
+Chinese and Japanese have no spaces between words, so a word match cannot work there. Runs
+of CJK characters are cut into overlapping character bigrams instead (and single characters,
+so one-character queries still match); Latin-script text is cut into words.
+
+>>> split_name("mcp__slack__send_message")
+('slack', 'send', 'message')
+>>> split_name("getHTTPResponse")
+('get', 'http', 'response')
+>>> Units.of("发送消息 to Slack").words, sorted(Units.of("发送消息").grams)
+(('to', 'slack'), ['发送', '消息', '送消'])
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+_NAME_CHUNK = re.compile(r"[_\-\s.:/]+")
+_NAME_PART = re.compile(
+    r"[A-Z]+(?=[A-Z][a-z])|[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W_A-Za-z0-9]+"
+)
+MCP_PREFIX = "mcp__"
+"""The prefix of every MCP tool name: ``mcp__<server>__<tool>``."""
+
+
+def split_name(name: str) -> tuple[str, ...]:
+    """Split a tool name into lower-case parts on ``__``, ``_``, ``-`` and CamelCase.
+
+    The ``mcp__`` prefix is dropped; the server's name stays a part.
+
+    Args:
+        name: A tool name.
+
+    Returns:
+        The parts, in order.
+    """
+    body = name[len(MCP_PREFIX) :] if name.lower().startswith(MCP_PREFIX) else name
+    return tuple(
+        part.lower() for chunk in _NAME_CHUNK.split(body) for part in _NAME_PART.findall(chunk)
+    )
+
+
+def words(text: str) -> list[str]:
+    """Return the lower-case Latin-script (and other spaced-script) words of a text, in order."""
+    return [t for t in _TOKEN.findall(text.lower()) if not _CJK_RUN.fullmatch(t)]
+
+
+def cjk_grams(text: str, with_unigrams: bool = False) -> set[str]:
+    """Return the character bigrams of every CJK run in a text.
+
+    Args:
+        text: Any text.
+        with_unigrams: Also return every single CJK character (for indexing documents).
+
+    Returns:
+        The n-grams; a one-character run gives itself.
+    """
+    grams: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1 or with_unigrams:
+            grams.update(run)
+        grams.update(run[i : i + 2] for i in range(len(run) - 1))
+    return grams
+
+
+@dataclass(frozen=True)
+class Units:
+    """The searchable units of a piece of text: words and CJK n-grams."""
+
+    words: tuple[str, ...]
+    """Lower-case words, in order, without repeats."""
+    grams: frozenset[str]
+    """CJK character n-grams."""
+
+    @classmethod
+    def of(cls, text: str) -> Units:
+        """Cut a text (a query term) into units.
+
+        Args:
+            text: The text.
+
+        Returns:
+            Its units.
+        """
+        return cls(words=tuple(dict.fromkeys(words(text))), grams=frozenset(cjk_grams(text)))
+
+    def __bool__(self) -> bool:
+        """Tell whether there is anything to search for."""
+        return bool(self.words or self.grams)

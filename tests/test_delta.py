@@ -1,0 +1,122 @@
+"""Tests of nbagent.delta: announcements read back from history, rendering, legacy block."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nbagent.delta import (
+    ADDED_HEADER,
+    REMOVED_HEADER,
+    DeferredToolsDelta,
+    announced_names,
+    deferred_tools_delta,
+    render_announcement,
+    render_legacy_block,
+)
+from nbagent.tool import Tool
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def test_first_delta_announces_every_deferred_tool() -> None:
+    delta = deferred_tools_delta(["b", "a"], [user("hello")])
+    assert delta == DeferredToolsDelta(added_names=("a", "b"), removed_names=())
+
+
+def test_accepts_tools_as_well_as_names() -> None:
+    delta = deferred_tools_delta([Tool(name="T")], [])
+    assert delta is not None and delta.added_names == ("T",)
+
+
+def test_nothing_to_say_is_none() -> None:
+    messages = [user(render_announcement(added=["a", "b"]))]
+    assert deferred_tools_delta(["a", "b"], messages) is None
+    assert deferred_tools_delta([], []) is None
+
+
+def test_removed_and_added_after_an_announcement() -> None:
+    messages = [user(render_announcement(added=["a", "b"])), {"role": "assistant", "content": "ok"}]
+    delta = deferred_tools_delta(["b", "c"], messages)
+    assert delta == DeferredToolsDelta(added_names=("c",), removed_names=("a",))
+
+
+def test_rendered_text_has_the_exact_headers() -> None:
+    text = render_announcement(added=["mcp__x__a"], removed=["mcp__y__b"])
+    assert text == (
+        f"<system-reminder>\n{ADDED_HEADER}\nmcp__x__a\n</system-reminder>\n\n"
+        f"<system-reminder>\n{REMOVED_HEADER}\nmcp__y__b\n</system-reminder>"
+    )
+    assert "Do not search for them — ToolSearch will return no match:" in REMOVED_HEADER
+
+
+def test_compact_style_groups_mcp_tools_by_server() -> None:
+    text = render_announcement(
+        added=["mcp__github__list_issues", "Read", "mcp__github__create_issue", "mcp__s__a__b"],
+        style="compact",
+    )
+    assert "Read\nmcp__github__: create_issue, list_issues\nmcp__s__: a__b\n" in text
+    assert announced_names([user(text)]) == {
+        "Read",
+        "mcp__github__list_issues",
+        "mcp__github__create_issue",
+        "mcp__s__a__b",
+    }
+
+
+def test_announcements_in_string_content_and_other_text_are_read() -> None:
+    messages = [{"role": "user", "content": "question\n\n" + render_announcement(added=["a"])}]
+    assert announced_names(messages) == {"a"}
+
+
+def test_announcements_in_assistant_turns_or_tool_results_do_not_count() -> None:
+    text = render_announcement(added=["a"])
+    messages = [
+        {"role": "assistant", "content": [{"type": "text", "text": text}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": text}]},
+    ]
+    assert announced_names(messages) == set()
+
+
+def test_other_system_reminders_are_ignored() -> None:
+    assert (
+        announced_names([user("<system-reminder>\nSomething else\nx\n</system-reminder>")]) == set()
+    )
+
+
+def test_legacy_block_lists_every_name_sorted() -> None:
+    assert render_legacy_block(["b", "a"]) == (
+        "<available-deferred-tools>\na\nb\n</available-deferred-tools>"
+    )
+
+
+NAMES = st.sampled_from(["Read", "mcp__gh__a", "mcp__gh__b", "mcp__sl__c", "x", "mcp__sl__d_e"])
+
+
+@given(st.lists(st.sets(NAMES), min_size=1, max_size=8), st.sampled_from(["plain", "compact"]))
+def test_any_sequence_of_changes_reconstructs_the_current_set(
+    states: list[set[str]], style: str
+) -> None:
+    messages: list[dict[str, Any]] = []
+    previous: set[str] = set()
+    for state in states:
+        delta = deferred_tools_delta(state, messages)
+        if delta is None:
+            assert state == previous
+        else:
+            assert not set(delta.added_names) & previous  # never announced twice in a row
+            assert set(delta.removed_names) <= previous
+            messages += [user(delta.render(style)), {"role": "assistant", "content": "ok"}]
+        assert announced_names(messages) == state
+        previous = state
+
+
+@pytest.mark.parametrize("style", ["plain", "compact"])
+def test_rendering_round_trips(style: str) -> None:
+    names = ["mcp__a__x", "mcp__a__y", "Z"]
+    assert announced_names([user(render_announcement(added=names, style=style))]) == set(names)  # type: ignore[arg-type]

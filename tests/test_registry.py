@@ -1,0 +1,169 @@
+"""Tests of nbagent.registry: registration, deferral rules, change events, display."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import nbagent
+from nbagent.errors import DuplicateToolError, UnknownToolError
+from nbagent.registry import ContextCost, RegistryChange, ToolRegistry
+from nbagent.search import ToolSearch
+from nbagent.tool import Tool
+
+
+def make(name: str, **flags: object) -> Tool:
+    return Tool(name=name, description=f"The {name} tool.\nSecond line.", **flags)  # type: ignore[arg-type]
+
+
+def test_register_get_names_len_contains_iter() -> None:
+    reg = ToolRegistry([make("A"), make("B")])
+    reg.register(make("C"))
+    assert reg.names() == ["A", "B", "C"]
+    assert len(reg) == 3 and "B" in reg and "Z" not in reg
+    assert [t.name for t in reg] == ["A", "B", "C"]
+    assert reg.get("C").name == "C"
+
+
+def test_duplicate_names_fail_unless_replace() -> None:
+    reg = ToolRegistry([make("A")])
+    with pytest.raises(DuplicateToolError, match="'A' is already registered"):
+        reg.register(make("A"))
+    replacement = make("A", read_only=True)
+    reg.register(replacement, replace=True)
+    assert reg.get("A") is replacement and len(reg) == 1
+
+
+def test_register_many_is_all_or_nothing() -> None:
+    reg = ToolRegistry([make("A")])
+    with pytest.raises(DuplicateToolError):
+        reg.register_many([make("B"), make("A")])
+    with pytest.raises(DuplicateToolError):
+        reg.register_many([make("C"), make("C")])
+    assert reg.names() == ["A"]
+
+
+def test_unknown_names_raise_a_key_error_with_a_plain_message() -> None:
+    reg = ToolRegistry()
+    with pytest.raises(KeyError):
+        reg.get("Nope")
+    with pytest.raises(UnknownToolError) as info:
+        reg.unregister("Nope")
+    assert str(info.value) == "No tool named 'Nope' is registered."
+
+
+def test_unregister_returns_the_tool() -> None:
+    a = make("A")
+    reg = ToolRegistry([a, make("B")])
+    assert reg.unregister("A") is a
+    assert reg.names() == ["B"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "deferred"),
+    [
+        (make("mcp__s__t", is_mcp=True, always_load=True), False),  # 1 beats 2
+        (make("mcp__s__t", is_mcp=True), True),  # 2
+        (make("ToolSearch", should_defer=True), False),  # 3
+        (make("Agent", should_defer=True), False),  # 4
+        (make("Brief", should_defer=True), False),  # 5
+        (make("ToolSearch", is_mcp=True), True),  # 2 comes before 3
+        (make("Plain", should_defer=True), True),  # 6
+        (make("Plain"), False),  # 6
+        (make("Plain", should_defer=True, always_load=True), False),  # 1 beats 6
+    ],
+)
+def test_deferral_rules_in_order(tool: Tool, deferred: bool) -> None:
+    assert ToolRegistry.is_deferred(tool) is deferred
+
+
+def test_loaded_and_deferred_partition_the_tools_in_order() -> None:
+    reg = ToolRegistry(
+        [make("A"), make("B", should_defer=True), make("C"), make("mcp__x__d", is_mcp=True)]
+    )
+    assert [t.name for t in reg.loaded()] == ["A", "C"]
+    assert [t.name for t in reg.deferred()] == ["B", "mcp__x__d"]
+
+
+def test_subscribers_get_one_event_per_change_and_can_unsubscribe() -> None:
+    reg = ToolRegistry()
+    events: list[RegistryChange] = []
+    unsubscribe = reg.subscribe(events.append)
+    reg.register_many([make("A"), make("B")])
+    reg.unregister_many(["A", "Nope"])
+    reg.unregister_many(["Nope"])  # nothing changed: no event
+    unsubscribe()
+    reg.register(make("C"))
+    assert [(e.added, e.removed) for e in events] == [(("A", "B"), ()), ((), ("A",))]
+    assert events[1].version == reg.version - 1
+
+
+def test_version_grows_with_every_change() -> None:
+    reg = ToolRegistry()
+    v0 = reg.version
+    reg.register(make("A"))
+    reg.register(make("A"), replace=True)
+    assert reg.version == v0 + 2
+
+
+def test_concurrent_registration_loses_nothing() -> None:
+    reg = ToolRegistry()
+    seen: list[str] = []
+    reg.subscribe(lambda change: seen.extend(change.added))
+
+    def add(prefix: str) -> None:
+        for i in range(200):
+            reg.register(make(f"{prefix}{i}"))
+
+    threads = [threading.Thread(target=add, args=(p,)) for p in "abcd"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(reg) == 800 and sorted(seen) == sorted(reg.names())
+
+
+def test_repr_and_html_show_a_table() -> None:
+    reg = ToolRegistry([make("Read", read_only=True), make("mcp__gh__x", is_mcp=True, server="gh")])
+    text = repr(reg)
+    assert text.splitlines()[0] == "ToolRegistry: 2 tools, 1 deferred"
+    assert "Read" in text and "python" in text and "loaded" in text and "The Read tool." in text
+    assert "Second line" not in text
+    assert "mcp:gh" in text and "deferred" in text
+    page = reg._repr_html_()
+    assert "<table>" in page and "<td>mcp:gh</td>" in page and "<td>deferred</td>" in page
+
+
+def test_html_escapes_descriptions() -> None:
+    reg = ToolRegistry([Tool(name="X", description="<script>alert(1)</script>")])
+    assert "<script>" not in reg._repr_html_()
+
+
+def test_context_cost_counts_deferred_names_instead_of_definitions() -> None:
+    big = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "string", "description": "x " * 20} for i in range(10)},
+    }
+    reg = ToolRegistry(
+        [
+            Tool(name=f"mcp__s__t{i}", description="d " * 50, input_schema=big, is_mcp=True)
+            for i in range(30)
+        ]
+    )
+    reg.register(ToolSearch(reg).tool)
+    cost = reg.context_cost()
+    assert isinstance(cost, ContextCost)
+    assert cost.all_loaded > 10 * cost.deferred
+    assert 0.9 < cost.saved < 1
+
+
+def test_context_cost_of_an_empty_registry() -> None:
+    cost = ToolRegistry().context_cost()
+    assert cost.all_loaded == 0 and cost.saved == 0.0
+
+
+def test_the_process_wide_registry_has_tool_search() -> None:
+    assert isinstance(nbagent.registry, ToolRegistry)
+    assert "ToolSearch" in nbagent.registry
+    assert not nbagent.registry.is_deferred(nbagent.registry.get("ToolSearch"))

@@ -1,0 +1,52 @@
+"""Tests of nbagent.text: name parts, words and CJK n-grams."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nbagent.text import Units, cjk_grams, split_name, words
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [
+        ("mcp__slack__send_message", ("slack", "send", "message")),
+        ("NotebookEdit", ("notebook", "edit")),
+        ("getHTTPResponse", ("get", "http", "response")),
+        ("list-issues", ("list", "issues")),
+        ("Read", ("read",)),
+        ("mcp__github2__create_issue", ("github", "2", "create", "issue")),
+        ("ID", ("id",)),
+        ("s3_put_object", ("s", "3", "put", "object")),
+        ("mcp__Some-Server__doIt", ("some", "server", "do", "it")),
+    ],
+)
+def test_split_name(name: str, parts: tuple[str, ...]) -> None:
+    assert split_name(name) == parts
+
+
+@given(st.from_regex(r"[a-zA-Z0-9_-]{1,64}", fullmatch=True))
+def test_name_parts_are_lower_case_alphanumeric_pieces_of_the_name(name: str) -> None:
+    parts = split_name(name)
+    assert all(part and part == part.lower() and part.isalnum() for part in parts)
+    assert "".join(parts) == "".join(c for c in name.lower() if c.isalnum()).removeprefix(
+        "mcp" if name.lower().startswith("mcp__") else ""
+    )
+
+
+def test_words_skip_cjk_and_split_on_underscores() -> None:
+    assert words("Send_message to 频道, NOW!") == ["send", "message", "to", "now"]
+
+
+def test_cjk_grams_are_bigrams_and_lone_characters() -> None:
+    assert cjk_grams("读取 ファイル") == {"读取", "ファ", "ァイ", "イル"}
+    assert cjk_grams("读 x") == {"读"}
+    assert cjk_grams("读取", with_unigrams=True) == {"读", "取", "读取"}
+
+
+def test_units_of_a_mixed_term() -> None:
+    units = Units.of("发送message")
+    assert units.words == ("message",) and units.grams == frozenset({"发送"})
+    assert not Units.of("...")
