@@ -15,6 +15,7 @@ load those tools' full definitions.
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -182,6 +183,8 @@ class ToolSearch:
         self._lock = threading.Lock()
         self._version = -1
         self._deferred: list[Tool] = []
+        self._deferred_lower: list[str] = []
+        self._deferred_names: list[str] = []
         self._by_name: dict[str, Tool] = {}
         self._lower_names: dict[str, str] = {}
 
@@ -207,12 +210,7 @@ class ToolSearch:
         if exact is not None:
             return [SearchHit(exact.name, 1.0, ("exact name",))]
         if query.lower().startswith(MCP_PREFIX) and len(query.split()) == 1:
-            prefix = query.lower()
-            return [
-                SearchHit(t.name, 1.0, (f"name starts with {query!r}",))
-                for t in sorted(self._deferred, key=lambda t: t.name)
-                if t.name.lower().startswith(prefix)
-            ][:max_results]
+            return self._prefix(query, max_results)
         return self.ranker.rank(parse_terms(query), max_results)
 
     @cached_property
@@ -279,6 +277,22 @@ class ToolSearch:
             )
         return list(found.values())[:max_results]
 
+    def _prefix(self, query: str, max_results: int) -> list[SearchHit]:
+        """Deferred tools of one server (``mcp__github``) or whose names start with a longer
+        prefix (``mcp__github__list``), by name."""
+        prefix = query.lower()
+        if "__" not in prefix[len(MCP_PREFIX) :]:
+            prefix += "__"
+        start = bisect.bisect_left(self._deferred_lower, prefix)
+        hits: list[SearchHit] = []
+        for lower, name in zip(
+            self._deferred_lower[start:], self._deferred_names[start:], strict=True
+        ):
+            if not lower.startswith(prefix) or len(hits) == max_results:
+                break
+            hits.append(SearchHit(name, 1.0, (f"name starts with {prefix!r}",)))
+        return hits
+
     def _lookup(self, name: str) -> Tool | None:
         """Find a tool by exact name, else by name ignoring case (ToolSearch itself excluded)."""
         return self._by_name.get(name) or self._by_name.get(self._lower_names.get(name.lower(), ""))
@@ -295,6 +309,9 @@ class ToolSearch:
             deferred = [t for t in tools if self.registry.is_deferred(t)]
             if [id(t) for t in deferred] != [id(t) for t in self._deferred]:
                 self._deferred = deferred
+                ordered = sorted(deferred, key=lambda t: t.name.lower())
+                self._deferred_lower = [t.name.lower() for t in ordered]
+                self._deferred_names = [t.name for t in ordered]
                 self.ranker.index(deferred)
 
 

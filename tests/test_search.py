@@ -93,7 +93,8 @@ def test_mcp_prefix_returns_that_servers_tools(search: ToolSearch) -> None:
         "mcp__github__create_issue",
         "mcp__github__get_me",
     ]
-    assert "mcp__githubx__other" in names(search.search("mcp__github"))
+    assert "mcp__githubx__other" not in names(search.search("mcp__github"))
+    assert names(search.search("mcp__githubx")) == ["mcp__githubx__other"]
     assert names(search.search("mcp__github__list")) == ["mcp__github__list_issues"]
     assert search.search("mcp__nothing") == []
 

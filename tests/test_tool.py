@@ -225,3 +225,9 @@ def test_decorator_refuses_unannotated_and_variadic_parameters() -> None:
 def test_decorator_refuses_a_bad_name() -> None:
     with pytest.raises(ToolDefinitionError, match="is invalid"):
         tool(name="bad name")(lambda: None)
+
+
+def test_schema_checks_leave_the_schema_untouched() -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+    Tool(name="T", input_schema=schema)
+    assert schema == {"type": "object", "properties": {"x": {"type": "string"}}}

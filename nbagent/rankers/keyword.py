@@ -108,6 +108,8 @@ class KeywordRanker:
         self._docs: list[_Doc] = []
         self._cache: dict[int, tuple[Tool, _Doc]] = {}
         self._parts: dict[str, list[int]] = {}
+        self._exact: list[float] = []
+        self._partial: list[float] = []
         self._hints = _Field(())
         self._descriptions = _Field(())
 
@@ -128,6 +130,8 @@ class KeywordRanker:
             for part in doc.parts:
                 parts[part].append(position)
         self._parts = dict(parts)
+        self._exact = [NAME_EXACT[not doc.is_mcp] for doc in self._docs]
+        self._partial = [NAME_PARTIAL[not doc.is_mcp] for doc in self._docs]
         self._hints = _Field(d.hint_words | d.hint_grams for d in self._docs)
         self._descriptions = _Field(d.description_words | d.description_grams for d in self._docs)
 
@@ -139,47 +143,80 @@ class KeywordRanker:
             limit: How many hits at most.
 
         Returns:
-            Hits with a positive score, best first, ties broken by name.
+            Hits with a positive score, best first, ties broken by name; each hit's reasons
+            say where each term matched.
         """
         totals: dict[int, float] = defaultdict(float)
-        reasons: dict[int, list[str]] = defaultdict(list)
         required: set[int] | None = None
         for term in terms:
-            matched = self._score_term(term)
-            for position, (score, where) in matched.items():
+            scores = self._score_term(term)
+            for position, score in scores.items():
                 totals[position] += score
-                reasons[position].append(f"{term.text!r} {where} ({score:g})")
             if term.required:
-                required = set(matched) if required is None else required & set(matched)
+                required = set(scores) if required is None else required & scores.keys()
         positions = totals.keys() if required is None else required
         best = heapq.nsmallest(limit, positions, key=lambda p: (-totals[p], self._docs[p].name))
-        return [SearchHit(self._docs[p].name, round(totals[p], 3), tuple(reasons[p])) for p in best]
+        return [self._hit(self._docs[p], terms, totals[p]) for p in best]
 
-    def _score_term(self, term: Term) -> dict[int, tuple[float, str]]:
-        """Return the best (score, where) of one term for every tool it matches."""
-        best: dict[int, tuple[float, str]] = {}
+    def _hit(self, doc: _Doc, terms: Sequence[Term], total: float) -> SearchHit:
+        """Build a hit, explaining each term's match (for the few hits returned only)."""
+        reasons = []
+        for term in terms:
+            score, where = explain(term, doc)
+            if score:
+                reasons.append(f"{term.text!r} {where} ({score:g})")
+        return SearchHit(doc.name, round(total, 3), tuple(reasons))
 
-        def offer(position: int, score: float, where: str) -> None:
-            if score > best.get(position, (0.0, ""))[0]:
-                best[position] = (score, where)
-
+    def _score_term(self, term: Term) -> dict[int, float]:
+        """Return the best score of one term for every tool it matches."""
+        best: dict[int, float] = {}
         term_words = term.units.words
         if term_words and not term.units.grams:
             exact = set(self._parts.get(term_words[0], ()))
             for word in term_words[1:]:
                 exact.intersection_update(self._parts.get(word, ()))
             for position in exact:
-                offer(position, NAME_EXACT[not self._docs[position].is_mcp], "name part")
+                best[position] = self._exact[position]
             if len(term_words) == 1:
+                word = term_words[0]
                 for part, positions in self._parts.items():
-                    if term_words[0] in part and part != term_words[0]:
+                    if word in part and part != word:
                         for position in positions:
-                            weight = NAME_PARTIAL[not self._docs[position].is_mcp]
-                            offer(position, weight, f"in name part {part!r}")
-        for field, weight, where in (
-            (self._hints, HINT, "search hint"),
-            (self._descriptions, DESCRIPTION, "description"),
-        ):
+                            if position not in best:
+                                best[position] = self._partial[position]
+        for field, weight in ((self._hints, HINT), (self._descriptions, DESCRIPTION)):
             for position, share in field.coverage(term).items():
-                offer(position, weight * share, where)
+                if weight * share > best.get(position, 0.0):
+                    best[position] = weight * share
         return best
+
+
+def explain(term: Term, doc: _Doc) -> tuple[float, str]:
+    """Score one term against one tool directly (the reference the indexes must agree with).
+
+    Args:
+        term: The term.
+        doc: The tool's analysed text.
+
+    Returns:
+        The term's best score and where it matched; ``(0.0, "")`` when it does not match.
+    """
+    candidates: list[tuple[float, str]] = [(0.0, "")]
+    term_words, grams = term.units.words, term.units.grams
+    if term_words and not grams:
+        if all(word in doc.parts for word in term_words):
+            candidates.append((NAME_EXACT[not doc.is_mcp], "name part"))
+        elif len(term_words) == 1:
+            inside = sorted(part for part in doc.parts if term_words[0] in part)
+            if inside:
+                candidates.append((NAME_PARTIAL[not doc.is_mcp], f"in name part {inside[0]!r}"))
+    for words_, grams_, weight, where in (
+        (doc.hint_words, doc.hint_grams, HINT, "search hint"),
+        (doc.description_words, doc.description_grams, DESCRIPTION, "description"),
+    ):
+        if all(word in words_ for word in term_words) and (term_words or grams):
+            found = sum(gram in grams_ for gram in grams)
+            if found >= MIN_GRAM_COVERAGE * len(grams):
+                share = (len(term_words) + found) / (len(term_words) + len(grams))
+                candidates.append((weight * share, where))
+    return max(candidates, key=lambda c: c[0])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from nbagent.rankers.keyword import KeywordRanker
+from nbagent.rankers.keyword import KeywordRanker, explain
 from nbagent.search import parse_terms
 from nbagent.tool import Tool
 
@@ -88,3 +90,64 @@ def test_reindexing_reuses_analysed_tools_and_forgets_removed_ones() -> None:
     r.index([MCP])
     assert r._cache[id(MCP)][1] is doc
     assert scores(r, "send") == {MCP.name: 12}
+
+
+WORDS = st.sampled_from(
+    [
+        "send",
+        "message",
+        "slack",
+        "mess",
+        "file",
+        "read",
+        "a",
+        "发送",
+        "消息",
+        "ファイル",
+        "get",
+        "issue",
+        "issues",
+        "pull-request",
+    ]
+)
+
+
+@st.composite
+def tools_and_query(draw: st.DrawFn) -> tuple[list[Tool], str]:
+    tools = []
+    for i in range(draw(st.integers(1, 6))):
+        words = draw(st.lists(WORDS, max_size=6))
+        parts = draw(
+            st.lists(
+                st.sampled_from(["send", "message", "get", "issues", "file"]),
+                min_size=1,
+                max_size=3,
+            )
+        )
+        tools.append(
+            Tool(
+                name=("mcp__s__" if draw(st.booleans()) else "") + "_".join(parts) + str(i),
+                description=" ".join(words),
+                search_hint=" ".join(draw(st.lists(WORDS, max_size=2))),
+                is_mcp=draw(st.booleans()),
+            )
+        )
+    query = " ".join(
+        ("+" if draw(st.booleans()) else "") + w
+        for w in draw(st.lists(WORDS, min_size=1, max_size=4))
+    )
+    return tools, query
+
+
+@given(tools_and_query())
+def test_indexed_scores_equal_the_direct_reference_scoring(case: tuple[list[Tool], str]) -> None:
+    tools, query = case
+    terms = parse_terms(query)
+    r = ranker(*tools)
+    expected = {}
+    for tool in tools:
+        doc = r._cache[id(tool)][1]
+        per_term = [explain(term, doc)[0] for term in terms]
+        if all(s > 0 for s, t in zip(per_term, terms, strict=True) if t.required) and sum(per_term):
+            expected[tool.name] = round(sum(per_term), 3)
+    assert scores(r, query) == expected
