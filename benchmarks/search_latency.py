@@ -1,0 +1,263 @@
+"""ToolSearch latency over catalogues of 100, 1,000 and 10,000 deferred MCP tools.
+
+For each size, from the real definitions cycled under numbered server copies (see
+``catalogue.py``), it measures with ``time.perf_counter_ns``:
+
+- registering: building the Tools (each construction validates its schema) and one
+  ``register_many`` call;
+- the index build: the first search of a fresh ToolSearch (cold), which indexes every
+  deferred tool and then answers;
+- warm searches: a fixed set of short queries of the kind a model types, each run many
+  times after a warm-up; the median and 99th percentile over all runs.
+
+Targets: a warm search under 1 ms at 1,000 tools and under 10 ms at 10,000.
+
+Run ``python benchmarks/search_latency.py`` from the repo root (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from catalogue import (
+    McpDefinition,
+    build_catalogue,
+    github_definitions,
+    interleave_servers,
+    livemcpbench_definitions,
+    markdown_table,
+    run_line,
+)
+
+from nbagent.registry import ToolRegistry
+from nbagent.search import ToolSearch
+
+SIZES = (100, 1_000, 10_000)
+"""Catalogue sizes of the full run."""
+QUICK_SIZES = (20, 50)
+"""Catalogue sizes of the smoke run."""
+
+TARGETS_MS = {1_000: 1.0, 10_000: 10.0}
+"""The warm-search latency targets, in milliseconds, by catalogue size."""
+
+KEYWORD_QUERIES = (
+    "github create issue",
+    "+slack send message",
+    "read file",
+    "list pull requests",
+    "take screenshot",
+    "stock price history",
+    "mcp__github",
+    "查询火车票",
+)
+"""Short queries as a model would type them; a ``select:`` query is added per catalogue."""
+
+
+@dataclass(frozen=True)
+class SizeResult:
+    """The measurements of one catalogue size."""
+
+    size: int
+    """The number of deferred tools."""
+    build_ms: float
+    """Building the Tools (schema validation included)."""
+    register_ms: float
+    """One ``register_many`` of all of them."""
+    cold_ms: float
+    """Median time of the first search of a fresh ToolSearch (index build included)."""
+    warm_ns: list[int]
+    """Every timed warm search, all queries together."""
+    per_query_ns: list[float]
+    """The median warm time of each query, in :func:`queries_for` order."""
+    skipped: list[str]
+    """Definitions the Tool model rejected (left out of the cycle)."""
+
+
+def queries_for(names: Sequence[str]) -> list[str]:
+    """Return the benchmark queries for a catalogue.
+
+    Args:
+        names: The catalogue's tool names, in order.
+
+    Returns:
+        :data:`KEYWORD_QUERIES` plus a ``select:`` of the first and last tools.
+    """
+    return [*KEYWORD_QUERIES, f"select:{names[0]},{names[-1]}"]
+
+
+def measure(
+    definitions: Sequence[McpDefinition], size: int, repeats: int, warmup: int, cold_runs: int
+) -> SizeResult:
+    """Measure registering, indexing and searching one catalogue size.
+
+    Args:
+        definitions: The real definitions to cycle.
+        size: The number of deferred tools.
+        repeats: Timed runs of each query.
+        warmup: Untimed runs of each query before timing.
+        cold_runs: Fresh ToolSearch objects whose first search is timed.
+
+    Returns:
+        The measurements.
+    """
+    start = time.perf_counter_ns()
+    catalogue = build_catalogue(definitions, size)
+    tools = catalogue.tools
+    built = time.perf_counter_ns()
+    registry = ToolRegistry()
+    registry.register_many(tools)
+    registered = time.perf_counter_ns()
+    queries = queries_for([t.name for t in tools])
+
+    cold: list[int] = []
+    for _ in range(cold_runs):
+        search = ToolSearch(registry)
+        begin = time.perf_counter_ns()
+        search.search(queries[0])
+        cold.append(time.perf_counter_ns() - begin)
+
+    warm: list[int] = []
+    per_query: list[float] = []
+    for query in queries:
+        for _ in range(warmup):
+            search.search(query)
+        samples = []
+        for _ in range(repeats):
+            begin = time.perf_counter_ns()
+            search.search(query)
+            samples.append(time.perf_counter_ns() - begin)
+        per_query.append(statistics.median(samples))
+        warm += samples
+    return SizeResult(
+        size=size,
+        build_ms=(built - start) / 1e6,
+        register_ms=(registered - built) / 1e6,
+        cold_ms=statistics.median(cold) / 1e6,
+        warm_ns=warm,
+        per_query_ns=per_query,
+        skipped=catalogue.skipped,
+    )
+
+
+def p99(samples: Sequence[int]) -> float:
+    """Return the 99th percentile of a sample (inclusive method; needs two values or more).
+
+    Args:
+        samples: The values.
+
+    Returns:
+        The percentile.
+    """
+    return statistics.quantiles(samples, n=100, method="inclusive")[98]
+
+
+def summary_table(results: Sequence[SizeResult]) -> str:
+    """Render the per-size table.
+
+    Args:
+        results: One result per catalogue size.
+
+    Returns:
+        The Markdown table.
+    """
+    rows = []
+    for r in results:
+        median_ms, p99_ms = statistics.median(r.warm_ns) / 1e6, p99(r.warm_ns) / 1e6
+        target = TARGETS_MS.get(r.size)
+        rows.append(
+            (
+                f"{r.size:,}",
+                f"{r.build_ms:,.0f}",
+                f"{r.build_ms * 1000 / r.size:,.0f}",
+                f"{r.register_ms:,.1f}",
+                f"{r.cold_ms:,.1f}",
+                f"{median_ms:.3f}",
+                f"{p99_ms:.3f}",
+                f"< {target:g} ms" if target else "—",
+                (
+                    f"{'yes' if median_ms < target else 'NO'} / {'yes' if p99_ms < target else 'NO'}"
+                    if target
+                    else "—"
+                ),
+            )
+        )
+    return markdown_table(
+        (
+            "deferred tools",
+            "build Tools (ms)",
+            "per tool (µs)",
+            "register_many (ms)",
+            "index build, cold first search (ms)",
+            "warm median (ms)",
+            "warm p99 (ms)",
+            "target",
+            "met (median / p99)",
+        ),
+        rows,
+        align="rrrrrrrll",
+    )
+
+
+def per_query_table(results: Sequence[SizeResult]) -> str:
+    """Render the median warm latency of each query at each size.
+
+    Args:
+        results: One result per catalogue size.
+
+    Returns:
+        The Markdown table (``select:`` names shortened to ``select:<first>,<last>``).
+    """
+    labels = [*KEYWORD_QUERIES, "select:<first>,<last>"]
+    rows = [
+        (f"`{label}`", *(f"{r.per_query_ns[i] / 1e3:,.1f}" for r in results))
+        for i, label in enumerate(labels)
+    ]
+    return markdown_table(
+        ("query", *(f"{r.size:,} tools (µs)" for r in results)),
+        rows,
+        align="l" + "r" * len(results),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the benchmark and print its tables.
+
+    Args:
+        argv: Command-line arguments (``--quick``); ``sys.argv[1:]`` by default.
+    """
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, few repetitions")
+    args = parser.parse_args(argv)
+    sizes, repeats, warmup, cold_runs = (
+        (QUICK_SIZES, 5, 1, 1) if args.quick else (SIZES, 200, 20, 5)
+    )
+    definitions = interleave_servers(livemcpbench_definitions() + github_definitions())
+    build_catalogue(definitions, 1)  # imports jsonschema and compiles the meta-schema, once
+    results = [measure(definitions, size, repeats, warmup, cold_runs) for size in sizes]
+    queries = len(KEYWORD_QUERIES) + 1
+    print("## ToolSearch latency (keyword ranker)\n")
+    print(run_line(sys.argv))
+    print()
+    print(summary_table(results))
+    print()
+    print(
+        f"Warm figures pool {queries} queries × {repeats} runs after {warmup} warm-up runs each; "
+        f"the cold figure is the median of {cold_runs} fresh ToolSearch objects. "
+        "Building starts with the schema validator warm (its import and meta-schema "
+        "compilation, once per process, are left out). Catalogues cycle the real "
+        "definitions of LiveMCPBench and github-mcp-server "
+        "(interleaved by server) under numbered server copies; every tool is an MCP tool, "
+        "so every one is deferred. Skipped (schema rejected by the Tool model): "
+        f"{'; '.join(results[-1].skipped) or 'none'}.\n"
+    )
+    print("### Median warm latency per query\n")
+    print(per_query_table(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Smoke tests of the benchmark scripts: each runs with ``--quick`` and prints its table."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("NBAGENT_BENCHMARK_DATA") or REPO.parent / "shared" / "benchmarks")
+
+pytestmark = pytest.mark.skipif(
+    not (DATA / "livemcpbench" / "tools.json").is_file(),
+    reason=f"benchmark data not found in {DATA} (set NBAGENT_BENCHMARK_DATA)",
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "header"),
+    [
+        ("search_latency.py", "| deferred tools | build Tools (ms) |"),
+        ("token_cost.py", "| setup | tools | MCP tools | deferred tools |"),
+        ("retrieval_quality.py", "| retriever | queries | failed queries |"),
+    ],
+)
+def test_quick_run_prints_a_table(script: str, header: str) -> None:
+    """The script exits 0 and prints its run line and a Markdown table with a header row."""
+    completed = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), "--quick"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert any(
+        line.startswith("Command: `python benchmarks/") and "nproc" in line for line in lines
+    )
+    header_at = next(i for i, line in enumerate(lines) if line.startswith(header))
+    assert re.fullmatch(r"\|( -{3}:? \|)+", lines[header_at + 1])
+    assert lines[header_at + 2].startswith("| ")
