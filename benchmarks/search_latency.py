@@ -179,11 +179,7 @@ def summary_table(results: Sequence[SizeResult]) -> str:
                 f"{median_ms:.3f}",
                 f"{p99_ms:.3f}",
                 f"< {target:g} ms" if target else "—",
-                (
-                    f"{'yes' if median_ms < target else 'NO'} / {'yes' if p99_ms < target else 'NO'}"
-                    if target
-                    else "—"
-                ),
+                (f"{_met(median_ms < target)} / {_met(p99_ms < target)}" if target else "—"),
             )
         )
     return markdown_table(
@@ -257,6 +253,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print("### Median warm latency per query\n")
     print(per_query_table(results))
+
+
+def _met(ok: bool) -> str:
+    """Say whether a target is met."""
+    return "yes" if ok else "NO"
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ as well, so code that does not know nbagent still handles them sensibly::
     │   ├── DuplicateToolError    a name already registered (also ValueError)
     │   └── UnknownToolError      no tool of that name (also KeyError)
     ├── SearchQueryError          a ToolSearch query or limit that cannot be run (also ValueError)
-    └── ConfigurationError        an unusable setting, e.g. an unknown ranker (also ValueError)
+    ├── ConfigurationError        an unusable setting, e.g. an unknown ranker (also ValueError)
+    └── ModelAPIError             the model's API refused a request or failed after retries
 """
 
 from __future__ import annotations
@@ -60,3 +61,15 @@ class SearchQueryError(NbAgentError, ValueError):
 
 class ConfigurationError(NbAgentError, ValueError):
     """A setting that cannot be used: an unknown ranker, mode or option value."""
+
+
+class ModelAPIError(NbAgentError):
+    """The model's API refused a request or failed after its retries.
+
+    Attributes:
+        status: The HTTP status code, or ``None`` when no response came.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

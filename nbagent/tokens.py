@@ -38,8 +38,9 @@ def _tokenizer() -> Tokenizer:
     return Tokenizer.from_str(gzip.decompress(packed).decode("utf-8"))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def count_tokens(text: str) -> int:
-    """Count the tokens of a text.
+    """Count the tokens of a text (memoised: requests repeat the same blocks turn after turn).
 
     Args:
         text: Any text.

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.skipif(
         ("search_latency.py", "| deferred tools | build Tools (ms) |"),
         ("token_cost.py", "| setup | tools | MCP tools | deferred tools |"),
         ("retrieval_quality.py", "| retriever | queries | failed queries |"),
+        ("agent_loop.py", "| deferred definitions in the cached prefix |"),
     ],
 )
 def test_quick_run_prints_a_table(script: str, header: str) -> None:

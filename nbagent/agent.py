@@ -1,0 +1,425 @@
+"""The agent loop: one conversation with the model, its tool calls and their results.
+
+Each turn builds a request (loaded tools, deferred tools marked, announcements of changes to
+the deferred set), streams the answer, runs the tool calls and appends their results, until
+the model stops or ``max_turns`` is reached. A run is a stream of
+:mod:`nbagent.events`; :meth:`Agent.run` collects it into an :class:`AgentResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbagent.backends.anthropic import ModelResponse, StreamDropped, stream_response
+from nbagent.delta import Style, deferred_tools_delta
+from nbagent.errors import ModelAPIError, ToolError
+from nbagent.events import (
+    Event,
+    Notice,
+    RunFinished,
+    StopReason,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolSearchResults,
+    ToolSetAnnounced,
+    TurnStarted,
+    Usage,
+    UsageReported,
+)
+from nbagent.execution import CallOutcome, ToolRunner, interrupted
+from nbagent.permissions import Asker, Policy
+from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
+from nbagent.request import Mode, build_messages, build_tools, check_mode
+from nbagent.search import ToolSearch
+from nbagent.tool import Tool, ToolResult
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""The model used unless another is named."""
+
+DEFAULT_SYSTEM = (
+    "You are an assistant working inside a Jupyter notebook. Use the tools you have; "
+    "deferred tools are announced by name and must be loaded with ToolSearch before use. "
+    "Be concise."
+)
+"""The system prompt used unless another is given."""
+
+INTERRUPTED_TEXT = "[interrupted by the user]"
+"""Closes an assistant message that the user interrupted mid-stream."""
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call of a run, for the result."""
+
+    name: str
+    """The tool's name."""
+    input: dict[str, Any]
+    """The input the model gave."""
+    status: str
+    """ok, error, denied or interrupted."""
+    duration: float
+    """Seconds spent running it."""
+    error: str | None = None
+    """The message sent to the model when the call failed."""
+
+
+@dataclass
+class AgentResult:
+    """What a run produced."""
+
+    text: str
+    """The final answer's text."""
+    stop_reason: StopReason
+    """Why the run ended."""
+    messages: list[dict[str, Any]]
+    """The whole conversation so far (a copy)."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens summed over the run's turns, cache reads and writes included."""
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    """The tool calls made, in order of completion."""
+
+    def _repr_markdown_(self) -> str:
+        """Show the answer as Markdown in a notebook."""
+        return self.text
+
+
+class Agent:
+    """A conversation with Claude that continues across runs until :meth:`reset`.
+
+    Args:
+        registry: The tools; ``nbagent.registry`` by default.
+        client: An ``anthropic.Anthropic`` client; one built from the environment by default
+            (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``).
+        model: The model.
+        system: The system prompt.
+        max_turns: Model requests per run at most.
+        mode: ``native``, ``client``, ``server`` or ``off`` (see :mod:`nbagent.request`).
+        max_tokens: The output limit of one response.
+        ranker: The ToolSearch ranker.
+        policy: The permission policy.
+        asker: Asks the user when the policy says ``ask``.
+        announcement_style: ``plain`` or ``compact``.
+        legacy_announcements: List every deferred tool at the head of the conversation
+            instead of announcing changes (breaks the prompt cache; for comparison).
+        server_search: ``bm25`` or ``regex``, in ``server`` mode.
+        stream_retries: How often a turn whose stream broke off is sent again.
+
+    Raises:
+        ConfigurationError: The mode or ranker is unknown.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry | None = None,
+        client: Any = None,
+        model: str = DEFAULT_MODEL,
+        system: str | None = DEFAULT_SYSTEM,
+        max_turns: int = 25,
+        mode: Mode = "native",
+        *,
+        max_tokens: int = 8192,
+        ranker: str = "keyword",
+        policy: Policy | None = None,
+        asker: Asker | None = None,
+        announcement_style: Style = "plain",
+        legacy_announcements: bool = False,
+        server_search: str = "bm25",
+        stream_retries: int = 2,
+    ) -> None:
+        if registry is None:
+            import nbagent
+
+            registry = nbagent.registry
+        self.registry = registry
+        self._client = client
+        self.model = model
+        self.system = system
+        self.max_turns = max_turns
+        self.mode = check_mode(mode)
+        self.max_tokens = max_tokens
+        self.search = ToolSearch(registry, ranker)
+        self.announcement_style: Style = announcement_style
+        self.legacy_announcements = legacy_announcements
+        self.server_search = server_search
+        self.stream_retries = stream_retries
+        self.runner = ToolRunner(self._resolve, policy=policy, asker=asker)
+        self.messages: list[dict[str, Any]] = []
+        self.usage = Usage()
+        self._loaded: dict[str, Tool] = {}
+
+    @property
+    def client(self) -> Any:
+        """The API client, built on first use."""
+        if self._client is None:
+            from nbagent.backends.anthropic import default_client
+
+            self._client = default_client()
+        return self._client
+
+    @property
+    def loaded_names(self) -> list[str]:
+        """Deferred tools the model has loaded in this conversation, in order."""
+        return list(self._loaded)
+
+    def reset(self) -> None:
+        """Forget the conversation and what it loaded."""
+        self.messages = []
+        self.usage = Usage()
+        self._loaded = {}
+
+    def run(self, prompt: str, on_event: Callable[[Event], None] | None = None) -> AgentResult:
+        """Run the agent on a prompt until the model stops.
+
+        Args:
+            prompt: The user's message.
+            on_event: Called with every event as it happens (for a live display).
+
+        Returns:
+            The run's result.
+
+        Raises:
+            ModelAPIError: The API refused a request or failed after retries.
+        """
+        calls: list[ToolCallRecord] = []
+        started: dict[str, ToolCallStarted] = {}
+        for event in self.events(prompt):
+            if on_event is not None:
+                on_event(event)
+            if isinstance(event, ToolCallStarted):
+                started[event.id] = event
+            elif isinstance(event, ToolCallFinished):
+                error = event.content if event.status != "ok" else None
+                calls.append(
+                    ToolCallRecord(
+                        name=event.name,
+                        input=started[event.id].input if event.id in started else {},
+                        status=event.status,
+                        duration=event.duration,
+                        error=error if isinstance(error, str) else None,
+                    )
+                )
+            elif isinstance(event, RunFinished):
+                return AgentResult(
+                    text=event.text,
+                    stop_reason=event.stop_reason,
+                    messages=[dict(m) for m in self.messages],
+                    usage=event.usage,
+                    tool_calls=calls,
+                )
+        raise AssertionError("a run always ends with RunFinished")
+
+    def events(self, prompt: str) -> Iterator[Event]:
+        """Run the agent on a prompt, yielding what happens.
+
+        Ctrl-C (KeyboardInterrupt) ends the run cleanly: the history stays valid (a partial
+        answer is kept and marked, unfinished tool calls get an "interrupted" result) and a
+        final :class:`RunFinished` with ``interrupted`` is yielded.
+
+        Args:
+            prompt: The user's message.
+
+        Yields:
+            The run's events, ending with RunFinished.
+
+        Raises:
+            ModelAPIError: The API refused a request or failed after retries.
+        """
+        history_length = len(self.messages)
+        yield from self._add_user_content([{"type": "text", "text": prompt}])
+        usage = Usage()
+        for turn in range(1, self.max_turns + 1):
+            yield TurnStarted(turn)
+            try:
+                response = yield from self._ask_model()
+            except KeyboardInterrupt:
+                yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
+                return
+            except ModelAPIError:
+                if turn == 1:
+                    del self.messages[history_length:]
+                raise
+            usage += response.usage
+            self.usage += response.usage
+            yield UsageReported(response.usage)
+            self._add_assistant_content(response.content)
+            self._note_server_search(response.content)
+            if response.stop_reason == "pause_turn":
+                continue
+            calls = [b for b in response.content if b.get("type") == "tool_use"]
+            if not calls:
+                yield RunFinished(_stop_reason(response.stop_reason), _text(response), usage)
+                return
+            finished = yield from self._run_tools(calls)
+            if not finished:
+                yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
+                return
+        yield Notice(f"Stopped after {self.max_turns} turns (max_turns).", level="warning")
+        yield RunFinished("max_turns", _last_text(self.messages), usage)
+
+    def _ask_model(self) -> Generator[Event, None, ModelResponse]:
+        """Stream one response, sending the turn again if the stream breaks off."""
+        for attempt in range(self.stream_retries + 1):
+            request = self._request()
+            streamed: list[str] = []
+            try:
+                for item in stream_response(self.client, request):
+                    if isinstance(item, TextDelta):
+                        streamed.append(item.text)
+                        yield item
+                    else:
+                        return item
+                raise StreamDropped("The stream ended without a message.")
+            except KeyboardInterrupt:
+                text = "".join(streamed).strip()
+                content = f"{text}\n\n{INTERRUPTED_TEXT}" if text else INTERRUPTED_TEXT
+                self.messages.append(
+                    {"role": "assistant", "content": [{"type": "text", "text": content}]}
+                )
+                raise
+            except StreamDropped as exc:
+                if attempt == self.stream_retries:
+                    raise
+                yield Notice(f"{exc} Sending the turn again.", level="warning")
+        raise AssertionError("unreachable")
+
+    def _request(self) -> dict[str, Any]:
+        """Build this turn's request."""
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": build_messages(
+                self.messages,
+                [t.name for t in self.registry.deferred()] if self.legacy_announcements else None,
+            ),
+            "tools": build_tools(
+                self.registry,
+                self.mode,
+                self.search.tool,
+                self.loaded_names,
+                self._loaded,
+                self.server_search,
+            ),
+        }
+        if self.system:
+            request["system"] = self.system
+        return request
+
+    def _run_tools(self, calls: list[dict[str, Any]]) -> Generator[Event, None, bool]:
+        """Run one turn's tool calls and append their results; False if interrupted."""
+        outcomes: dict[str, CallOutcome] = {}
+        try:
+            for event in self.runner.run(calls, outcomes):
+                yield event
+                outcome = outcomes.get(getattr(event, "id", ""))
+                if isinstance(event, ToolCallFinished) and outcome is not None:
+                    yield from self._after_call(outcome)
+        except KeyboardInterrupt:
+            results = [(outcomes.get(c["id"]) or interrupted(c)).block() for c in calls]
+            self.messages.append({"role": "user", "content": results})
+            return False
+        results = [outcomes[c["id"]].block() for c in calls]
+        yield from self._add_user_content(results)
+        return True
+
+    def _after_call(self, outcome: CallOutcome) -> Iterator[Event]:
+        """Note what a ToolSearch call loaded, in every mode that has ToolSearch."""
+        if outcome.name != TOOL_SEARCH_NAME or outcome.status != "ok":
+            return
+        hits = tuple(outcome.result.metadata.get("hits", ()))
+        loaded = tuple(h.name for h in hits if self._load(h.name))
+        yield ToolSearchResults(outcome.id, outcome.result.metadata.get("query", ""), hits, loaded)
+
+    def _load(self, name: str) -> bool:
+        """Remember that the model loaded a deferred tool; True if it was not loaded before."""
+        if name in self._loaded or name not in self.registry:
+            return False
+        tool = self.registry.get(name)
+        if not self.registry.is_deferred(tool):
+            return False
+        self._loaded[name] = tool
+        return True
+
+    def _note_server_search(self, content: list[dict[str, Any]]) -> None:
+        """Record the tools that the API's own tool search loaded."""
+        for block in content:
+            if block.get("type") == "tool_search_tool_result":
+                for reference in block.get("content", {}).get("tool_references", []):
+                    self._load(reference.get("tool_name", ""))
+
+    def _add_assistant_content(self, blocks: list[dict[str, Any]]) -> None:
+        """Append the model's answer; after a ``pause_turn`` it continues the paused message."""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            last = self.messages[-1]
+            self.messages[-1] = {**last, "content": [*last["content"], *blocks]}
+        else:
+            self.messages.append({"role": "assistant", "content": blocks})
+
+    def _add_user_content(self, blocks: list[dict[str, Any]]) -> Iterator[Event]:
+        """Append a user turn (merged into a trailing user turn), announcing tool-set changes."""
+        if self.mode != "off" and not self.legacy_announcements:
+            delta = deferred_tools_delta(self.registry.deferred(), self.messages)
+            if delta is not None:
+                text = delta.render(self.announcement_style)
+                blocks = [*blocks, {"type": "text", "text": text}]
+                yield ToolSetAnnounced(delta.added_names, delta.removed_names, text)
+        if self.messages and self.messages[-1]["role"] == "user":
+            last = self.messages[-1]
+            self.messages[-1] = {**last, "content": [*last["content"], *blocks]}
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+
+    @functools.cached_property
+    def _client_search_tool(self) -> Tool:
+        """ToolSearch for endpoints without tool_reference: it names what it loaded."""
+
+        def handler(query: str, max_results: int = 5) -> ToolResult:
+            found = self.search.tool.call({"query": query, "max_results": max_results})
+            if isinstance(found.content, str):
+                return found
+            names = ", ".join(block["tool_name"] for block in found.content)
+            text = f"Loaded: {names}. Their definitions are in your tools from the next turn."
+            return ToolResult(content=text, metadata=found.metadata)
+
+        return dataclasses.replace(self.search.tool, handler=handler)
+
+    def _resolve(self, name: str) -> Tool:
+        """Find the tool the model called, or explain why it cannot be called."""
+        if name == TOOL_SEARCH_NAME and self.mode == "native":
+            return self.search.tool
+        if name == TOOL_SEARCH_NAME and self.mode == "client":
+            return self._client_search_tool
+        if name not in self.registry:
+            if name in self._loaded:
+                raise ToolError(f"Tool {name} is no longer available (its server disconnected).")
+            raise ToolError(f"No tool named {name!r} is available.")
+        tool = self.registry.get(name)
+        if self.mode != "off" and self.registry.is_deferred(tool) and name not in self._loaded:
+            raise ToolError(
+                f"Tool {name} is deferred and not loaded: call ToolSearch with "
+                f'"select:{name}" first.'
+            )
+        return tool
+
+
+def _stop_reason(reason: str) -> StopReason:
+    """Map the API's stop reason onto the run's."""
+    known: tuple[StopReason, ...] = ("end_turn", "stop_sequence", "max_tokens", "refusal")
+    return reason if reason in known else "end_turn"  # type: ignore[return-value]
+
+
+def _text(response: ModelResponse) -> str:
+    """The text blocks of a response, joined."""
+    return "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+
+
+def _last_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the last assistant message."""
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            return _text(ModelResponse(message["content"], "", Usage()))
+    return ""

@@ -1,0 +1,1 @@
+"""Ways to reach a model: the Anthropic API through its SDK."""

@@ -1,0 +1,125 @@
+"""The Anthropic Messages API through the official SDK: streaming one response.
+
+The SDK is imported lazily (it takes about a second). Its own retries handle 429, 529 and
+5xx answers with backoff and ``retry-after``; this module turns what is left into
+:class:`~nbagent.errors.ModelAPIError` and SDK objects into plain dicts for the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from nbagent.errors import ModelAPIError
+from nbagent.events import TextDelta, Usage
+
+DEFAULT_MAX_RETRIES = 4
+"""Retries of a failed request (the SDK's backoff, honouring ``retry-after``)."""
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """One complete answer of the model."""
+
+    content: list[dict[str, Any]]
+    """The assistant message's content blocks, as request params."""
+    stop_reason: str
+    """Why the model stopped (``end_turn``, ``tool_use``, ``pause_turn``, ...)."""
+    usage: Usage
+    """Its token usage."""
+
+
+class StreamDropped(ModelAPIError):
+    """The response stream broke off before the message was complete."""
+
+
+def default_client(max_retries: int = DEFAULT_MAX_RETRIES) -> Any:
+    """Build ``anthropic.Anthropic()`` from the environment.
+
+    ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``) and ``ANTHROPIC_BASE_URL`` work as
+    with the SDK itself.
+
+    Args:
+        max_retries: Retries of a failed request.
+
+    Returns:
+        The client.
+
+    Raises:
+        ModelAPIError: No API key is set.
+    """
+    import anthropic
+
+    try:
+        return anthropic.Anthropic(max_retries=max_retries)
+    except anthropic.AnthropicError as exc:
+        raise ModelAPIError(
+            "No Anthropic API key: set ANTHROPIC_API_KEY, or pass client= (for example "
+            "nbagent.testing.FakeAnthropicServer().client() to work offline)."
+        ) from exc
+
+
+def stream_response(client: Any, request: dict[str, Any]) -> Iterator[TextDelta | ModelResponse]:
+    """Send a request and stream the answer.
+
+    Args:
+        client: An ``anthropic.Anthropic`` client.
+        request: The request body (``stream`` is set by the SDK).
+
+    Yields:
+        TextDelta for each piece of text, then one ModelResponse.
+
+    Raises:
+        StreamDropped: The connection broke during the stream.
+        ModelAPIError: The API refused the request, or failed after the SDK's retries.
+    """
+    import anthropic
+    import httpx2
+
+    try:
+        with client.messages.stream(**request) as stream:
+            for event in stream:
+                if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                    yield TextDelta(event.delta.text)
+            message = stream.get_final_message()
+    except anthropic.APIStatusError as exc:
+        raise ModelAPIError(_status_message(exc), status=exc.status_code) from exc
+    except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+        raise StreamDropped(f"The connection to the model's API broke: {exc}") from exc
+    except (anthropic.AnthropicError, ValueError) as exc:
+        raise StreamDropped(f"The model's answer could not be read: {exc}") from exc
+    yield ModelResponse(
+        content=[_block_param(block) for block in message.content],
+        stop_reason=message.stop_reason or "end_turn",
+        usage=Usage(
+            input_tokens=message.usage.input_tokens or 0,
+            output_tokens=message.usage.output_tokens or 0,
+            cache_read_input_tokens=message.usage.cache_read_input_tokens or 0,
+            cache_creation_input_tokens=message.usage.cache_creation_input_tokens or 0,
+        ),
+    )
+
+
+_PARAM_FIELDS = {
+    "text": ("type", "text"),
+    "tool_use": ("type", "id", "name", "input"),
+    "thinking": ("type", "thinking", "signature"),
+    "redacted_thinking": ("type", "data"),
+}
+
+
+def _block_param(block: Any) -> dict[str, Any]:
+    """Turn a response block into the param dict that goes back in the history."""
+    data = block.model_dump(mode="json", exclude_none=True)
+    fields = _PARAM_FIELDS.get(data.get("type", ""))
+    return {k: data[k] for k in fields if k in data} if fields else data
+
+
+def _status_message(exc: Any) -> str:
+    """Say what the API answered, with its own message when it gave one."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
+    detail = error.get("message") or str(exc)
+    kind = error.get("type", "error")
+    return f"The model's API answered {exc.status_code} ({kind}): {detail}"

@@ -1,0 +1,165 @@
+"""What the agent does, as plain dataclasses: the only thing displays and tests consume.
+
+An :class:`~nbagent.agent.Agent` run is a stream of these events. A front end (widgets, a
+terminal, a test) renders them without knowing the loop that made them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+CallStatus = Literal["ok", "error", "denied", "interrupted"]
+StopReason = Literal[
+    "end_turn", "stop_sequence", "max_tokens", "refusal", "max_turns", "interrupted"
+]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one model response, or summed over several."""
+
+    input_tokens: int = 0
+    """Input tokens neither read from nor written to the cache."""
+    output_tokens: int = 0
+    """Tokens the model wrote."""
+    cache_read_input_tokens: int = 0
+    """Input tokens read from the prompt cache."""
+    cache_creation_input_tokens: int = 0
+    """Input tokens written to the prompt cache."""
+
+    def __add__(self, other: Usage) -> Usage:
+        """Sum two usages field by field."""
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        """All input tokens: uncached, read from the cache and written to it."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+    @property
+    def cache_read_share(self) -> float:
+        """The share of input tokens read from the cache (0 to 1)."""
+        total = self.total_input_tokens
+        return self.cache_read_input_tokens / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """The agent is about to send a request to the model."""
+
+    turn: int
+    """1 for the first request of the run."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the model's answer, as it streams in."""
+
+    text: str
+    """The new text."""
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """The agent is about to run a tool the model called."""
+
+    id: str
+    """The tool_use id."""
+    name: str
+    """The tool's name."""
+    input: dict[str, Any]
+    """The input the model gave."""
+
+
+@dataclass(frozen=True)
+class ToolCallFinished:
+    """A tool call ended (or was refused, or interrupted)."""
+
+    id: str
+    """The tool_use id."""
+    name: str
+    """The tool's name."""
+    status: CallStatus
+    """How it ended."""
+    content: str | list[dict[str, Any]]
+    """What was sent back to the model."""
+    duration: float
+    """Seconds spent running it (0 when it did not run)."""
+    permission: str = ""
+    """The permission decision and the rule that made it, when one applied."""
+
+
+@dataclass(frozen=True)
+class ToolSearchResults:
+    """The model searched for deferred tools."""
+
+    id: str
+    """The tool_use id of the search."""
+    query: str
+    """The query the model sent."""
+    hits: tuple[Any, ...]
+    """The SearchHits, best first."""
+    loaded: tuple[str, ...]
+    """Names whose definitions this search loaded into the model's context."""
+
+
+@dataclass(frozen=True)
+class ToolSetAnnounced:
+    """The model was told that deferred tools appeared or went away."""
+
+    added: tuple[str, ...]
+    """Names now available through ToolSearch."""
+    removed: tuple[str, ...]
+    """Names no longer available."""
+    text: str
+    """The exact text the model was sent."""
+
+
+@dataclass(frozen=True)
+class UsageReported:
+    """Token usage of one model response."""
+
+    usage: Usage
+    """The response's usage."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something worth telling the user that is not part of the answer (a retry, a limit)."""
+
+    message: str
+    """What happened."""
+    level: Literal["info", "warning"] = "info"
+    """How much it matters."""
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    """The run ended; the last event of every run."""
+
+    stop_reason: StopReason
+    """Why it ended."""
+    text: str
+    """The final answer's text."""
+    usage: Usage = field(default_factory=Usage)
+    """Usage summed over the run."""
+
+
+Event = (
+    TurnStarted
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | ToolSearchResults
+    | ToolSetAnnounced
+    | UsageReported
+    | Notice
+    | RunFinished
+)
+"""Any event of a run."""

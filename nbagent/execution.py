@@ -1,0 +1,203 @@
+"""Running the tool calls of one model turn: permission, concurrency, errors.
+
+Consecutive concurrency-safe calls run together on a thread pool; every other call runs
+alone, in order. A tool never kills the loop: a ``ToolError`` becomes an ``is_error`` result
+with its message, and any other exception is logged with its traceback and reported to the
+model the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Generator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbagent.errors import ToolError
+from nbagent.events import CallStatus, Event, ToolCallFinished, ToolCallStarted
+from nbagent.permissions import Asker, Policy, decide
+from nbagent.tool import Tool, ToolResult
+
+logger = logging.getLogger("nbagent")
+
+INTERRUPTED_MESSAGE = "Interrupted by the user before this tool call finished."
+"""What the model is told about a call the user interrupted."""
+
+
+@dataclass
+class CallOutcome:
+    """How one tool call ended."""
+
+    id: str
+    """The tool_use id."""
+    name: str
+    """The tool's name."""
+    input: dict[str, Any]
+    """The input the model gave."""
+    status: CallStatus
+    """ok, error, denied or interrupted."""
+    result: ToolResult
+    """What goes back to the model."""
+    duration: float = 0.0
+    """Seconds spent running it."""
+    permission: str = ""
+    """The decision and the rule that made it, when one applied."""
+
+    def block(self) -> dict[str, Any]:
+        """Return the ``tool_result`` block for the next user message."""
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": self.id,
+            "content": self.result.content,
+        }
+        if self.result.is_error:
+            block["is_error"] = True
+        return block
+
+    def finished(self) -> ToolCallFinished:
+        """Return the event that reports this outcome."""
+        return ToolCallFinished(
+            id=self.id,
+            name=self.name,
+            status=self.status,
+            content=self.result.content,
+            duration=self.duration,
+            permission=self.permission,
+        )
+
+
+def interrupted(call: Mapping[str, Any]) -> CallOutcome:
+    """Return the outcome of a call the user interrupted.
+
+    Args:
+        call: The tool_use block.
+    """
+    return CallOutcome(
+        id=call["id"],
+        name=call["name"],
+        input=dict(call.get("input") or {}),
+        status="interrupted",
+        result=ToolResult(content=INTERRUPTED_MESSAGE, is_error=True),
+    )
+
+
+@dataclass
+class ToolRunner:
+    """Runs tool_use blocks against the tools a resolver finds."""
+
+    resolve: Callable[[str], Tool]
+    """Finds the tool of a name; raises ToolError (with the model's message) when it cannot."""
+    policy: Policy | None = None
+    """The agent-wide permission policy."""
+    asker: Asker | None = None
+    """Asks the user when a decision is ``ask``; without one, such calls are denied."""
+    max_workers: int = 8
+    """Concurrency-safe calls run at once at most."""
+    _pool: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+
+    def run(
+        self, calls: list[dict[str, Any]], outcomes: dict[str, CallOutcome]
+    ) -> Generator[Event, None, None]:
+        """Run the calls of one turn, yielding start and finish events.
+
+        Args:
+            calls: The tool_use blocks, in the model's order.
+            outcomes: Filled with each outcome as it ends (by tool_use id), so that a caller
+                interrupted half-way knows which calls finished.
+
+        Yields:
+            ToolCallStarted and ToolCallFinished events.
+        """
+        for batch in self._batches(calls):
+            if len(batch) == 1:
+                call, tool = batch[0]
+                yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
+                outcome = self._run_one(call, tool)
+                outcomes[outcome.id] = outcome
+                yield outcome.finished()
+                continue
+            for call, _ in batch:
+                yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
+            pending: set[Future[CallOutcome]] = {
+                self._executor().submit(self._run_one, call, tool) for call, tool in batch
+            }
+            while pending:
+                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                for future in done:
+                    outcome = future.result()
+                    outcomes[outcome.id] = outcome
+                    yield outcome.finished()
+
+    def close(self) -> None:
+        """Stop the thread pool (running calls finish in the background)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="nbagent-tool")
+        return self._pool
+
+    def _batches(
+        self, calls: list[dict[str, Any]]
+    ) -> list[list[tuple[dict[str, Any], Tool | ToolError]]]:
+        """Group consecutive concurrency-safe calls; every other call is a batch of one."""
+        batches: list[list[tuple[dict[str, Any], Tool | ToolError]]] = []
+        for call in calls:
+            try:
+                tool: Tool | ToolError = self.resolve(call["name"])
+            except ToolError as exc:
+                tool = exc
+            safe = isinstance(tool, Tool) and tool.concurrency_safe
+            if (
+                safe
+                and batches
+                and all(isinstance(t, Tool) and t.concurrency_safe for _, t in batches[-1])
+            ):
+                batches[-1].append((call, tool))
+            else:
+                batches.append([(call, tool)])
+        return batches
+
+    def _run_one(self, call: dict[str, Any], tool: Tool | ToolError) -> CallOutcome:
+        """Decide permission, run the tool and turn whatever happens into an outcome."""
+        tool_input = dict(call.get("input") or {})
+
+        def outcome(status: CallStatus, result: ToolResult, **extra: Any) -> CallOutcome:
+            return CallOutcome(call["id"], call["name"], tool_input, status, result, **extra)
+
+        if isinstance(tool, ToolError):
+            return outcome("error", ToolResult(content=str(tool), is_error=True))
+        decision = decide(tool, tool_input, self.policy)
+        note = f"{decision.behavior}: {decision.rule}" if decision.rule else ""
+        if decision.behavior == "ask":
+            approved = bool(self.asker and self.asker(tool, tool_input, decision.message))
+            note = f"{'approved' if approved else 'refused'} by the user" + (
+                f" ({decision.rule})" if decision.rule else ""
+            )
+            if not approved:
+                message = (
+                    "The user refused this call."
+                    if self.asker
+                    else "This call needs the user's approval, and no one can be asked here."
+                )
+                return outcome(
+                    "denied", ToolResult(content=message, is_error=True), permission=note
+                )
+        elif decision.behavior == "deny":
+            message = decision.message or f"Permission to use {tool.name} was denied."
+            return outcome("denied", ToolResult(content=message, is_error=True), permission=note)
+        started = time.perf_counter()
+        try:
+            result = tool.call(tool_input)
+            status: CallStatus = "error" if result.is_error else "ok"
+        except ToolError as exc:
+            result, status = ToolResult(content=str(exc), is_error=True), "error"
+        except Exception as exc:
+            logger.exception("Tool %s failed", tool.name)
+            content = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
+            result, status = ToolResult(content=content, is_error=True), "error"
+        return outcome(status, result, duration=time.perf_counter() - started, permission=note)

@@ -1,0 +1,417 @@
+"""Request validation as the Anthropic Messages API does it, and the tools the model can see.
+
+``check_request`` answers a request body with the ``ApiError`` the real API would answer
+(a 400 ``invalid_request_error``), or with the set of tool names in the model's context:
+the loaded tools plus every deferred tool that a ``tool_reference`` in the history loaded.
+Messages quote the API's own wording where it is known.
+
+The rules, in the order they are checked::
+
+    fields       model, max_tokens (Messages only), messages: present and well typed
+    tools        names match ^[a-zA-Z0-9_-]{1,64}$ and are unique; custom tools have a schema
+    deferral     at least one tool loaded; ToolSearch and tool search tools never deferred;
+                 no cache_control on a deferred tool; at most 10,000 deferred tools
+    roles        first message is user; roles alternate; no empty content
+    tool pairs   each tool_use answered in the next user message by a tool_result,
+                 tool_results first, each matching a tool_use of the previous message
+    references   every tool_reference names a tool in ``tools``
+    caching      at most 4 cache_control breakpoints in the whole request
+
+With ``supports_tool_reference=False`` (an endpoint without tool search) any
+``defer_loading``, tool search tool or ``tool_reference`` block is rejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nbagent.registry import TOOL_SEARCH_NAME
+from nbagent.tool import NAME_PATTERN
+
+MAX_DEFERRED_TOOLS = 10_000
+"""The most deferred tools one request may carry."""
+MAX_CACHE_BREAKPOINTS = 4
+"""The most ``cache_control`` breakpoints one request may carry."""
+TOOL_SEARCH_TYPES = {
+    "tool_search_tool_bm25_20251119": "tool_search_tool_bm25",
+    "tool_search_tool_bm25": "tool_search_tool_bm25",
+    "tool_search_tool_regex_20251119": "tool_search_tool_regex",
+    "tool_search_tool_regex": "tool_search_tool_regex",
+}
+"""Server-side tool search tool types, with the name each one must carry."""
+
+_USER_ONLY = {"tool_result"}
+_ASSISTANT_ONLY = {"tool_use", "server_tool_use", "tool_search_tool_result"}
+
+
+@dataclass(frozen=True)
+class ApiError:
+    """An error answer of the API.
+
+    Attributes:
+        status: The HTTP status.
+        type: The error type (``invalid_request_error``, ``api_error``, ...).
+        message: The human-readable message.
+    """
+
+    status: int
+    type: str
+    message: str
+
+    def body(self, request_id: str) -> dict[str, Any]:
+        """Return the JSON body the API sends with this error.
+
+        Args:
+            request_id: The id also sent in the ``request-id`` header.
+        """
+        error = {"type": self.type, "message": self.message}
+        return {"type": "error", "error": error, "request_id": request_id}
+
+
+def invalid(message: str) -> ApiError:
+    """Build a 400 ``invalid_request_error``.
+
+    Args:
+        message: What is wrong with the request.
+    """
+    return ApiError(400, "invalid_request_error", message)
+
+
+def content_blocks(content: Any) -> list[dict[str, Any]]:
+    """Return a message's (or system prompt's) content as a list of blocks.
+
+    Args:
+        content: A string (one text block) or a list of blocks.
+    """
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or () if isinstance(block, dict)]
+
+
+def tool_references(block: Mapping[str, Any]) -> Iterator[str]:
+    """Yield the tool names of the ``tool_reference`` blocks in a block, at any depth.
+
+    Args:
+        block: A content block (a ``tool_result``, a ``tool_search_tool_result``, ...).
+    """
+    if block.get("type") == "tool_reference":
+        yield str(block.get("tool_name"))
+        return
+    for value in block.values():
+        children = value if isinstance(value, list) else [value]
+        for child in children:
+            if isinstance(child, dict):
+                yield from tool_references(child)
+
+
+def is_deferred(tool: Mapping[str, Any]) -> bool:
+    """Tell whether a tool definition is deferred (``defer_loading: true``)."""
+    return bool(tool.get("defer_loading"))
+
+
+def context_tools(body: Mapping[str, Any]) -> set[str]:
+    """Return the names of the tools in the model's context for a request.
+
+    These are the loaded (non-deferred) tools, plus every deferred tool that a
+    ``tool_reference`` loaded: in a user's ``tool_result`` or in an assistant's
+    ``tool_search_tool_result`` (server-side search).
+
+    Args:
+        body: A request body.
+    """
+    tools = [t for t in body.get("tools") or () if isinstance(t, dict)]
+    names = {t.get("name") for t in tools}
+    loaded = {str(t.get("name")) for t in tools if not is_deferred(t)}
+    for message in body.get("messages") or ():
+        for block in content_blocks(message.get("content")):
+            loaded.update(name for name in tool_references(block) if name in names)
+    return loaded
+
+
+def call_error(name: str, body: Mapping[str, Any], visible: set[str]) -> str | None:
+    """Explain why the model cannot call a tool, or return None if it can.
+
+    Args:
+        name: The tool a scripted reply calls.
+        body: The request the reply answers.
+        visible: The tools in the model's context (see ``context_tools``).
+    """
+    if name in visible:
+        return None
+    tools = {t.get("name"): t for t in body.get("tools") or () if isinstance(t, dict)}
+    if name not in tools:
+        return f"script error: the model cannot call {name}: it is not in the request's tools"
+    return (
+        f"script error: the model cannot call {name}: it is deferred and was never loaded "
+        "by a tool_reference"
+    )
+
+
+def check_request(
+    body: Any, *, count_tokens: bool = False, supports_tool_reference: bool = True
+) -> ApiError | set[str]:
+    """Validate a request as the Messages API does.
+
+    Args:
+        body: The parsed JSON body.
+        count_tokens: True for ``/v1/messages/count_tokens`` (no ``max_tokens``).
+        supports_tool_reference: False for an endpoint without tool search.
+
+    Returns:
+        The error the API would answer, or the names of the tools in the model's context.
+    """
+    if not isinstance(body, dict):
+        return invalid("Request body must be a JSON object")
+    error = (
+        _check_fields(body, count_tokens)
+        or _check_tools(body.get("tools") or [], supports_tool_reference)
+        or _check_roles(body["messages"])
+        or _check_tool_pairs(body)
+        or _check_references(body, supports_tool_reference)
+        or _check_breakpoints(body)
+    )
+    return error or context_tools(body)
+
+
+def _check_fields(body: dict[str, Any], count_tokens: bool) -> ApiError | None:
+    """Check the required fields and their types."""
+    required = ("model", "messages") if count_tokens else ("model", "max_tokens", "messages")
+    for field in required:
+        if field not in body:
+            return invalid(f"{field}: Field required")
+    if not isinstance(body["model"], str) or not body["model"]:
+        return invalid("model: Input should be a valid string")
+    if not count_tokens:
+        max_tokens = body["max_tokens"]
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            return invalid("max_tokens: Input should be a valid integer")
+        if max_tokens < 1:
+            return invalid("max_tokens: Input should be greater than or equal to 1")
+    if not isinstance(body["messages"], list):
+        return invalid("messages: Input should be a valid list")
+    if not isinstance(body.get("tools", []), list):
+        return invalid("tools: Input should be a valid list")
+    if not isinstance(body.get("system", ""), str | list):
+        return invalid("system: Input should be a valid string or a list of text blocks")
+    return None
+
+
+def _check_tools(tools: list[Any], supports_tool_reference: bool) -> ApiError | None:
+    """Check tool names, schemas and the deferral rules."""
+    seen: set[str] = set()
+    deferred = 0
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            return invalid(f"tools.{i}: Input should be a valid dictionary")
+        kind = tool.get("type", "custom")
+        if kind in TOOL_SEARCH_TYPES and not supports_tool_reference:
+            return invalid(
+                f"tools.{i}.type: Input tag '{kind}' found using 'type' does not match any "
+                "of the expected tags"
+            )
+        if "defer_loading" in tool and not supports_tool_reference:
+            return invalid(f"tools.{i}.defer_loading: Extra inputs are not permitted")
+        name = tool.get("name")
+        if kind == "custom":
+            if not isinstance(name, str) or not NAME_PATTERN.match(name):
+                return invalid(
+                    f"tools.{i}.custom.name: String should match pattern '{NAME_PATTERN.pattern}'"
+                )
+            if not isinstance(tool.get("input_schema"), dict):
+                return invalid(f"tools.{i}.custom.input_schema: Field required")
+        elif kind in TOOL_SEARCH_TYPES and name != TOOL_SEARCH_TYPES[kind]:
+            return invalid(f"tools.{i}.{kind}.name: Input should be '{TOOL_SEARCH_TYPES[kind]}'")
+        if name in seen:
+            return invalid("tools: Tool names must be unique.")
+        seen.add(str(name))
+        if is_deferred(tool):
+            deferred += 1
+            if error := _check_deferred_tool(i, tool, kind):
+                return error
+    if deferred and deferred == len(tools):
+        return invalid("All tools have defer_loading set. At least one tool must be non-deferred.")
+    if deferred > MAX_DEFERRED_TOOLS:
+        return invalid(
+            f"tools: A maximum of {MAX_DEFERRED_TOOLS} tools with defer_loading may be "
+            f"provided. Found {deferred}."
+        )
+    return None
+
+
+def _check_deferred_tool(i: int, tool: dict[str, Any], kind: str) -> ApiError | None:
+    """Check one deferred tool: not a search tool, no cache_control."""
+    if kind in TOOL_SEARCH_TYPES:
+        return invalid(f"tools.{i}: the tool search tool cannot have defer_loading set")
+    if tool.get("name") == TOOL_SEARCH_NAME:
+        return invalid(
+            f"tools.{i}: the {TOOL_SEARCH_NAME} tool cannot be deferred: it is how "
+            "the model loads deferred tools"
+        )
+    if tool.get("cache_control"):
+        return invalid(
+            f"tools.{i}: cache_control cannot be set on a tool with defer_loading: put the "
+            "breakpoint on a loaded tool"
+        )
+    return None
+
+
+def _check_roles(messages: list[Any]) -> ApiError | None:
+    """Check roles, their alternation, and that content is not empty."""
+    if not messages:
+        return invalid("messages: at least one message is required")
+    previous = None
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            return invalid(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        role, content = message["role"], message.get("content")
+        if not isinstance(content, str | list):
+            return invalid(f"messages.{i}.content: Input should be a valid string or list")
+        if i == 0 and role != "user":
+            return invalid('messages: first message must use the "user" role')
+        if role == previous:
+            return invalid(
+                'messages: roles must alternate between "user" and "assistant", but found '
+                f'multiple "{role}" roles in a row'
+            )
+        previous = role
+        if not content and not (role == "assistant" and i == len(messages) - 1):
+            return invalid(
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+        if error := _check_blocks(i, role, content):
+            return error
+    return None
+
+
+def _check_blocks(i: int, role: str, content: str | list[Any]) -> ApiError | None:
+    """Check the blocks of one message: types allowed for the role, no empty text."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    for j, block in enumerate(blocks):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return invalid(f"messages.{i}.content.{j}: Input should be a valid content block")
+        kind = block["type"]
+        wrong = _ASSISTANT_ONLY if role == "user" else _USER_ONLY
+        if kind in wrong:
+            return invalid(
+                f"messages.{i}.content.{j}: {kind} blocks cannot appear in {role} messages"
+            )
+        if kind == "tool_reference":
+            return invalid(
+                f"messages.{i}.content.{j}: tool_reference blocks are only allowed inside "
+                "tool_result content"
+            )
+        if kind == "text" and not str(block.get("text", "")).strip():
+            return invalid(
+                f"messages.{i}.content.{j}: text content blocks must contain non-whitespace text"
+            )
+    return None
+
+
+def _check_tool_pairs(body: dict[str, Any]) -> ApiError | None:
+    """Check that every tool_use is answered, and every tool_result answers one."""
+    messages = body["messages"]
+    seen_ids: set[str] = set()
+    has_tool_blocks = False
+    for i, message in enumerate(messages):
+        blocks = content_blocks(message["content"])
+        if message["role"] == "assistant":
+            uses = [b for b in blocks if b["type"] == "tool_use"]
+            for j, use in enumerate(uses):
+                if use.get("id") in seen_ids:
+                    return invalid(f"messages.{i}.content.{j}: `tool_use` ids must be unique")
+                seen_ids.add(str(use.get("id")))
+            has_tool_blocks = has_tool_blocks or bool(uses)
+            following = content_blocks(messages[i + 1]["content"]) if i + 1 < len(messages) else []
+            answered = {b.get("tool_use_id") for b in following if b["type"] == "tool_result"}
+            missing = [str(u.get("id")) for u in uses if u.get("id") not in answered]
+            if missing:
+                return invalid(
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing)}. Each `tool_use` block must have "
+                    "a corresponding `tool_result` block in the next message."
+                )
+        else:
+            if error := _check_results(i, blocks, messages):
+                return error
+            has_tool_blocks = has_tool_blocks or any(b["type"] == "tool_result" for b in blocks)
+    if has_tool_blocks and not body.get("tools"):
+        return invalid(
+            "Requests which include `tool_use` or `tool_result` blocks must define tools."
+        )
+    return None
+
+
+def _check_results(i: int, blocks: list[dict[str, Any]], messages: list[Any]) -> ApiError | None:
+    """Check the tool_result blocks of user message ``i``."""
+    previous = content_blocks(messages[i - 1]["content"]) if i else []
+    use_ids = {b.get("id") for b in previous if b["type"] == "tool_use"}
+    answered: set[str] = set()
+    other_seen = False
+    for j, block in enumerate(blocks):
+        if block["type"] != "tool_result":
+            other_seen = True
+            continue
+        use_id = block.get("tool_use_id")
+        if other_seen:
+            return invalid(
+                f"messages.{i}.content.{j}: tool_result blocks must come first in the user "
+                "message content, before any other block"
+            )
+        if use_id not in use_ids:
+            return invalid(
+                f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
+                f"blocks: {use_id}. Each `tool_result` block must have a corresponding "
+                "`tool_use` block in the previous message."
+            )
+        if use_id in answered:
+            return invalid(
+                f"messages.{i}.content.{j}: each tool_use must have a single result. Found "
+                f"multiple `tool_result` blocks with id: {use_id}"
+            )
+        answered.add(str(use_id))
+    return None
+
+
+def _check_references(body: dict[str, Any], supports_tool_reference: bool) -> ApiError | None:
+    """Check that tool_reference blocks are supported and name tools in ``tools``."""
+    names = {t.get("name") for t in body.get("tools") or ()}
+    for i, message in enumerate(body["messages"]):
+        for j, block in enumerate(content_blocks(message["content"])):
+            for name in tool_references(block):
+                if not supports_tool_reference:
+                    return invalid(
+                        f"messages.{i}.content.{j}.content: Input tag 'tool_reference' found "
+                        "using 'type' does not match any of the expected tags: 'text', "
+                        "'image', 'search_result', 'document'"
+                    )
+                if name not in names:
+                    return invalid(f"Tool reference '{name}' has no corresponding tool definition")
+    return None
+
+
+def count_breakpoints(value: Any) -> int:
+    """Count the ``cache_control`` markers in any JSON value, at any depth.
+
+    Args:
+        value: A request body or any part of it.
+    """
+    if isinstance(value, list):
+        return sum(count_breakpoints(item) for item in value)
+    if not isinstance(value, dict):
+        return 0
+    own = 1 if value.get("cache_control") else 0
+    return own + sum(count_breakpoints(v) for k, v in value.items() if k != "cache_control")
+
+
+def _check_breakpoints(body: dict[str, Any]) -> ApiError | None:
+    """Check the limit of cache_control breakpoints over tools, system and messages."""
+    found = sum(count_breakpoints(body.get(key)) for key in ("tools", "system", "messages"))
+    if found > MAX_CACHE_BREAKPOINTS:
+        return invalid(
+            f"A maximum of {MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {found}."
+        )
+    return None

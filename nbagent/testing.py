@@ -1,0 +1,433 @@
+"""FakeAnthropicServer: a loopback Messages API that answers from a script, for tests and demos.
+
+It is a real HTTP server on 127.0.0.1, so the real ``anthropic`` SDK talks to it through
+``base_url``, streaming included. It checks each request as the API does (``fakeapi.rules``),
+simulates prompt caching by prefix (``fakeapi.cache``), and answers each valid
+``POST /v1/messages`` with the next item of its script (``fakeapi.script``):
+
+- a ``Reply``: content (text, tool uses, server-side tool search), a stop reason, a delay;
+- a ``Fault``: an HTTP error, a dropped stream, a malformed body, an error event mid-stream;
+- a callable ``(request_body) -> Reply | Fault``, to answer from what was asked.
+
+An invalid request is answered 400 without using the script. A script that cannot be played
+(empty queue; a reply calling a tool the model cannot see) is answered 500 with
+``x-should-retry: false`` (the SDK does not retry it) and recorded in ``errors``::
+
+    script = [Reply.tool_use("Read", {"path": "a.txt"}), Reply.text("Done.")]
+    with FakeAnthropicServer(script) as api:
+        client = api.client()
+        ...
+        api.assert_no_errors()
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from nbagent.fakeapi import wire
+from nbagent.fakeapi.cache import PromptCache
+from nbagent.fakeapi.http import Answer, DropAnswer, JsonAnswer, LoopbackServer, StreamAnswer
+from nbagent.fakeapi.rules import ApiError, check_request, context_tools
+from nbagent.fakeapi.script import (
+    Fault,
+    Reply,
+    Responder,
+    ScriptError,
+    ScriptItem,
+    ServerToolSearch,
+    Text,
+    ToolUse,
+    render,
+)
+from nbagent.tokens import compact_json, count_tokens
+
+if TYPE_CHECKING:
+    import anthropic
+
+__all__ = [
+    "FakeAnthropicServer",
+    "Fault",
+    "RecordedRequest",
+    "Reply",
+    "Responder",
+    "ServerToolSearch",
+    "Text",
+    "ToolUse",
+]
+
+_MESSAGES, _COUNT_TOKENS = "/v1/messages", "/v1/messages/count_tokens"
+
+
+@dataclass
+class RecordedRequest:
+    """A request the server received.
+
+    Attributes:
+        path: The URL path, e.g. ``/v1/messages``.
+        headers: The headers, names lower-cased.
+        body: The parsed JSON body (None if it did not parse).
+        status: The HTTP status answered (0 if the connection was closed with no answer).
+        stream: Whether the request asked for a stream.
+        interrupted: Whether the client went away before the end of the answer.
+    """
+
+    path: str
+    headers: dict[str, str]
+    body: Any
+    status: int = 0
+    stream: bool = False
+    interrupted: bool = False
+
+    def mark_interrupted(self) -> None:
+        """Note that the client went away before the end of the answer."""
+        self.interrupted = True
+
+
+class FakeAnthropicServer:
+    """A Messages API on 127.0.0.1 that answers from a script.
+
+    Args:
+        script: The first script items (more with ``enqueue``).
+        supports_tool_reference: False to act as an endpoint without tool search: any
+            ``defer_loading``, tool search tool or ``tool_reference`` is rejected.
+        deferred_in_prefix: Whether deferred tool definitions belong to the cached prefix
+            (see ``nbagent.fakeapi.cache``).
+
+    Attributes:
+        prompt_cache: The simulated prompt cache (``clear()`` it to start cold).
+        supports_tool_reference: As given.
+    """
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] = (),
+        *,
+        supports_tool_reference: bool = True,
+        deferred_in_prefix: bool = True,
+    ) -> None:
+        self.supports_tool_reference = supports_tool_reference
+        self.prompt_cache = PromptCache(deferred_in_prefix=deferred_in_prefix)
+        self._script: deque[ScriptItem] = deque(script)
+        self._requests: list[RecordedRequest] = []
+        self._errors: list[str] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._http = LoopbackServer(self._answer)
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Start serving on a free port of 127.0.0.1 (a no-op if started)."""
+        self._http.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every connection (a no-op if stopped)."""
+        self._http.stop()
+
+    def __enter__(self) -> Self:
+        """Start the server."""
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Stop the server."""
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the SDK, ``http://127.0.0.1:PORT``."""
+        return self._http.url
+
+    def client(self, **kwargs: Any) -> anthropic.Anthropic:
+        """Return an ``anthropic.Anthropic`` client for this server.
+
+        Args:
+            **kwargs: Passed to the client (defaults: ``api_key="test-key"``,
+                ``max_retries=0``, a 10 s timeout, no proxy from the environment).
+        """
+        import anthropic
+
+        kwargs.setdefault("api_key", "test-key")
+        kwargs.setdefault("max_retries", 0)
+        kwargs.setdefault("timeout", 10.0)
+        # Plain HTTP on loopback: no proxy, and no TLS context to build (verify=False).
+        kwargs.setdefault(
+            "http_client", anthropic.DefaultHttpxClient(trust_env=False, verify=False)
+        )
+        return anthropic.Anthropic(base_url=self.url, **kwargs)
+
+    def wait_idle(self, timeout: float = 2.0) -> bool:
+        """Wait until no request is being answered (e.g. after a client closed a stream).
+
+        Args:
+            timeout: Seconds to wait at most.
+
+        Returns:
+            True when idle, False on timeout.
+        """
+        return self._http.wait_idle(timeout)
+
+    # -- script and records ---------------------------------------------------------------
+
+    def enqueue(self, *items: ScriptItem) -> None:
+        """Append items to the script.
+
+        Args:
+            *items: Replies, faults or callables ``(request_body) -> Reply | Fault``.
+        """
+        with self._lock:
+            self._script.extend(items)
+
+    @property
+    def pending(self) -> int:
+        """How many script items are left."""
+        with self._lock:
+            return len(self._script)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in order (a copy of the list)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def errors(self) -> list[str]:
+        """The script errors so far (a copy of the list)."""
+        with self._lock:
+            return list(self._errors)
+
+    def take_errors(self) -> list[str]:
+        """Return the script errors so far and forget them (for tests that expect some)."""
+        with self._lock:
+            taken, self._errors = self._errors, []
+            return taken
+
+    def assert_no_errors(self) -> None:
+        """Raise AssertionError listing the script errors, if there are any."""
+        if errors := self.errors:
+            raise AssertionError("FakeAnthropicServer script errors:\n" + "\n".join(errors))
+
+    def context_tools(self, request_body: Mapping[str, Any]) -> set[str]:
+        """Return the names of the tools the model can see for a request.
+
+        Args:
+            request_body: A Messages API request body.
+        """
+        return context_tools(request_body)
+
+    # -- answering ------------------------------------------------------------------------
+
+    def _new_id(self, prefix: str) -> str:
+        """Return a new id such as ``toolu_fake000001``."""
+        return f"{prefix}_fake{next(self._ids):06d}"
+
+    def _answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> Answer:
+        """Decide the answer to one request, and record it."""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError as exc:
+            body, parse_error = None, str(exc)
+        else:
+            parse_error = "" if isinstance(body, dict) else "the body is not a JSON object"
+        stream = isinstance(body, dict) and body.get("stream") is True
+        record = RecordedRequest(path, dict(headers), body, stream=stream)
+        request_id = self._new_id("req")
+        if problem := _http_problem(path, headers, parse_error):
+            answer: Answer = _error(problem, request_id)
+        else:
+            assert isinstance(body, dict)  # _http_problem refused any other body
+            answer = self._answer_valid_json(path, body, record, request_id)
+        if isinstance(answer, JsonAnswer):
+            record.status = answer.status
+        elif isinstance(answer, StreamAnswer):
+            record.status = 200
+        with self._lock:
+            self._requests.append(record)
+        return answer
+
+    def _answer_valid_json(
+        self, path: str, body: dict[str, Any], record: RecordedRequest, request_id: str
+    ) -> Answer:
+        """Answer a request whose body parsed: validate it, then play the script."""
+        checked = check_request(
+            body,
+            count_tokens=path == _COUNT_TOKENS,
+            supports_tool_reference=self.supports_tool_reference,
+        )
+        if isinstance(checked, ApiError):
+            return _error(checked, request_id)
+        if path == _COUNT_TOKENS:
+            return _json(200, {"input_tokens": self.prompt_cache.count(body)}, request_id)
+        try:
+            item = self._next_item(body)
+            if isinstance(item, Fault):
+                return self._fault(item, body, checked, record, request_id)
+            return self._reply(item, body, checked, record, request_id)
+        except ScriptError as exc:
+            with self._lock:
+                self._errors.append(str(exc))
+            # The SDK retries 500s; a script error must fail once, loudly.
+            return _error(
+                ApiError(500, "api_error", str(exc)), request_id, {"x-should-retry": "false"}
+            )
+
+    def _next_item(self, body: dict[str, Any]) -> Reply | Fault:
+        """Pop the next script item, calling it if it is a callable."""
+        with self._lock:
+            answered = sum(r.path == _MESSAGES and r.status == 200 for r in self._requests)
+            item = self._script.popleft() if self._script else None
+        if item is None:
+            raise ScriptError(
+                f"script exhausted: no reply left for this request ({answered} answered)"
+            )
+        if isinstance(item, Reply | Fault):
+            return item
+        try:
+            produced = item(copy.deepcopy(body))
+        except Exception as exc:  # a broken responder must fail the test, not the server
+            raise ScriptError(f"script error: the responder {item!r} raised {exc!r}") from exc
+        if not isinstance(produced, Reply | Fault):
+            raise ScriptError(
+                f"script error: the responder returned {produced!r}, not a Reply or Fault"
+            )
+        return produced
+
+    def _message(self, reply: Reply, body: dict[str, Any], visible: set[str]) -> dict[str, Any]:
+        """Render a reply as the message the API would send, and account its usage."""
+        content = render(reply, body, visible, self._new_id)
+        cache = self.prompt_cache.account(body)
+        output = sum(
+            count_tokens(b["text"]) if b["type"] == "text" else count_tokens(compact_json(b))
+            for b in content
+        )
+        usage = {
+            "input_tokens": cache.input_tokens,
+            "cache_creation_input_tokens": cache.cache_creation_input_tokens,
+            "cache_read_input_tokens": cache.cache_read_input_tokens,
+            "output_tokens": max(1, output),
+        }
+        return wire.message(
+            message_id=self._new_id("msg"),
+            model=body["model"],
+            content=content,
+            stop_reason=reply.resolved_stop_reason(),
+            usage=usage,
+        )
+
+    def _reply(
+        self,
+        reply: Reply,
+        body: dict[str, Any],
+        visible: set[str],
+        record: RecordedRequest,
+        request_id: str,
+    ) -> Answer:
+        """Answer with a reply, as JSON or as a stream."""
+        whole = self._message(reply, body, visible)
+        if not record.stream:
+            payload = json.dumps(whole).encode()
+            return JsonAnswer(
+                200, payload, _headers(request_id), reply.delay, record.mark_interrupted
+            )
+        events = [wire.encode_event(name, data) for name, data in wire.stream_events(whole)]
+        return _stream(events, request_id, record, delay=reply.delay)
+
+    def _fault(
+        self,
+        fault: Fault,
+        body: dict[str, Any],
+        visible: set[str],
+        record: RecordedRequest,
+        request_id: str,
+    ) -> Answer:
+        """Answer with a fault."""
+        if fault.kind == "http" or (fault.kind == "stream_error" and not record.stream):
+            error = ApiError(fault.status, fault.error_type, fault.message)
+            wait = {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
+            return _error(error, request_id, wait)
+        if fault.kind == "malformed":
+            whole = self._message(Reply.text("malformed"), body, visible)
+            text = json.dumps(whole)
+            if not record.stream:
+                return JsonAnswer(200, text[: len(text) // 2].encode(), _headers(request_id))
+            start = wire.stream_events(whole)[0]
+            return _stream(
+                [wire.encode_event(*start), wire.encode_event("message_delta", text[:20])],
+                request_id,
+                record,
+            )
+        if not record.stream:
+            return DropAnswer()
+        assert fault.reply is not None
+        events = wire.stream_events(self._message(fault.reply, body, visible))
+        cut = (
+            fault.after_events
+            if fault.after_events is not None
+            else wire.middle_of_last_block(events)
+        )
+        encoded = [wire.encode_event(name, data) for name, data in events]
+        if fault.kind == "drop":
+            return _stream(encoded, request_id, record, delay=fault.reply.delay, cut_after=cut)
+        error_event = wire.encode_event(
+            "error", ApiError(fault.status, fault.error_type, fault.message).body(request_id)
+        )
+        return _stream([*encoded[:cut], error_event], request_id, record, delay=fault.reply.delay)
+
+
+def _headers(request_id: str) -> dict[str, str]:
+    """Return the headers of every JSON answer."""
+    return {"Content-Type": "application/json", "request-id": request_id}
+
+
+def _json(status: int, payload: Any, request_id: str) -> JsonAnswer:
+    """Build a JSON answer."""
+    return JsonAnswer(status, json.dumps(payload).encode(), _headers(request_id))
+
+
+def _error(
+    error: ApiError, request_id: str, headers: Mapping[str, str] | None = None
+) -> JsonAnswer:
+    """Build the answer carrying an API error, with extra headers if given."""
+    answer = _json(error.status, error.body(request_id), request_id)
+    return JsonAnswer(answer.status, answer.body, {**answer.headers, **(headers or {})})
+
+
+def _http_problem(path: str, headers: Mapping[str, str], parse_error: str) -> ApiError | None:
+    """Return the error of a request refused before its body is read, if any."""
+    if not (headers.get("x-api-key") or headers.get("authorization", "").startswith("Bearer ")):
+        message = "x-api-key header is required (or Authorization: Bearer)"
+        return ApiError(401, "authentication_error", message)
+    if "anthropic-version" not in headers:
+        return ApiError(400, "invalid_request_error", "anthropic-version: header is required")
+    if path not in (_MESSAGES, _COUNT_TOKENS):
+        return ApiError(404, "not_found_error", f"Not Found: {path}")
+    if parse_error:
+        message = f"There was an error parsing the body: {parse_error}"
+        return ApiError(400, "invalid_request_error", message)
+    return None
+
+
+def _stream(
+    events: list[bytes],
+    request_id: str,
+    record: RecordedRequest,
+    *,
+    delay: float = 0.0,
+    cut_after: int | None = None,
+) -> StreamAnswer:
+    """Build a streamed answer that marks the record interrupted if the client goes away."""
+    headers = {"request-id": request_id}
+    return StreamAnswer(events, headers, delay, cut_after, record.mark_interrupted)
