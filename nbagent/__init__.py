@@ -9,6 +9,8 @@ announcements, tokens) imports no IPython and is usable on its own::
 
 from __future__ import annotations
 
+from typing import Any
+
 from nbagent.errors import NbAgentError, ToolError
 from nbagent.registry import ToolRegistry
 from nbagent.search import SearchHit, ToolSearch
@@ -28,6 +30,38 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-registry = ToolRegistry()
+
+def _process_registry() -> ToolRegistry:
+    """The registry this module already holds (kept across ``%reload_ext``), or a new one."""
+    existing = globals().get("registry")
+    if isinstance(existing, ToolRegistry):
+        return existing
+    created = ToolRegistry()
+    created.register(ToolSearch(created).tool)
+    return created
+
+
+registry = _process_registry()
 """The process-wide registry: the tools every agent in this kernel can use."""
-registry.register(ToolSearch(registry).tool)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics and the configuration (``%load_ext nbagent``).
+
+    Args:
+        ipython: The IPython shell.
+    """
+    from nbagent.magics import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Remove the magics and release what they hold (``%unload_ext nbagent``).
+
+    Args:
+        ipython: The IPython shell.
+    """
+    from nbagent.magics import unload
+
+    unload(ipython)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbagent.backends.anthropic import ModelResponse, StreamDropped, stream_response
-from nbagent.delta import Style, deferred_tools_delta
+from nbagent.delta import Style, announced_names, deferred_tools_delta
 from nbagent.errors import ModelAPIError, ToolError
 from nbagent.events import (
     Event,
@@ -166,6 +166,10 @@ class Agent:
         """Deferred tools the model has loaded in this conversation, in order."""
         return list(self._loaded)
 
+    def announced_names(self) -> set[str]:
+        """The deferred names the model has been told of, read back from the conversation."""
+        return announced_names(self.messages)
+
     def reset(self) -> None:
         """Forget the conversation and what it loaded."""
         self.messages = []
@@ -187,9 +191,19 @@ class Agent:
         """
         calls: list[ToolCallRecord] = []
         started: dict[str, ToolCallStarted] = {}
-        for event in self.events(prompt):
+        events: list[Event] = []
+        stream: Generator[Event, None, None] = self.events(prompt)
+        try:
+            for event in stream:
+                events.append(event)
+                if on_event is not None:
+                    on_event(event)
+        except KeyboardInterrupt:
+            finished = self._interrupt(stream)
+            events.append(finished)
             if on_event is not None:
-                on_event(event)
+                on_event(finished)
+        for event in events:
             if isinstance(event, ToolCallStarted):
                 started[event.id] = event
             elif isinstance(event, ToolCallFinished):
@@ -213,7 +227,33 @@ class Agent:
                 )
         raise AssertionError("a run always ends with RunFinished")
 
-    def events(self, prompt: str) -> Iterator[Event]:
+    def _interrupt(self, stream: Generator[Event, None, None]) -> RunFinished:
+        """Deliver an interrupt that hit the observer to the run, where it is handled.
+
+        The run then closes its partial answer or answers its pending tool calls, as if the
+        interrupt had come while it was working.
+        """
+        try:
+            event = stream.throw(KeyboardInterrupt)
+            while not isinstance(event, RunFinished):
+                event = next(stream)
+        except (KeyboardInterrupt, StopIteration):
+            event = RunFinished("interrupted", INTERRUPTED_TEXT, Usage())
+        stream.close()
+        self._repair_history()
+        return event
+
+    def _repair_history(self) -> None:
+        """Answer tool calls left without results (a run stopped between two steps)."""
+        if not self.messages or self.messages[-1]["role"] != "assistant":
+            return
+        calls = [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
+        if calls:
+            self.messages.append(
+                {"role": "user", "content": [interrupted(c).block() for c in calls]}
+            )
+
+    def events(self, prompt: str) -> Generator[Event, None, None]:
         """Run the agent on a prompt, yielding what happens.
 
         Ctrl-C (KeyboardInterrupt) ends the run cleanly: the history stays valid (a partial
@@ -229,6 +269,7 @@ class Agent:
         Raises:
             ModelAPIError: The API refused a request or failed after retries.
         """
+        self._repair_history()
         history_length = len(self.messages)
         yield from self._add_user_content([{"type": "text", "text": prompt}])
         usage = Usage()

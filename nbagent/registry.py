@@ -28,7 +28,9 @@ class RegistryChange:
     """Names registered by this change (including replaced ones)."""
     removed: tuple[str, ...]
     """Names unregistered by this change."""
-    version: int
+    reflagged: tuple[str, ...] = ()
+    """Names whose deferral was overridden (see :meth:`ToolRegistry.override`)."""
+    version: int = 0
     """The registry's version after the change."""
 
 
@@ -67,6 +69,7 @@ class ToolRegistry:
         self._lock = threading.RLock()
         self._notify_lock = threading.Lock()
         self._version = 0
+        self._overrides: dict[str, bool] = {}
         self.register_many(tools)
 
     @property
@@ -182,9 +185,27 @@ class ToolRegistry:
         """Iterate over a snapshot of the tools, in registration order."""
         return iter(self.tools())
 
-    @staticmethod
-    def is_deferred(tool: Tool) -> bool:
-        """Apply the deferral rules; the first that matches decides.
+    def override(self, name: str, deferred: bool | None) -> None:
+        """Force a tool loaded or deferred whatever its flags (configuration beats flags).
+
+        The override applies to the name, registered now or later; ToolSearch itself is never
+        deferred.
+
+        Args:
+            name: The tool's name.
+            deferred: True to defer, False to load, None to go back to the flags.
+        """
+        with self._lock:
+            if deferred is None:
+                changed = self._overrides.pop(name, None) is not None
+            else:
+                changed = self._overrides.get(name) is not deferred
+                self._overrides[name] = deferred
+            change = self._changed(added=(), removed=(), reflagged=(name,) if changed else ())
+        self._notify(change)
+
+    def is_deferred(self, tool: Tool) -> bool:
+        """Apply an override, else the deferral rules; the first that matches decides.
 
         1. ``always_load`` -> loaded. 2. ``is_mcp`` -> deferred. 3. ToolSearch -> loaded.
         4. the Agent tool -> loaded. 5. the Brief tool -> loaded. 6. ``should_defer``.
@@ -195,13 +216,15 @@ class ToolRegistry:
         Returns:
             Whether the model sees only the tool's name until it loads it with ToolSearch.
         """
-        if tool.always_load:
-            return False
-        if tool.is_mcp:
-            return True
-        if tool.name in (TOOL_SEARCH_NAME, AGENT_TOOL_NAME, BRIEF_TOOL_NAME):
-            return False
-        return tool.should_defer
+        override = self._overrides.get(tool.name)
+        if override is not None and tool.name != TOOL_SEARCH_NAME:
+            return override
+        return deferral_rule(tool)
+
+    def overrides(self) -> dict[str, bool]:
+        """Return the deferral overrides in force (name -> deferred)."""
+        with self._lock:
+            return dict(self._overrides)
 
     def loaded(self) -> list[Tool]:
         """Return the tools whose full definitions are always sent."""
@@ -255,7 +278,7 @@ class ToolRegistry:
     def __repr__(self) -> str:
         """Show the registry as a plain-text table."""
         rows = [
-            (t.name, _source(t), _state(t), "yes" if t.read_only else "", _first_line(t))
+            (t.name, _source(t), self._state(t), "yes" if t.read_only else "", _first_line(t))
             for t in self.tools()
         ]
         header = ("name", "source", "state", "read-only", "description")
@@ -277,7 +300,7 @@ class ToolRegistry:
                 for c in (
                     t.name,
                     _source(t),
-                    _state(t),
+                    self._state(t),
                     "yes" if t.read_only else "",
                     _first_line(t),
                 )
@@ -292,12 +315,18 @@ class ToolRegistry:
             f"<th>description</th></tr></thead><tbody>{cells}</tbody></table>"
         )
 
-    def _changed(self, added: tuple[str, ...], removed: tuple[str, ...]) -> RegistryChange | None:
+    def _state(self, tool: Tool) -> str:
+        """Say whether a tool is loaded or deferred."""
+        return "deferred" if self.is_deferred(tool) else "loaded"
+
+    def _changed(
+        self, added: tuple[str, ...], removed: tuple[str, ...], reflagged: tuple[str, ...] = ()
+    ) -> RegistryChange | None:
         """Bump the version for a non-empty change (call with the lock held)."""
-        if not added and not removed:
+        if not added and not removed and not reflagged:
             return None
         self._version += 1
-        return RegistryChange(added=added, removed=removed, version=self._version)
+        return RegistryChange(added, removed, reflagged, self._version)
 
     def _notify(self, change: RegistryChange | None) -> None:
         """Send a change to the subscribers, one change at a time."""
@@ -308,14 +337,27 @@ class ToolRegistry:
                 callback(change)
 
 
+def deferral_rule(tool: Tool) -> bool:
+    """The deferral rules of a tool's own flags, in order (no overrides).
+
+    Args:
+        tool: The tool.
+
+    Returns:
+        Whether the tool is deferred.
+    """
+    if tool.always_load:
+        return False
+    if tool.is_mcp:
+        return True
+    if tool.name in (TOOL_SEARCH_NAME, AGENT_TOOL_NAME, BRIEF_TOOL_NAME):
+        return False
+    return tool.should_defer
+
+
 def _source(tool: Tool) -> str:
     """Say where a tool comes from: its MCP server, or Python code in this process."""
     return f"mcp:{tool.server}" if tool.is_mcp else "python"
-
-
-def _state(tool: Tool) -> str:
-    """Say whether a tool is loaded or deferred."""
-    return "deferred" if ToolRegistry.is_deferred(tool) else "loaded"
 
 
 def _first_line(tool: Tool, width: int = 80) -> str:

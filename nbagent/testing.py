@@ -58,6 +58,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "Responder",
+    "ScriptItem",
     "ServerToolSearch",
     "Text",
     "ToolUse",
@@ -190,6 +191,15 @@ class FakeAnthropicServer:
         """
         with self._lock:
             self._script.extend(items)
+
+    def replace_script(self, items: Iterable[ScriptItem]) -> None:
+        """Drop what is left of the script and use these items instead.
+
+        Args:
+            items: Replies, faults or callables ``(request_body) -> Reply | Fault``.
+        """
+        with self._lock:
+            self._script = deque(items)
 
     @property
     def pending(self) -> int:

@@ -17,6 +17,7 @@ from nbagent.events import (
     RunFinished,
     TextDelta,
     ToolCallFinished,
+    ToolCallStarted,
     ToolSearchResults,
     ToolSetAnnounced,
     UsageReported,
@@ -450,3 +451,18 @@ def test_a_loaded_tool_whose_server_left_stays_resolvable(fake_api: FakeAnthropi
     body = bodies(fake_api)[-1]
     assert any(t["name"] == FORECAST and t.get("defer_loading") for t in body["tools"])
     assert "no longer available" in json.dumps(body["messages"])
+
+
+def test_interrupt_in_the_observer_leaves_a_valid_history(fake_api: FakeAnthropicServer) -> None:
+    fake_api.enqueue(Reply.tool_use("echo", {"text": "x"}))
+    agent = agent_for(fake_api)
+
+    def interrupt_at_the_call(event: object) -> None:
+        if isinstance(event, ToolCallStarted):
+            raise KeyboardInterrupt
+
+    result = agent.run("go", on_event=interrupt_at_the_call)
+    assert result.stop_reason == "interrupted"
+    assert agent.messages[-1]["content"][0]["is_error"] is True
+    fake_api.enqueue(Reply.text("resumed"))
+    assert agent.run("continue").text == "resumed"

@@ -75,7 +75,22 @@ def test_unregister_returns_the_tool() -> None:
     ],
 )
 def test_deferral_rules_in_order(tool: Tool, deferred: bool) -> None:
-    assert ToolRegistry.is_deferred(tool) is deferred
+    assert ToolRegistry().is_deferred(tool) is deferred
+
+
+def test_overrides_beat_the_flags_and_are_change_events() -> None:
+    reg = ToolRegistry([make("A"), make("mcp__s__b", is_mcp=True), make("ToolSearch")])
+    events: list[RegistryChange] = []
+    reg.subscribe(events.append)
+    reg.override("A", deferred=True)
+    reg.override("mcp__s__b", deferred=False)
+    reg.override("ToolSearch", deferred=True)
+    reg.override("A", deferred=True)  # no change, no event
+    assert [t.name for t in reg.deferred()] == ["A"]
+    assert reg.overrides() == {"A": True, "mcp__s__b": False, "ToolSearch": True}
+    assert [e.reflagged for e in events] == [("A",), ("mcp__s__b",), ("ToolSearch",)]
+    reg.override("A", None)
+    assert reg.deferred() == [] and "A" not in reg.overrides()
 
 
 def test_loaded_and_deferred_partition_the_tools_in_order() -> None:

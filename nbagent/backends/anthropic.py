@@ -51,13 +51,14 @@ def default_client(max_retries: int = DEFAULT_MAX_RETRIES) -> Any:
     """
     import anthropic
 
-    try:
-        return anthropic.Anthropic(max_retries=max_retries)
-    except anthropic.AnthropicError as exc:
+    client = anthropic.Anthropic(max_retries=max_retries)
+    if not (client.api_key or client.auth_token or getattr(client, "_token_cache", None)):
         raise ModelAPIError(
-            "No Anthropic API key: set ANTHROPIC_API_KEY, or pass client= (for example "
-            "nbagent.testing.FakeAnthropicServer().client() to work offline)."
-        ) from exc
+            "No Anthropic API key: set ANTHROPIC_API_KEY (%env ANTHROPIC_API_KEY=...), or work "
+            "offline with nbagent.testing.FakeAnthropicServer (see "
+            "nbagent.backends.scripted.offline_unless_api_key)."
+        )
+    return client
 
 
 def stream_response(client: Any, request: dict[str, Any]) -> Iterator[TextDelta | ModelResponse]:

@@ -32,6 +32,8 @@ from nbagent.tool import NAME_PATTERN
 
 MAX_DEFERRED_TOOLS = 10_000
 """The most deferred tools one request may carry."""
+MODEL_PREFIX = "claude-"
+"""Model names the fake API knows start with this; others are answered 404 as unknown."""
 MAX_CACHE_BREAKPOINTS = 4
 """The most ``cache_control`` breakpoints one request may carry."""
 TOOL_SEARCH_TYPES = {
@@ -183,6 +185,8 @@ def _check_fields(body: dict[str, Any], count_tokens: bool) -> ApiError | None:
             return invalid(f"{field}: Field required")
     if not isinstance(body["model"], str) or not body["model"]:
         return invalid("model: Input should be a valid string")
+    if not body["model"].startswith(MODEL_PREFIX):
+        return ApiError(404, "not_found_error", f"model: {body['model']}")
     if not count_tokens:
         max_tokens = body["max_tokens"]
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):

@@ -411,3 +411,10 @@ def test_context_is_loaded_plus_referenced(
     )
     loaded = {"ToolSearch"} | {name for name, deferred in tools if not deferred}
     assert check_request(body) == loaded | (referenced & names)
+
+
+def test_an_unknown_model_is_not_found() -> None:
+    from nbagent.fakeapi.rules import ApiError, check_request
+
+    body = {"model": "gpt-x", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    assert check_request(body) == ApiError(404, "not_found_error", "model: gpt-x")

@@ -1,0 +1,55 @@
+"""``c.NbAgent``: the traitlets configuration of the magics.
+
+Set options in ``ipython_kernel_config.py`` (``c.NbAgent.model = "..."``) or in a notebook
+(``%config NbAgent.model = "..."``). ``%agent config`` shows the values in force.
+"""
+
+from __future__ import annotations
+
+from traitlets import Bool, Enum, Int, List, Unicode
+from traitlets.config import Configurable
+
+from nbagent.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
+from nbagent.request import MODES
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+"""The permission modes, as Claude Code names them."""
+
+
+class NbAgent(Configurable):
+    """Options of the ``%%agent`` magics (``c.NbAgent.*``)."""
+
+    model = Unicode(DEFAULT_MODEL, help="The Claude model the agent uses.").tag(config=True)
+    max_turns = Int(25, help="Model requests per %%agent cell at most.").tag(config=True)
+    max_tokens = Int(8192, help="The output limit of one model response.").tag(config=True)
+    mode = Enum(
+        list(MODES),
+        default_value="native",
+        help="How deferred tools reach the model: native (tool_reference), client (the "
+        "client sends loaded definitions), server (the API's own tool search) or off "
+        "(everything loaded).",
+    ).tag(config=True)
+    ranker = Unicode("keyword", help="The ToolSearch ranker (keyword, ...).").tag(config=True)
+    system_prompt = Unicode(DEFAULT_SYSTEM, help="The agent's system prompt.").tag(config=True)
+    loaded_tools = List(
+        Unicode(), help="Tools always sent in full, whatever their flags (names)."
+    ).tag(config=True)
+    deferred_tools = List(
+        Unicode(), help="Tools always deferred, whatever their flags (names)."
+    ).tag(config=True)
+    announcement_style = Enum(
+        ["plain", "compact"],
+        default_value="plain",
+        help="How deferred-tool names are announced: one a line, or grouped by MCP server.",
+    ).tag(config=True)
+    permission_mode = Enum(
+        list(PERMISSION_MODES),
+        default_value="default",
+        help="Which tool calls run without asking (default, acceptEdits, plan, bypassPermissions).",
+    ).tag(config=True)
+    mcp_config = Unicode(
+        "",
+        help="Path of an MCP config file ({'mcpServers': ...}); by default .mcp.json in the "
+        "notebook's folder, then ~/.nbagent/mcp.json.",
+    ).tag(config=True)
+    stream = Bool(True, help="Show the answer as it streams in.").tag(config=True)

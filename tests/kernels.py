@@ -1,0 +1,98 @@
+"""Real IPython kernels for tests: start one with an environment, run code, read outputs."""
+
+from __future__ import annotations
+
+import os
+import queue
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class Execution:
+    """What one execute request produced."""
+
+    status: str = ""
+    """The reply's status: ok, error or aborted."""
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    """iopub messages' contents, in order (stream, display_data, update_display_data, ...)."""
+    error: dict[str, Any] = field(default_factory=dict)
+    """The reply content when the status is error."""
+
+    @property
+    def text(self) -> str:
+        """Every text the cell showed: streams, plain text and Markdown."""
+        parts = []
+        for content in self.outputs:
+            if "text" in content:
+                parts.append(content["text"])
+            data = content.get("data", {})
+            parts.append(data.get("text/markdown") or data.get("text/plain", ""))
+        return "\n".join(parts)
+
+
+def execute(
+    client: BlockingKernelClient, code: str, timeout: float = 60, on_output: Any = None
+) -> Execution:
+    """Run code in the kernel and collect its outputs until it is idle again.
+
+    Args:
+        client: A started client.
+        code: The cell.
+        timeout: Seconds to wait for each message.
+        on_output: Called with each output's content as it arrives.
+
+    Returns:
+        The execution.
+    """
+    msg_id = client.execute(code)
+    result = Execution()
+    while True:
+        try:
+            message = client.get_iopub_msg(timeout=timeout)
+        except queue.Empty as exc:
+            raise TimeoutError(f"no output from the kernel for {timeout} s") from exc
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = message["msg_type"], message["content"]
+        if kind == "status" and content["execution_state"] == "idle":
+            break
+        if kind in ("stream", "display_data", "update_display_data", "execute_result", "error"):
+            result.outputs.append(content)
+            if on_output is not None:
+                on_output(content)
+    reply = client.get_shell_msg(timeout=timeout)
+    result.status = reply["content"]["status"]
+    if result.status == "error":
+        result.error = reply["content"]
+    return result
+
+
+@contextmanager
+def kernel(
+    env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> Iterator[tuple[KernelManager, BlockingKernelClient]]:
+    """Start a real IPython kernel with extra environment variables.
+
+    Args:
+        env: Variables added to this process's environment.
+        cwd: The kernel's working folder.
+
+    Yields:
+        The manager and a started blocking client.
+    """
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(env={**os.environ, **(env or {})}, cwd=cwd)
+    client = manager.blocking_client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        yield manager, client
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

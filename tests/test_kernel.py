@@ -1,0 +1,96 @@
+"""nbagent in real IPython kernels (jupyter_client): interrupts, autoload."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbagent.autoload import set_enabled
+from nbagent.testing import FakeAnthropicServer, Reply
+from tests.kernels import execute, kernel
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_interrupt_stops_the_agent_and_the_kernel_stays_usable(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    fake_api.enqueue(Reply.text("A slow answer, streamed word by word. " * 20, delay=0.4))
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_api.url}
+    with kernel(env) as (manager, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        interrupted: list[bool] = []
+
+        def interrupt_at_the_first_words(content: dict) -> None:
+            if not interrupted:  # the answer has started streaming; the rest takes seconds
+                interrupted.append(True)
+                manager.interrupt_kernel()
+
+        running = execute(
+            client, "%%agent -o result\nTell me slowly.", on_output=interrupt_at_the_first_words
+        )
+        assert running.status == "ok", running.error
+        assert "interrupted" in running.text and "A slow answer" in running.text
+        assert fake_api.requests[0].interrupted
+        check = execute(client, "print(result.stop_reason, result.messages[-1]['role'])")
+        assert check.text.strip() == "interrupted assistant"
+        fake_api.wait_idle()
+        fake_api.enqueue(Reply.text("Still here."))
+        again = execute(client, "%%agent\nAre you there?")
+        assert again.status == "ok" and "Still here." in again.text
+
+
+def test_enable_loads_nbagent_in_every_new_kernel(tmp_path: Path) -> None:
+    env = {"IPYTHONDIR": str(tmp_path / "ipython")}
+    enabled = subprocess.run(
+        [sys.executable, "-m", "nbagent", "enable", "--user"],
+        env={**_environ(), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "Every new IPython kernel loads nbagent" in enabled.stdout
+    code = "print('agent' in get_ipython().magics_manager.magics['cell'])"
+    with kernel(env) as (_, client):
+        assert execute(client, code).text.strip() == "True"
+    subprocess.run(
+        [sys.executable, "-m", "nbagent", "disable", "--user"],
+        env={**_environ(), **env},
+        check=True,
+        capture_output=True,
+    )
+    with kernel(env) as (_, client):
+        assert execute(client, code).text.strip() == "False"
+
+
+def test_enable_writes_the_shipped_snippet_and_keeps_other_settings(tmp_path: Path) -> None:
+    shipped = json.loads((REPO / "jupyter-config/ipython/ipython_kernel_config.json").read_text())
+    assert json.loads(set_enabled(tmp_path / "a", True).read_text()) == shipped
+    other = tmp_path / "b"
+    other.mkdir()
+    (other / "ipython_kernel_config.json").write_text(
+        json.dumps({"IPKernelApp": {"extensions": ["other"]}, "InlineBackend": {"x": 1}})
+    )
+    set_enabled(other, True)
+    set_enabled(other, True)
+    assert json.loads((other / "ipython_kernel_config.json").read_text()) == {
+        "IPKernelApp": {"extensions": ["other", "nbagent"]},
+        "InlineBackend": {"x": 1},
+    }
+    set_enabled(other, False)
+    assert json.loads((other / "ipython_kernel_config.json").read_text()) == {
+        "IPKernelApp": {"extensions": ["other"]},
+        "InlineBackend": {"x": 1},
+    }
+
+
+def _environ() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)

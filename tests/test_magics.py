@@ -1,0 +1,231 @@
+"""The magics through a real InteractiveShell's run_cell, against FakeAnthropicServer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+import nbagent
+from nbagent.agent import AgentResult
+from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.tool import Tool
+
+FORECAST = "mcp__weather__forecast"
+
+
+@pytest.fixture(scope="module")
+def shell() -> InteractiveShell:
+    return InteractiveShell.instance()
+
+
+@pytest.fixture
+def ip(
+    shell: InteractiveShell, fake_api: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[InteractiveShell]:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+    tool = Tool(
+        name=FORECAST,
+        description="Weather forecast for a city.",
+        is_mcp=True,
+        server="weather",
+        input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
+        handler=lambda city: f"Sunny in {city}",
+    )
+    nbagent.registry.register(tool, replace=True)
+    shell.run_line_magic("load_ext", "nbagent")
+    yield shell
+    shell.run_line_magic("unload_ext", "nbagent")
+    nbagent.registry.unregister_many([FORECAST])
+    shell.user_ns.pop("result", None)
+
+
+def run(ip: InteractiveShell, cell: str) -> tuple[Any, str]:
+    """Run a cell; return its result and every text it displayed (markdown or plain)."""
+    with capture_output() as captured:
+        result = ip.run_cell(cell)
+    texts = [o.data.get("text/markdown") or o.data.get("text/plain", "") for o in captured.outputs]
+    return result, "\n".join(texts) + captured.stdout
+
+
+def error_of(result: Any) -> BaseException | None:
+    return result.error_in_exec or result.error_before_exec
+
+
+def test_load_registers_the_magics_and_unload_removes_them(shell: InteractiveShell) -> None:
+    shell.run_line_magic("load_ext", "nbagent")
+    magics = shell.magics_manager.magics
+    assert {"agent", "tools", "tool_search"} <= set(magics["line"])
+    assert "agent" in magics["cell"]
+    assert any(type(c).__name__ == "NbAgent" for c in shell.configurables)
+    shell.run_line_magic("unload_ext", "nbagent")
+    assert not {"agent", "tools", "tool_search"} & set(magics["line"])
+    assert "agent" not in magics["cell"]
+    assert not any(type(c).__name__ == "NbAgent" for c in shell.configurables)
+
+
+def test_reload_keeps_the_process_registry(ip: InteractiveShell) -> None:
+    registry = nbagent.registry
+    ip.run_line_magic("reload_ext", "nbagent")
+    assert nbagent.registry is registry and FORECAST in nbagent.registry
+    assert "agent" in ip.magics_manager.magics["cell"]
+
+
+def test_agent_cell_answers_in_markdown_and_stores_the_result(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "weather"}),
+        Reply.tool_use(FORECAST, {"city": "Paris"}),
+        Reply.text("It is **sunny** in Paris."),
+    )
+    result, shown = run(ip, "%%agent -o result\nWeather in Paris?")
+    assert result.success, error_of(result)
+    assert "It is **sunny** in Paris." in shown
+    assert "ToolSearch `weather`" in shown and f"`{FORECAST}`" in shown
+    assert "1 deferred tool available" in shown and "tokens:" in shown
+    stored = ip.user_ns["result"]
+    assert isinstance(stored, AgentResult) and stored.text == "It is **sunny** in Paris."
+    assert [c.name for c in stored.tool_calls] == ["ToolSearch", FORECAST]
+
+
+def test_the_conversation_continues_until_new(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    fake_api.enqueue(Reply.text("one"), Reply.text("two"), Reply.text("three"))
+    run(ip, "%%agent\nfirst")
+    run(ip, "%%agent\nsecond")
+    run(ip, "%%agent --new\nthird")
+    counts = [len(r.body["messages"]) for r in fake_api.requests]
+    assert counts == [1, 3, 1]
+
+
+def test_variables_fill_the_prompt_and_double_braces_escape(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    ip.user_ns["city"] = "Oslo"
+    fake_api.enqueue(Reply.text("ok"))
+    run(ip, '%%agent\nWeather in {city}? Reply as {{"answer": ...}}')
+    text = fake_api.requests[-1].body["messages"][0]["content"][0]["text"]
+    assert text == 'Weather in Oslo? Reply as {"answer": ...}'
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ("%%agent\nWeather in {nowhere}?", "{nowhere} in the prompt is not a notebook variable"),
+        ("%%agent\n   \n", "The cell is empty"),
+        ("%%agent --bogus\nhi", "unrecognized arguments: --bogus"),
+        ("%%agent --mode sideways\nhi", "invalid choice: 'sideways'"),
+        ("%%agent --max-turns 0\nhi", "--max-turns must be at least 1"),
+        ("%%agent status\nhi", "'status' is a %agent command"),
+        ("%agent", "Use %%agent with a prompt"),
+        ("%agent dance", "invalid choice: 'dance'"),
+        ("%tools nothing_like_this", "No tool matches 'nothing_like_this'"),
+        ("%tool_search select:Nope", "No tool is named 'Nope'"),
+    ],
+)
+def test_bad_input_is_a_one_line_usage_error(ip: InteractiveShell, cell: str, message: str) -> None:
+    result, _ = run(ip, cell)
+    error = error_of(result)
+    assert isinstance(error, UsageError) and message in str(error)
+    assert "\n" not in str(error).strip()
+
+
+def test_no_api_key_says_how_to_set_one(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    result, _ = run(ip, "%%agent\nhi")
+    error = error_of(result)
+    assert isinstance(error, UsageError)
+    assert "ANTHROPIC_API_KEY" in str(error) and "FakeAnthropicServer" in str(error)
+
+
+def test_an_unknown_model_is_a_usage_error(ip: InteractiveShell) -> None:
+    result, _ = run(ip, "%%agent --model gpt-nope\nhi")
+    error = error_of(result)
+    assert isinstance(error, UsageError) and "Unknown model 'gpt-nope'" in str(error)
+
+
+def test_config_options_reach_the_requests(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    fake_api.enqueue(Reply.text("a"), Reply.text("b"))
+    ip.run_line_magic("config", 'NbAgent.model = "claude-haiku-4-5"')
+    run(ip, "%%agent\nhi")
+    run(ip, "%%agent --model claude-opus-5 --mode off\nagain")
+    first, second = (r.body for r in fake_api.requests)
+    assert first["model"] == "claude-haiku-4-5" and second["model"] == "claude-opus-5"
+    assert any(t.get("defer_loading") for t in first["tools"])
+    assert not any(t.get("defer_loading") for t in second["tools"])
+    ip.run_line_magic("config", 'NbAgent.model = "claude-sonnet-5-5"')
+
+
+def test_max_turns_option_stops_the_loop(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    fake_api.enqueue(*[Reply.tool_use("ToolSearch", {"query": "weather"})] * 2)
+    result, shown = run(ip, "%%agent --max-turns 2 -o result\nloop")
+    assert result.success and ip.user_ns["result"].stop_reason == "max_turns"
+    assert "Stopped after 2 turns" in shown
+
+
+def test_quiet_shows_only_the_answer(ip: InteractiveShell, fake_api: FakeAnthropicServer) -> None:
+    fake_api.enqueue(Reply.tool_use("ToolSearch", {"query": "weather"}), Reply.text("Done."))
+    _, shown = run(ip, "%%agent --quiet\ngo")
+    assert shown.strip() == "Done."
+
+
+def test_status_reset_config_history(ip: InteractiveShell, fake_api: FakeAnthropicServer) -> None:
+    fake_api.enqueue(Reply.tool_use("ToolSearch", {"query": "weather"}), Reply.text("Found it."))
+    run(ip, "%%agent\nfind the weather tool")
+    _, status = run(ip, "%agent status")
+    assert f"`{FORECAST}`" in status and "deferred" in status and "tokens:" in status
+    _, history = run(ip, "%agent history")
+    assert "1. **user**: find the weather tool" in history and "→ `ToolSearch`" in history
+    _, config = run(ip, "%agent config")
+    assert "| `model` |" in config and "| `mode` | `'native'` |" in config
+    _, reset = run(ip, "%agent reset")
+    assert "reset" in reset
+    _, history = run(ip, "%agent history")
+    assert "No conversation yet." in history
+
+
+def test_tools_table_card_and_pattern(ip: InteractiveShell) -> None:
+    _, table = run(ip, "%tools")
+    assert (
+        "| `ToolSearch` | python | loaded |" in table and f"| `{FORECAST}` | mcp:weather |" in table
+    )
+    _, card = run(ip, f"%tools {FORECAST}")
+    assert card.startswith(f"### `{FORECAST}`") and '"city"' in card and "deferred" in card
+    _, some = run(ip, "%tools mcp__weather__*")
+    assert FORECAST in some and "ToolSearch" not in some
+
+
+def test_tool_search_shows_scores_and_reasons(ip: InteractiveShell) -> None:
+    _, shown = run(ip, "%tool_search weather forecast")
+    assert f"| `{FORECAST}` | 24 | 'weather' name part (12); 'forecast' name part (12) |" in shown
+
+
+def test_loaded_and_deferred_overrides_from_config(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    ip.run_line_magic("unload_ext", "nbagent")
+    ip.run_line_magic("config", f'NbAgent.loaded_tools = ["{FORECAST}"]')
+    ip.run_line_magic("load_ext", "nbagent")
+    try:
+        fake_api.enqueue(Reply.tool_use(FORECAST, {"city": "Rome"}), Reply.text("ok"))
+        result, _ = run(ip, "%%agent\nRome?")
+        assert result.success
+        tools = {t["name"]: t for t in fake_api.requests[0].body["tools"]}
+        assert "defer_loading" not in tools[FORECAST]
+    finally:
+        ip.run_line_magic("config", "NbAgent.loaded_tools = []")
+        nbagent.registry.override(FORECAST, None)
