@@ -26,6 +26,7 @@ pytestmark = pytest.mark.skipif(
         ("token_cost.py", "| setup | tools | MCP tools | deferred tools |"),
         ("retrieval_quality.py", "| retriever | queries | failed queries |"),
         ("agent_loop.py", "| deferred definitions in the cached prefix |"),
+        ("load_time.py", "| statement | kernels |"),
     ],
 )
 def test_quick_run_prints_a_table(script: str, header: str) -> None:
