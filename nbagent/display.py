@@ -1,66 +1,60 @@
 """Rendering a run's events in the running cell.
 
-:class:`CellTranscript` turns :mod:`nbagent.events` into rich outputs that every front end
-reads (Markdown and plain text: JupyterLab, nbconvert, GitHub, VS Code, terminal IPython):
-the answer as it streams, a line per tool call, the ToolSearch hits, and a banner when
-deferred tools come or go, with exactly the names the model was told. Outputs are updated
-in place through display handles, so the cell keeps a static transcript once the run ends.
+:class:`CellTranscript` folds events into a :class:`~nbagent.transcript.Transcript` and shows
+it live: in a kernel as ipywidgets (:mod:`nbagent.widgets`), in a terminal as printed lines.
+When the run ends, the live view is replaced by one static Markdown output (tool cards as
+``<details>``), which JupyterLab, nbconvert, GitHub and VS Code all render without a kernel.
 
 This module depends on the events only, never on the agent loop.
 """
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from IPython.display import DisplayHandle, display
 
-from nbagent.events import (
-    Event,
-    Notice,
-    RunFinished,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolSearchResults,
-    ToolSetAnnounced,
-    Usage,
-)
-from nbagent.text import MCP_PREFIX
+from nbagent.events import Event, RunFinished, TextDelta, UsageReported
+from nbagent.transcript import Answer, Transcript, item_text
 
 STREAM_INTERVAL = 0.1
-"""Seconds between two updates of the streaming answer."""
+"""Seconds between two refreshes of the streaming answer."""
 
-MAX_INPUT_CHARS = 120
-"""How much of a tool call's input its line shows."""
-
-MAX_RESULT_CHARS = 300
-"""How much of a tool call's result its line shows."""
-
-_STATUS_MARK = {"ok": "✓", "error": "✗", "denied": "⛔", "interrupted": "■"}
+MAX_STATIC_CARDS = 200
+"""Tool cards kept in the static transcript (the latest); older ones are counted."""
 
 
 class Markdown:
-    """Markdown text that renders as Markdown in notebooks and as itself in a terminal.
+    """Markdown that renders as Markdown in notebooks and as plain text in a terminal.
 
     (IPython's own ``Markdown`` shows ``<IPython.core.display.Markdown object>`` as text.)
 
     Args:
         text: The Markdown source.
+        plain: The plain-text rendering; the Markdown source by default.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, plain: str | None = None) -> None:
         self.text = text
+        self.plain = text if plain is None else plain
 
     def _repr_markdown_(self) -> str:
         """The Markdown, for rich front ends."""
         return self.text
 
     def __repr__(self) -> str:
-        """The Markdown source, for plain-text front ends."""
-        return self.text
+        """The plain text, for plain front ends."""
+        return self.plain
+
+
+def in_kernel() -> bool:
+    """Tell whether the code runs in a Jupyter kernel (so widgets can be shown)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 class CellTranscript:
@@ -68,16 +62,31 @@ class CellTranscript:
 
     Args:
         quiet: Show only the final answer.
-        stream: Update the answer as it streams in (else show it when the turn ends).
+        stream: Refresh the answer as it streams in (else when the turn ends).
+        live: Show widgets while the run goes on; by default, when in a kernel.
+        saved_tokens: Tokens that deferral keeps out of the context, for the meter.
     """
 
-    def __init__(self, quiet: bool = False, stream: bool = True) -> None:
+    def __init__(
+        self,
+        quiet: bool = False,
+        stream: bool = True,
+        live: bool | None = None,
+        saved_tokens: int | None = None,
+    ) -> None:
         self.quiet = quiet
         self.stream = stream
-        self._text = ""
-        self._text_handle: DisplayHandle | None = None
-        self._last_update = 0.0
-        self._calls: dict[str, tuple[DisplayHandle, str]] = {}
+        self.transcript = Transcript(saved_tokens=saved_tokens)
+        self._last_refresh = 0.0
+        self._view: Any = None
+        self._handle: DisplayHandle | None = None
+        self._printed = 0
+        self._pending: Answer | None = None
+        if not quiet and (in_kernel() if live is None else live):
+            from nbagent.widgets import TranscriptView
+
+            self._view = TranscriptView(self.transcript)
+            self._handle = display(self._view.box, display_id=True)
 
     def __call__(self, event: Event) -> None:
         """Render one event.
@@ -85,166 +94,51 @@ class CellTranscript:
         Args:
             event: Any event of a run.
         """
-        if isinstance(event, TextDelta):
-            self._on_text(event.text)
-        elif isinstance(event, RunFinished):
-            self._on_finished(event)
+        item = self.transcript.apply(event)
+        if isinstance(event, RunFinished):
+            self._finish()
         elif self.quiet:
             return
-        elif isinstance(event, ToolCallStarted):
-            self._flush_text()
-            line = f"⏳ `{event.name}` {_brief(event.input, MAX_INPUT_CHARS)}"
-            self._calls[event.id] = (display(Markdown(line), display_id=True), line)
-        elif isinstance(event, ToolCallFinished):
-            self._on_call_finished(event)
-        elif isinstance(event, ToolSearchResults):
-            display(Markdown(search_table(event.query, event.hits, event.loaded)))
-        elif isinstance(event, ToolSetAnnounced):
-            display(Markdown(delta_banner(event.added, event.removed)))
-        elif isinstance(event, Notice):
-            display(
-                Markdown(
-                    f"> ⚠ {event.message}" if event.level == "warning" else f"> {event.message}"
-                )
-            )
+        elif self._view is not None:
+            self._show_live(item, event)
+        elif item is not None and not isinstance(event, TextDelta):
+            self._print_done_items()
 
-    def _on_text(self, text: str) -> None:
-        self._text += text
-        if self.quiet or not self.stream:
-            return
-        now = time.monotonic()
-        if self._text_handle is None:
-            self._text_handle = display(Markdown(self._text), display_id=True)
-            self._last_update = now
-        elif now - self._last_update >= STREAM_INTERVAL:
-            self._text_handle.update(Markdown(self._text))
-            self._last_update = now
+    def _show_live(self, item: Any, event: Event) -> None:
+        if isinstance(event, UsageReported):
+            self._view.refresh_meter()
+        if isinstance(item, Answer):
+            now = time.monotonic()
+            if not self.stream or now - self._last_refresh < STREAM_INTERVAL:
+                self._pending = item
+                return
+            self._last_refresh = now
+        elif item is not None and self._pending is not None:
+            self._view.show(self._pending)
+        if item is not None:
+            self._pending = None
+            self._view.show(item)
 
-    def _flush_text(self) -> None:
-        """End the current text block (a tool call follows it)."""
-        if self._text and not self.quiet:
-            if self._text_handle is None:
-                display(Markdown(self._text))
-            else:
-                self._text_handle.update(Markdown(self._text))
-        self._text, self._text_handle = "", None
+    def _print_done_items(self) -> None:
+        """In a terminal, print the items that are complete (all but the last)."""
+        items = self.transcript.items
+        for item in items[self._printed : len(items) - 1]:
+            print(item_text(item), file=sys.stdout)
+        self._printed = max(self._printed, len(items) - 1)
 
-    def _on_call_finished(self, event: ToolCallFinished) -> None:
-        handle, started = self._calls.pop(event.id, (None, f"`{event.name}`"))
-        mark = _STATUS_MARK.get(event.status, "?")
-        line = started.replace("⏳", mark, 1) + f" · {event.duration:.2f} s"
-        if event.permission:
-            line += f" · {event.permission}"
-        if event.status != "ok":
-            line += f"\n\n  {event.status}: {_brief(event.content, MAX_RESULT_CHARS)}"
-        if handle is None:
-            display(Markdown(line))
-        else:
-            handle.update(Markdown(line))
-
-    def _on_finished(self, event: RunFinished) -> None:
+    def _finish(self) -> None:
+        """Replace the live view by the static transcript (or show the answer alone)."""
+        transcript = self.transcript
         if self.quiet:
-            display(Markdown(event.text or "(no answer)"))
-        else:
-            self._flush_text()
-            tail = (
-                ""
-                if event.stop_reason in ("end_turn", "stop_sequence")
-                else (f"*Stopped: {event.stop_reason}.* ")
-            )
-            display(Markdown(f"<sub>{tail}{usage_line(event.usage)}</sub>"))
-
-
-def usage_line(usage: Usage) -> str:
-    """Summarise token usage in one line.
-
-    Args:
-        usage: Usage summed over a run.
-
-    Returns:
-        E.g. ``tokens: 1,200 in (1,000 from cache, 100 written to it), 80 out``.
-    """
-    return (
-        f"tokens: {usage.total_input_tokens:,} in ({usage.cache_read_input_tokens:,} from "
-        f"cache, {usage.cache_creation_input_tokens:,} written to it), "
-        f"{usage.output_tokens:,} out"
-    )
-
-
-def search_table(query: str, hits: Sequence[Any], loaded: Sequence[str] | None = None) -> str:
-    """Render ToolSearch hits as a Markdown table.
-
-    Args:
-        query: The query.
-        hits: SearchHits, best first.
-        loaded: The names this search loaded into the model's context; None for a search
-            the model did not make (no "loaded" column).
-
-    Returns:
-        The Markdown.
-    """
-    if not hits:
-        return f"🔎 ToolSearch `{query}`: no match"
-    header = "| tool | score | why |" + (" context |" if loaded is not None else "")
-    rule = "|---|---|---|" + ("---|" if loaded is not None else "")
-    rows = "\n".join(
-        f"| `{h.name}` | {h.score:g} | {'; '.join(h.reasons)} |"
-        + ("" if loaded is None else f" {'loaded' if h.name in loaded else 'already loaded'} |")
-        for h in hits
-    )
-    return f"🔎 ToolSearch `{query}`\n\n{header}\n{rule}\n{rows}"
-
-
-def delta_banner(added: Sequence[str], removed: Sequence[str]) -> str:
-    """Render a change of the deferred tools, grouped by MCP server with counts.
-
-    Args:
-        added: Names now available.
-        removed: Names gone.
-
-    Returns:
-        The Markdown banner.
-    """
-    parts = []
-    if added:
-        parts.append(f"🔌 **{plural(len(added), 'deferred tool')} available**: {_grouped(added)}")
-    if removed:
-        parts.append(f"🔌 **{plural(len(removed), 'deferred tool')} removed**: {_grouped(removed)}")
-    return "\n\n".join(parts)
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 tool``, ``2 tools``.
-
-    Args:
-        count: How many.
-        noun: The singular noun.
-    """
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
-def _grouped(names: Sequence[str]) -> str:
-    """``mcp__github__ (12), Read`` for a list of names."""
-    counts: dict[str, int] = {}
-    for name in names:
-        server = name[len(MCP_PREFIX) :].split("__", 1)[0] if name.startswith(MCP_PREFIX) else ""
-        key = f"{MCP_PREFIX}{server}__" if server else name
-        counts[key] = counts.get(key, 0) + 1
-    return ", ".join(
-        f"`{key}` ({n})" if n > 1 or key.startswith(MCP_PREFIX) else f"`{key}`"
-        for key, n in counts.items()
-    )
-
-
-def _brief(value: Any, limit: int) -> str:
-    """A one-line, cut rendering of a tool input or result."""
-    if isinstance(value, dict):
-        text = ", ".join(f"{k}={v!r}" for k, v in value.items())
-    elif isinstance(value, list):
-        text = ", ".join(
-            str(b.get("tool_name") or b.get("type")) for b in value if isinstance(b, dict)
+            display(Markdown(transcript.answer or "(no answer)"))
+            return
+        final = Markdown(
+            transcript.to_markdown(MAX_STATIC_CARDS), plain=transcript.to_text(MAX_STATIC_CARDS)
         )
-    else:
-        text = str(value)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        if self._handle is not None:
+            self._handle.update(final)
+            self._view.close()
+        else:
+            for item in transcript.items[self._printed :]:
+                print(item_text(item))
+            print(transcript.meter())

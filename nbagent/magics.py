@@ -16,11 +16,12 @@ from IPython.display import display
 
 from nbagent.agent import Agent, AgentResult
 from nbagent.config import NbAgent
-from nbagent.display import CellTranscript, Markdown, plural, search_table, usage_line
+from nbagent.display import CellTranscript, Markdown, in_kernel
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
 from nbagent.tool import Tool
+from nbagent.transcript import Search, item_markdown, plural, usage_line
 
 COMMANDS = ("status", "reset", "config", "history")
 """The subcommands of the ``%agent`` line magic."""
@@ -127,7 +128,8 @@ class AgentMagics(Magics):
             hits = self.agent_instance.search.search(query, args.max_results)
         except NbAgentError as exc:
             raise UsageError(str(exc)) from None
-        display(Markdown(search_table(query, hits)))
+        search = Search(query, [(h.name, h.score, h.reasons) for h in hits], loaded=None)
+        display(Markdown(item_markdown(search)))
 
     @property
     def agent_instance(self) -> Agent:
@@ -167,7 +169,12 @@ class AgentMagics(Magics):
         return agent
 
     def _run(self, agent: Agent, prompt: str, quiet: bool) -> AgentResult:
-        transcript = CellTranscript(quiet=quiet, stream=self.settings.stream)
+        cost = self.registry.context_cost() if agent.mode != "off" else None
+        transcript = CellTranscript(
+            quiet=quiet,
+            stream=self.settings.stream,
+            saved_tokens=cost.all_loaded - cost.deferred if cost else None,
+        )
         try:
             return agent.run(prompt, on_event=transcript)
         except ModelAPIError as exc:
@@ -358,6 +365,10 @@ def load(shell: Any) -> AgentMagics:
     shell.configurables.append(settings)
     magics = AgentMagics(shell, settings, nbagent.registry)
     shell.register_magics(magics)
+    if in_kernel():
+        from nbagent.widgets import registry_mimebundle
+
+        shell.display_formatter.mimebundle_formatter.for_type(ToolRegistry, registry_mimebundle)
     _loaded[id(shell)] = magics
     return magics
 
@@ -377,5 +388,6 @@ def unload(shell: Any) -> None:
         for name in names:
             manager.magics[kind].pop(name, None)
     manager.registry.pop(type(magics).__name__, None)
+    shell.display_formatter.mimebundle_formatter.pop(ToolRegistry, None)
     if magics.settings in shell.configurables:
         shell.configurables.remove(magics.settings)

@@ -87,8 +87,9 @@ def test_agent_cell_answers_in_markdown_and_stores_the_result(
     result, shown = run(ip, "%%agent -o result\nWeather in Paris?")
     assert result.success, error_of(result)
     assert "It is **sunny** in Paris." in shown
-    assert "ToolSearch `weather`" in shown and f"`{FORECAST}`" in shown
-    assert "1 deferred tool available" in shown and "tokens:" in shown
+    assert f"ToolSearch 'weather': {FORECAST} (12)" in shown  # a terminal shell prints text
+    assert f"✓ {FORECAST}(city='Paris') ok" in shown
+    assert "1 deferred tool available: mcp__weather__ (1)" in shown and "tokens:" in shown
     stored = ip.user_ns["result"]
     assert isinstance(stored, AgentResult) and stored.text == "It is **sunny** in Paris."
     assert [c.name for c in stored.tool_calls] == ["ToolSearch", FORECAST]
@@ -174,7 +175,7 @@ def test_max_turns_option_stops_the_loop(
     fake_api.enqueue(*[Reply.tool_use("ToolSearch", {"query": "weather"})] * 2)
     result, shown = run(ip, "%%agent --max-turns 2 -o result\nloop")
     assert result.success and ip.user_ns["result"].stop_reason == "max_turns"
-    assert "Stopped after 2 turns" in shown
+    assert "Stopped after 2 turns" in shown and "stopped: max_turns" in shown
 
 
 def test_quiet_shows_only_the_answer(ip: InteractiveShell, fake_api: FakeAnthropicServer) -> None:

@@ -1,0 +1,180 @@
+"""ipywidgets views: the live transcript of a run, and the registry browser.
+
+While a cell runs, the kernel cannot receive widget events (clicks, typing), but it can send
+updates: the live transcript only sends. Its tool cards are HTML ``<details>`` elements, which
+the browser opens and closes by itself. The registry browser is shown when a cell evaluates
+``nbagent.registry``; the kernel is idle then, so its filters work.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+import ipywidgets as widgets
+
+from nbagent.registry import ToolRegistry
+from nbagent.transcript import Answer, Call, Item, Transcript, item_html, plural
+
+MAX_LIVE_CARDS = 50
+"""Tool cards kept as widgets at once; older ones fold into a count (keeps browsers fast)."""
+
+
+class TranscriptView:
+    """A live view of a :class:`Transcript`: one child widget per item, and a meter.
+
+    Args:
+        transcript: The transcript the view follows.
+        max_cards: Tool cards kept as widgets at once.
+    """
+
+    def __init__(self, transcript: Transcript, max_cards: int = MAX_LIVE_CARDS) -> None:
+        self.transcript = transcript
+        self.max_cards = max_cards
+        self.folded = 0
+        self._children: dict[int, widgets.Widget] = {}
+        self._cards: list[int] = []
+        self._more = widgets.HTML(layout=widgets.Layout(display="none"))
+        self._meter = widgets.HTML()
+        self._items = widgets.VBox()
+        self.box = widgets.VBox([self._more, self._items, self._meter])
+        self.box.add_class("nbagent-live")
+
+    def show(self, item: Item) -> None:
+        """Add or refresh the widget of an item.
+
+        Args:
+            item: An item of the transcript (new or changed).
+        """
+        child = self._children.get(id(item))
+        if child is None:
+            child = self._make(item)
+            self._children[id(item)] = child
+            self._items.children = (*self._items.children, child)
+            if isinstance(item, Call):
+                self._cards.append(id(item))
+                self._fold()
+        elif isinstance(item, Answer):
+            child.outputs = (_markdown_output(item.text),)
+        else:
+            child.value = item_html(item)
+
+    def refresh_meter(self) -> None:
+        """Show the current token meter."""
+        self._meter.value = (
+            f'<span class="nbagent-meter">{html.escape(self.transcript.meter())}</span>'
+        )
+
+    def close(self) -> None:
+        """Close every widget of the view."""
+        for child in (*self._children.values(), self._more, self._meter, self._items, self.box):
+            child.close()
+
+    def _make(self, item: Item) -> widgets.Widget:
+        if isinstance(item, Answer):
+            output = widgets.Output()
+            output.outputs = (_markdown_output(item.text),)
+            return output
+        return widgets.HTML(item_html(item))
+
+    def _fold(self) -> None:
+        """Drop the oldest cards beyond the cap and count them."""
+        while len(self._cards) > self.max_cards:
+            oldest = self._children.pop(self._cards.pop(0))
+            self._items.children = tuple(c for c in self._items.children if c is not oldest)
+            oldest.close()
+            self.folded += 1
+        if self.folded:
+            self._more.value = f"… {plural(self.folded, 'earlier tool call')} not shown live"
+            self._more.layout.display = None
+
+
+def _markdown_output(text: str) -> dict[str, Any]:
+    """An output of an Output widget showing Markdown."""
+    return {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"text/markdown": text, "text/plain": text},
+    }
+
+
+class RegistryBrowser:
+    """A filterable table of a registry's tools; each row opens to show its schema.
+
+    Args:
+        registry: The registry to show.
+    """
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+        self.filter = widgets.Text(
+            placeholder="filter by name or description", description="Filter"
+        )
+        self.state = widgets.ToggleButtons(options=["all", "loaded", "deferred"], value="all")
+        self.table = widgets.HTML()
+        self.filter.observe(self._refresh, names="value")
+        self.state.observe(self._refresh, names="value")
+        self.box = widgets.VBox([widgets.HBox([self.filter, self.state]), self.table])
+        self._refresh()
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """The tools shown under the current filters: name, source, state, flags."""
+        needle = self.filter.value.strip().lower()
+        rows = []
+        for tool in self.registry.tools():
+            state = "deferred" if self.registry.is_deferred(tool) else "loaded"
+            if self.state.value != "all" and state != self.state.value:
+                continue
+            if (
+                needle
+                and needle not in tool.name.lower()
+                and needle not in tool.description.lower()
+            ):
+                continue
+            flags = ", ".join(
+                f
+                for f in ("read_only", "concurrency_safe", "should_defer", "always_load")
+                if getattr(tool, f)
+            )
+            rows.append(
+                (tool.name, f"mcp:{tool.server}" if tool.is_mcp else "python", state, flags)
+            )
+        return rows
+
+    def _refresh(self, _change: Any = None) -> None:
+        rows = self.rows()
+        body = "".join(
+            f'<details class="nbagent-tool"><summary><code>{html.escape(name)}</code> · '
+            f"{html.escape(source)} · {state}{' · ' + html.escape(flags) if flags else ''}"
+            f"</summary>{_schema_html(self.registry, name)}</details>"
+            for name, source, state, flags in rows
+        )
+        total = len(self.registry)
+        self.table.value = f"<div>{plural(len(rows), 'tool')} of {total}</div>{body}"
+
+
+def _schema_html(registry: ToolRegistry, name: str) -> str:
+    """A tool's description and input schema, as HTML."""
+    tool = registry.get(name)
+    schema = json.dumps(tool.input_schema, indent=2, ensure_ascii=False)
+    return (
+        f'<div style="white-space: pre-wrap">{html.escape(tool.description)}</div>'
+        f"<pre>{html.escape(schema)}</pre>"
+    )
+
+
+def registry_mimebundle(registry: ToolRegistry) -> dict[str, Any]:
+    """The output of ``nbagent.registry`` in a notebook: the browser, with static fallbacks.
+
+    Args:
+        registry: The registry.
+
+    Returns:
+        A mimebundle with the widget view, HTML and plain text.
+    """
+    browser = RegistryBrowser(registry)
+    bundle = browser.box._repr_mimebundle_() or {}
+    bundle["text/html"] = registry._repr_html_()
+    bundle["text/plain"] = repr(registry)
+    return bundle

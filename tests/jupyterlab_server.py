@@ -1,0 +1,88 @@
+"""A real JupyterLab server on 127.0.0.1 for browser tests."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class LabServer:
+    """A running JupyterLab."""
+
+    url: str
+    """The base URL, e.g. ``http://127.0.0.1:8888``."""
+    token: str
+    """The token to log in with."""
+
+    def page(self, path: str) -> str:
+        """The URL of a page of the server, logged in."""
+        return f"{self.url}/{path.lstrip('/')}?token={self.token}"
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def jupyterlab(root: Path, env: dict[str, str] | None = None) -> Iterator[LabServer]:
+    """Serve JupyterLab on loopback with ``root`` as its folder, until the block ends.
+
+    Args:
+        root: The folder the server shows.
+        env: Variables added to the server's (and so its kernels') environment.
+
+    Yields:
+        The server.
+    """
+    port, token = free_port(), secrets.token_hex(16)
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--ServerApp.port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.news_url=None",
+        "--LabApp.expose_app_in_browser=True",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.allow_root=True",
+        "--LabApp.extension_manager=readonly",
+    ]
+    log = open(root.parent / "jupyterlab.log", "w")  # noqa: SIM115 (closed below)
+    process = subprocess.Popen(
+        command, env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, cwd=root
+    )
+    server = LabServer(f"http://127.0.0.1:{port}", token)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(server.page("api/status"), timeout=2)
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start; see {log.name}") from None
+                time.sleep(0.3)
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()

@@ -1,0 +1,98 @@
+"""The widgets in a real JupyterLab, driven by Playwright in Debian's Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.jupyterlab_server import LabServer, jupyterlab
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = "/usr/bin/chromium"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "example_notebooks" / "00_quick_tour.ipynb"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    root = tmp_path_factory.mktemp("lab") / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    with jupyterlab(root, env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def page(lab: LabServer) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.goto(lab.page(f"lab/tree/{NOTEBOOK.name}"))
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        page.wait_for_function(
+            "window.jupyterapp && window.jupyterapp.shell.currentWidget"
+            " && window.jupyterapp.shell.currentWidget.sessionContext"
+            " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status"
+            " === 'idle'",
+            timeout=60_000,
+        )
+        page.evaluate("window.jupyterapp.commands.execute('editmenu:clear-all')")
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        yield page
+        browser.close()
+
+
+def screenshot(page: Any, name: str, tmp_path: Path) -> Path:
+    news = page.get_by_role("button", name="No", exact=True)
+    if news.count():
+        news.first.click()  # JupyterLab's "get notified about news?" prompt
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    keep = os.environ.get("NBAGENT_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / path.name)
+    return path
+
+
+def test_the_agent_cell_shows_cards_search_table_and_banner(page: Any, tmp_path: Path) -> None:
+    card = page.locator("details.nbagent-call").first
+    card.wait_for(timeout=60_000)
+    assert page.locator("details.nbagent-call").count() == 2
+    banner = page.get_by_text("1 deferred tool available: convert_temperature")
+    assert banner.count() >= 1
+    table = page.locator(".jp-OutputArea-output table", has_text="context").first
+    assert "'convert' name part (10)" in table.inner_text()
+    assert page.get_by_text("69.8 °F").count() >= 1
+    card.scroll_into_view_if_needed()
+    assert card.get_attribute("open") is None
+    card.locator("summary").click()
+    page.wait_for_function("document.querySelector('details.nbagent-call').open === true")
+    assert '"query": "convert temperature"' in card.inner_text()
+    assert screenshot(page, "agent-cell", tmp_path).stat().st_size > 10_000
+
+
+def test_the_registry_browser_filters_in_the_page(page: Any, tmp_path: Path) -> None:
+    browser = page.locator(".jp-OutputArea-output input[placeholder^='filter']")
+    browser.wait_for(timeout=60_000)
+    rows = page.locator("details.nbagent-tool")
+    assert rows.count() == 2
+    browser.fill("fahrenheit")
+    page.wait_for_function("document.querySelectorAll('details.nbagent-tool').length === 1")
+    rows.first.locator("summary").click()
+    assert '"value"' in rows.first.inner_text()
+    screenshot(page, "registry-browser", tmp_path)
