@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(
         ("retrieval_quality.py", "| retriever | queries | failed queries |"),
         ("agent_loop.py", "| deferred definitions in the cached prefix |"),
         ("load_time.py", "| statement | kernels |"),
+        ("display_throughput.py", "| tool calls | events |"),
     ],
 )
 def test_quick_run_prints_a_table(script: str, header: str) -> None:
