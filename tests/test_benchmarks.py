@@ -26,8 +26,8 @@ pytestmark = pytest.mark.skipif(
         ("token_cost.py", "| setup | tools | MCP tools | deferred tools |"),
         ("retrieval_quality.py", "| retriever | queries | failed queries |"),
         ("agent_loop.py", "| deferred definitions in the cached prefix |"),
-        ("load_time.py", "| statement | kernels |"),
-        ("display_throughput.py", "| tool calls | events |"),
+        pytest.param("load_time.py", "| statement | kernels |", marks=pytest.mark.slow),
+        pytest.param("display_throughput.py", "| tool calls | events |", marks=pytest.mark.slow),
     ],
 )
 def test_quick_run_prints_a_table(script: str, header: str) -> None:
