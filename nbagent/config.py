@@ -10,10 +10,8 @@ from traitlets import Bool, Enum, Int, List, Unicode
 from traitlets.config import Configurable
 
 from nbagent.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
+from nbagent.permissions import MODES as PERMISSION_MODES
 from nbagent.request import MODES
-
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-"""The permission modes, as Claude Code names them."""
 
 
 class NbAgent(Configurable):
@@ -46,6 +44,12 @@ class NbAgent(Configurable):
         list(PERMISSION_MODES),
         default_value="default",
         help="Which tool calls run without asking (default, acceptEdits, plan, bypassPermissions).",
+    ).tag(config=True)
+    allow_rules = List(
+        Unicode(), help="Permission rules that allow calls, e.g. 'Bash(git status:*)'."
+    ).tag(config=True)
+    deny_rules = List(
+        Unicode(), help="Permission rules that refuse calls (they win over allow rules)."
     ).tag(config=True)
     mcp_config = Unicode(
         "",

@@ -12,15 +12,17 @@ import logging
 import time
 from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nbagent.errors import ToolError
 from nbagent.events import CallStatus, Event, ToolCallFinished, ToolCallStarted
 from nbagent.permissions import Asker, Policy, decide
+from nbagent.secrets import RedactingFilter, redact_content
 from nbagent.tool import Tool, ToolResult
 
 logger = logging.getLogger("nbagent")
+logger.addFilter(RedactingFilter())
 
 INTERRUPTED_MESSAGE = "Interrupted by the user before this tool call finished."
 """What the model is told about a call the user interrupted."""
@@ -167,7 +169,8 @@ class ToolRunner:
         tool_input = dict(call.get("input") or {})
 
         def outcome(status: CallStatus, result: ToolResult, **extra: Any) -> CallOutcome:
-            return CallOutcome(call["id"], call["name"], tool_input, status, result, **extra)
+            redacted = replace(result, content=redact_content(result.content))
+            return CallOutcome(call["id"], call["name"], tool_input, status, redacted, **extra)
 
         if isinstance(tool, ToolError):
             return outcome("error", ToolResult(content=str(tool), is_error=True))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import StdinNotImplementedError, UsageError
@@ -18,12 +19,13 @@ from nbagent.agent import Agent, AgentResult
 from nbagent.config import NbAgent
 from nbagent.display import CellTranscript, Markdown, in_kernel
 from nbagent.errors import ModelAPIError, NbAgentError
+from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
 from nbagent.tool import Tool
 from nbagent.transcript import Search, item_markdown, plural, usage_line
 
-COMMANDS = ("status", "reset", "config", "history")
+COMMANDS = ("status", "reset", "config", "history", "allow", "deny")
 """The subcommands of the ``%agent`` line magic."""
 
 
@@ -48,7 +50,13 @@ class AgentMagics(Magics):
         "command",
         nargs="?",
         choices=COMMANDS,
-        help="%agent only: status, reset, config or history.",
+        help="%agent only: status, reset, config, history, allow RULE or deny RULE.",
+    )
+    @argument(
+        "rule",
+        nargs="*",
+        help="%agent allow|deny only: a permission rule, e.g. 'Bash(git status:*)', "
+        "'Read(./data/**)', 'mcp__github__*'.",
     )
     @argument("--model", help="The model for this cell (default: c.NbAgent.model).")
     @argument("--max-turns", type=int, help="Model requests for this cell at most.")
@@ -66,7 +74,7 @@ class AgentMagics(Magics):
 
         ``%agent status|reset|config|history``: what is loaded, deferred and announced,
         and the tokens used; forget the conversation; the settings; the conversation in
-        brief.
+        brief. ``%agent allow RULE`` and ``%agent deny RULE`` add a permission rule.
         """
         args = parse_argstring(self.agent, line)
         if cell is None:
@@ -74,7 +82,12 @@ class AgentMagics(Magics):
                 raise UsageError(
                     f"Use %%agent with a prompt in the cell, or %agent {'|'.join(COMMANDS)}."
                 )
-            getattr(self, f"_{args.command}")()
+            if args.command in ("allow", "deny"):
+                self._add_rule(args.command, " ".join(args.rule))
+            elif args.rule:
+                raise UsageError(f"%agent {args.command} takes no argument.")
+            else:
+                getattr(self, f"_{args.command}")()
             return
         if args.command is not None:
             raise UsageError(f"'{args.command}' is a %agent command; %%agent takes a prompt.")
@@ -140,8 +153,15 @@ class AgentMagics(Magics):
                 self.registry.override(name, deferred=False)
             for name in settings.deferred_tools:
                 self.registry.override(name, deferred=True)
+            policy = PermissionPolicy(
+                settings.permission_mode,
+                allow=settings.allow_rules,
+                deny=settings.deny_rules,
+                root=Path.cwd(),
+            )
             self._agent = Agent(
                 registry=self.registry,
+                policy=policy,
                 model=settings.model,
                 system=settings.system_prompt or None,
                 max_turns=settings.max_turns,
@@ -166,6 +186,16 @@ class AgentMagics(Magics):
         agent.model = args.model or self.settings.model
         agent.max_turns = args.max_turns or self.settings.max_turns
         agent.mode = args.mode or self.settings.mode
+        policy = agent.runner.policy
+        if isinstance(policy, PermissionPolicy):
+            policy.mode = self.settings.permission_mode
+            if policy.mode == "bypassPermissions":
+                display(
+                    Markdown(
+                        "> **Warning**: permission mode bypassPermissions: every tool "
+                        "call runs without asking (credentials stay denied)."
+                    )
+                )
         return agent
 
     def _run(self, agent: Agent, prompt: str, quiet: bool) -> AgentResult:
@@ -193,8 +223,21 @@ class AgentMagics(Magics):
             f"**loaded by ToolSearch**: {_names(agent.loaded_names) or 'none'}",
             f"**announced to the model**: {plural(len(agent.announced_names()), 'name')}",
             f"**conversation**: {len(agent.messages)} messages · {usage_line(agent.usage)}",
+            f"**permissions**: {_permissions(agent.runner.policy)}",
         ]
         display(Markdown("  \n".join(lines)))
+
+    def _add_rule(self, behavior: str, text: str) -> None:
+        policy = self.agent_instance.runner.policy
+        if not text:
+            raise UsageError(
+                f"%agent {behavior} needs a rule, e.g. %agent {behavior} Bash(git status:*)"
+            )
+        try:
+            rule = policy.add(behavior, text)  # type: ignore[union-attr]
+        except NbAgentError as exc:
+            raise UsageError(str(exc)) from None
+        display(Markdown(f"{behavior.capitalize()} rule added: `{rule.text}`"))
 
     def _reset(self) -> None:
         self.agent_instance.reset()
@@ -331,6 +374,15 @@ def summarise_content(content: Any, limit: int = 100) -> str:
         else:
             parts.append(f"[{kind}]")
     return " · ".join(parts)
+
+
+def _permissions(policy: Any) -> str:
+    """The permission mode and the user's rules, in one line."""
+    if not isinstance(policy, PermissionPolicy):
+        return "custom policy"
+    allowed = _names([r.text for r in policy.allow_rules]) or "none"
+    denied = _names([r.text for r in policy.deny_rules[len(DEFAULT_DENY) :]]) or "none"
+    return f"mode `{policy.mode}` · allow {allowed} · deny {denied} (+ credentials)"
 
 
 def _names(names: list[str]) -> str:

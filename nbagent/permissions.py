@@ -1,21 +1,76 @@
-"""Who may run what: permission decisions and how a tool call's decision is reached.
+"""Who may run what: permission modes, allow and deny rules, and how a call's decision is made.
 
 A tool's own ``check_permission`` hook and the agent's policy each give a
 :class:`PermissionDecision` (or ``None`` for no opinion). Deny wins over ask, ask over allow;
 with no opinion at all a call is allowed. An ``ask`` goes to the agent's asker (a prompt on
 the kernel's stdin, a test's answer); with no asker it is denied.
+
+:class:`PermissionPolicy` is the agent's policy. Its rules are written as Claude Code users
+know them: ``Bash(git status:*)`` (a command and its arguments), ``Read(./data/**)`` (paths,
+relative to the root; ``~`` is the home folder), ``mcp__github__*`` (every tool of a
+server), ``NotebookEdit`` (a tool, whatever its input), ``*(~/.ssh/**)`` (any tool touching
+a path). Deny rules win over allow rules, and both over the mode:
+
+===================  =====================================================================
+mode                 what runs without asking
+===================  =====================================================================
+``default``          read-only tools (MCP tools always ask: their annotations are claims)
+``acceptEdits``      read-only tools and file or notebook edits; the shell still asks
+``plan``             read-only tools; everything else is refused with a message
+``bypassPermissions`` everything (shown as a warning)
+===================  =====================================================================
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import fnmatch
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from nbagent.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from nbagent.tool import Tool
 
 Behavior = Literal["allow", "deny", "ask"]
+
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+"""The permission modes."""
+
+EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit"})
+"""The tools ``acceptEdits`` lets run: they change files or the notebook, nothing else."""
+
+PATH_FIELDS = ("file_path", "notebook_path", "path")
+"""Input fields that name a path, in the order a rule looks for one."""
+
+SENSITIVE_PATHS = (
+    "~/.ssh/**",
+    "~/.aws/**",
+    "~/.gnupg/**",
+    "~/.config/gcloud/**",
+    "~/.azure/**",
+    "~/.kube/**",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.pgpass",
+    "~/.claude/**",
+    "~/.anthropic/**",
+    "~/.nbagent/credentials*",
+)
+"""Paths no tool may touch unless a rule allows it explicitly (keys and credentials)."""
+
+DEFAULT_DENY = tuple(f"*({path})" for path in SENSITIVE_PATHS)
+"""The deny rules every policy starts with."""
+
+PLAN_MESSAGE = (
+    "Plan mode: only read-only tools run. Finish the plan and present it for approval before "
+    "changing anything."
+)
+"""What the model is told when plan mode refuses a call."""
 
 
 @dataclass(frozen=True)
@@ -27,16 +82,22 @@ class PermissionDecision:
     message: str = ""
     """For deny, what the model is told; for ask, the question shown to the user."""
     rule: str = ""
-    """The rule or hook that decided, shown on the tool-call card."""
+    """The rule, mode or hook that decided, shown on the tool-call card."""
+    explicit: bool = False
+    """The user's own choice (an allow rule, bypass mode): it beats a tool's default ask."""
 
 
-def allow(rule: str = "") -> PermissionDecision:
+def allow(rule: str = "", explicit: bool = False) -> PermissionDecision:
     """Return an allow decision.
 
     Args:
         rule: What decided.
+        explicit: The user chose it (an allow rule, bypass mode).
+
+    Returns:
+        The decision.
     """
-    return PermissionDecision("allow", rule=rule)
+    return PermissionDecision("allow", rule=rule, explicit=explicit)
 
 
 def deny(message: str, rule: str = "") -> PermissionDecision:
@@ -45,6 +106,9 @@ def deny(message: str, rule: str = "") -> PermissionDecision:
     Args:
         message: What the model is told.
         rule: What decided.
+
+    Returns:
+        The decision.
     """
     return PermissionDecision("deny", message=message, rule=rule)
 
@@ -55,6 +119,9 @@ def ask(message: str = "", rule: str = "") -> PermissionDecision:
     Args:
         message: The question.
         rule: What decided.
+
+    Returns:
+        The decision.
     """
     return PermissionDecision("ask", message=message, rule=rule)
 
@@ -66,6 +133,177 @@ Asker = Callable[["Tool", Mapping[str, Any], str], bool]
 """Asks the user about a call (tool, input, question) and returns whether it may run."""
 
 _RANK: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
+_RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An allow or deny rule: a tool name (or glob) and an optional specifier.
+
+    Raises:
+        ConfigurationError: The text is not ``Tool`` or ``Tool(specifier)``.
+    """
+
+    text: str
+    """The rule as written."""
+    tool: str = field(init=False)
+    """The tool name or glob."""
+    specifier: str | None = field(init=False)
+    """What the input must match: a command prefix (``git status:*``) or a path glob."""
+
+    def __post_init__(self) -> None:
+        """Parse the text."""
+        match = _RULE.match(self.text.strip())
+        if not match or match["spec"] == "":
+            raise ConfigurationError(
+                f"Permission rule {self.text!r} is not of the form Tool or Tool(specifier), "
+                "e.g. Bash(git status:*), Read(./data/**), mcp__github__*."
+            )
+        object.__setattr__(self, "tool", match["tool"])
+        object.__setattr__(self, "specifier", match["spec"])
+
+    def matches(self, tool_name: str, tool_input: Mapping[str, Any], root: Path) -> bool:
+        """Tell whether a call falls under this rule.
+
+        Args:
+            tool_name: The tool called.
+            tool_input: Its input.
+            root: The folder relative paths are resolved against.
+
+        Returns:
+            True when the tool matches and, if there is a specifier, the input too.
+        """
+        if not fnmatch.fnmatchcase(tool_name, self.tool):
+            return False
+        if self.specifier is None:
+            return True
+        command = tool_input.get("command")
+        if isinstance(command, str) and not any(f in tool_input for f in PATH_FIELDS):
+            return _command_matches(command, self.specifier)
+        path = next(
+            (tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None
+        )
+        return path is not None and _path_matches(path, self.specifier, root)
+
+
+def _command_matches(command: str, specifier: str) -> bool:
+    """``git status:*`` matches ``git status`` and ``git status -s``; else an exact command."""
+    command = " ".join(command.split())
+    if specifier.endswith(":*"):
+        prefix = " ".join(specifier[:-2].split())
+        return command == prefix or command.startswith(prefix + " ")
+    return command == " ".join(specifier.split())
+
+
+def _path_matches(path: str, pattern: str, root: Path) -> bool:
+    """Match a path against a glob (``**`` crosses folders), both resolved against the root."""
+    target = _absolute(path, root)
+    glob = str(_absolute(pattern, root, strict=False))
+    regex = "".join(
+        ".*"
+        if part == "**"
+        else "[^/]*"
+        if part == "*"
+        else "[^/]"
+        if part == "?"
+        else re.escape(part)
+        for part in re.split(r"(\*\*|\*|\?)", glob)
+    )
+    return re.fullmatch(regex.replace("/.*/", "/(?:.*/)?"), str(target)) is not None
+
+
+def _absolute(path: str, root: Path, strict: bool = True) -> Path:
+    """Expand ``~`` and make a path absolute against the root (resolving links if it exists)."""
+    expanded = Path(os.path.expanduser(path))
+    absolute = expanded if expanded.is_absolute() else root / expanded
+    return absolute.resolve() if strict else Path(os.path.normpath(absolute))
+
+
+class PermissionPolicy:
+    """The agent's permission policy: a mode and allow and deny rules.
+
+    Args:
+        mode: One of :data:`MODES`.
+        allow: Allow rules.
+        deny: Deny rules (added to :data:`DEFAULT_DENY`).
+        root: The folder relative paths in rules and inputs are resolved against.
+
+    Raises:
+        ConfigurationError: The mode or a rule is invalid.
+    """
+
+    def __init__(
+        self,
+        mode: str = "default",
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        root: Path | None = None,
+    ) -> None:
+        self.mode = mode
+        self.root = (root or Path.cwd()).resolve()
+        self.allow_rules = [Rule(text) for text in allow]
+        self.deny_rules = [Rule(text) for text in (*DEFAULT_DENY, *deny)]
+
+    @property
+    def mode(self) -> str:
+        """The permission mode."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ConfigurationError(
+                f"Unknown permission mode {mode!r}; choose one of: {', '.join(MODES)}."
+            )
+        self._mode = mode
+
+    def add(self, behavior: Literal["allow", "deny"], text: str) -> Rule:
+        """Add a rule.
+
+        Args:
+            behavior: ``allow`` or ``deny``.
+            text: The rule.
+
+        Returns:
+            The parsed rule.
+
+        Raises:
+            ConfigurationError: The rule is invalid.
+        """
+        rule = Rule(text)
+        (self.allow_rules if behavior == "allow" else self.deny_rules).append(rule)
+        return rule
+
+    def __call__(self, tool: Tool, tool_input: Mapping[str, Any]) -> PermissionDecision:
+        """Decide a call: deny rules, then allow rules, then the mode.
+
+        Args:
+            tool: The tool called.
+            tool_input: Its input.
+
+        Returns:
+            The decision, naming the rule or mode that made it.
+        """
+        for rule in self.deny_rules:
+            if rule.matches(tool.name, tool_input, self.root):
+                return deny(f"Permission denied by the rule {rule.text}.", f"deny rule {rule.text}")
+        for rule in self.allow_rules:
+            if rule.matches(tool.name, tool_input, self.root):
+                return allow(f"allow rule {rule.text}", explicit=True)
+        return self._by_mode(tool)
+
+    def _by_mode(self, tool: Tool) -> PermissionDecision:
+        reason = f"mode {self.mode}"
+        safe = tool.read_only and not tool.is_mcp
+        if self.mode == "bypassPermissions":
+            return allow(reason, explicit=True)
+        if safe:
+            return allow(reason)
+        if self.mode == "plan":
+            return deny(PLAN_MESSAGE, reason)
+        if self.mode == "acceptEdits" and tool.name in EDIT_TOOLS:
+            return allow(reason)
+        return ask(f"{tool.name} is not read-only.", reason)
 
 
 def _as_decision(value: Any, rule: str) -> PermissionDecision | None:
@@ -88,13 +326,18 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> 
         policy: The agent's policy, if any.
 
     Returns:
-        The strictest decision (deny > ask > allow); allow when nobody has an opinion.
+        A deny if anyone denies; else the user's explicit allow (a rule, bypass mode) if there
+        is one; else the strictest (ask over allow); allow when nobody has an opinion.
     """
-    decisions = [
+    hook = (
         _as_decision(tool.check_permission(tool_input), f"{tool.name}.check_permission")
         if tool.check_permission
-        else None,
-        policy(tool, tool_input) if policy else None,
-    ]
-    given = [d for d in decisions if d is not None]
-    return max(given, key=lambda d: _RANK[d.behavior]) if given else allow()
+        else None
+    )
+    given = [d for d in (hook, policy(tool, tool_input) if policy else None) if d is not None]
+    if not given:
+        return allow()
+    strictest = max(given, key=lambda d: _RANK[d.behavior])
+    if strictest.behavior == "deny":
+        return strictest
+    return next((d for d in given if d.explicit), strictest)

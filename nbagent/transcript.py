@@ -26,6 +26,7 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
+from nbagent.secrets import redact
 from nbagent.text import MCP_PREFIX
 
 PREVIEW_CHARS = 300
@@ -225,7 +226,7 @@ class Transcript:
                     parts.append(f"… {len(skipped)} earlier tool calls not shown")
                 continue
             parts.append(render(item))
-        return joiner.join([*parts, footer])
+        return redact(joiner.join([*parts, footer]))
 
     def meter(self) -> str:
         """The one-line token and cache meter."""

@@ -15,6 +15,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from nbagent.registry import ToolRegistry
+from nbagent.secrets import redact
 from nbagent.transcript import Answer, Call, Item, Transcript, item_html, plural
 
 MAX_LIVE_CARDS = 50
@@ -58,7 +59,7 @@ class TranscriptView:
         elif isinstance(item, Answer):
             child.outputs = (_markdown_output(item.text),)
         else:
-            child.value = item_html(item)
+            child.value = redact(item_html(item))
 
     def refresh_meter(self) -> None:
         """Show the current token meter."""
@@ -76,7 +77,7 @@ class TranscriptView:
             output = widgets.Output()
             output.outputs = (_markdown_output(item.text),)
             return output
-        return widgets.HTML(item_html(item))
+        return widgets.HTML(redact(item_html(item)))
 
     def _fold(self) -> None:
         """Drop the oldest cards beyond the cap and count them."""
@@ -92,6 +93,7 @@ class TranscriptView:
 
 def _markdown_output(text: str) -> dict[str, Any]:
     """An output of an Output widget showing Markdown."""
+    text = redact(text)
     return {
         "output_type": "display_data",
         "metadata": {},

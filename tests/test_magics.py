@@ -38,9 +38,11 @@ def ip(
         handler=lambda city: f"Sunny in {city}",
     )
     nbagent.registry.register(tool, replace=True)
+    shell.run_line_magic("config", 'NbAgent.allow_rules = ["mcp__weather__*"]')
     shell.run_line_magic("load_ext", "nbagent")
     yield shell
     shell.run_line_magic("unload_ext", "nbagent")
+    shell.run_line_magic("config", "NbAgent.allow_rules = []")
     nbagent.registry.unregister_many([FORECAST])
     shell.user_ns.pop("result", None)
 
@@ -230,3 +232,43 @@ def test_loaded_and_deferred_overrides_from_config(
     finally:
         ip.run_line_magic("config", "NbAgent.loaded_tools = []")
         nbagent.registry.override(FORECAST, None)
+
+
+def test_permission_mode_and_rules_from_config_and_magics(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    writer = Tool(name="WriteNote", handler=lambda: "written")
+    nbagent.registry.register(writer, replace=True)
+    try:
+        ip.run_line_magic("config", 'NbAgent.permission_mode = "plan"')
+        fake_api.enqueue(Reply.tool_use("WriteNote"), Reply.text("planned"))
+        run(ip, "%%agent -o result\nwrite it")
+        call = ip.user_ns["result"].tool_calls[0]
+        assert call.status == "denied" and "Plan mode" in (call.error or "")
+        ip.run_line_magic("config", 'NbAgent.permission_mode = "default"')
+        _, shown = run(ip, "%agent allow WriteNote")
+        assert "Allow rule added: `WriteNote`" in shown
+        fake_api.enqueue(Reply.tool_use("WriteNote"), Reply.text("done"))
+        run(ip, "%%agent -o result\nwrite it now")
+        assert ip.user_ns["result"].tool_calls[0].status == "ok"
+        _, status = run(ip, "%agent status")
+        assert "mode `default` · allow `mcp__weather__*`, `WriteNote`" in status
+        result, _ = run(ip, "%agent deny Bash(")
+        assert isinstance(error_of(result), UsageError)
+        _, shown = run(ip, "%agent deny Bash(rm:*)")
+        assert "Deny rule added: `Bash(rm:*)`" in shown
+    finally:
+        ip.run_line_magic("config", 'NbAgent.permission_mode = "default"')
+        nbagent.registry.unregister("WriteNote")
+
+
+def test_bypass_mode_is_shown_as_a_warning(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    ip.run_line_magic("config", 'NbAgent.permission_mode = "bypassPermissions"')
+    try:
+        fake_api.enqueue(Reply.text("ok"))
+        _, shown = run(ip, "%%agent\nhi")
+        assert "Warning**: permission mode bypassPermissions" in shown
+    finally:
+        ip.run_line_magic("config", 'NbAgent.permission_mode = "default"')
