@@ -1,0 +1,463 @@
+"""One MCP server: its connection, its tools in the registry, its restarts.
+
+A :class:`Connection` lives on the manager's event loop. :meth:`Connection.run` connects
+(start-up, handshake and first tool listing within ``connect_timeout``), registers the
+tools as one batch, then keeps them current until the connection is lost:
+
+- tool-list changes arrive as ``notifications/tools/list_changed`` (protocol 2025 and
+  earlier) or on a ``subscriptions/listen`` stream (protocol 2026-07-28); either re-lists
+  the tools (every page) and updates the registry with what changed;
+- a loss is noticed from the process's exit (stdio), the end of the listen stream, or a
+  failed re-listing (HTTP servers without change events are re-listed every
+  ``poll_interval`` seconds);
+- on loss the tools are unregistered and the server is restarted as
+  :class:`~nbagent.mcp.state.RestartPolicy` says.
+
+Tool calls come from other threads (:meth:`Connection.call`): each is submitted to the
+loop and waited for with the per-call timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import math
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from nbagent.errors import ToolError
+from nbagent.mcp.config import HttpSpec, ServerSpec, StdioSpec
+from nbagent.mcp.content import resource_content, tool_result
+from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus
+from nbagent.mcp.stdio import StdioProcess
+from nbagent.mcp.tools import ServerTools, build_tools
+from nbagent.mcp.transports import describe_failure, http_transport
+from nbagent.registry import ToolRegistry
+from nbagent.tool import Tool, ToolResult
+
+logger = logging.getLogger("nbagent.mcp")
+
+MAX_PAGES = 1000
+"""Pages of a listing followed at most (a server whose cursors never end is cut off)."""
+
+GRACE_FOR_REASON = 1.0
+"""Seconds a call that lost its connection waits to learn why (e.g. the exit code)."""
+
+_T = TypeVar("_T")
+
+
+class Connection:
+    """One configured MCP server, kept connected on the manager's event loop.
+
+    Build it on the loop (it makes anyio events); read :meth:`status` and :meth:`tools`,
+    and :meth:`call` its tools, from any other thread.
+
+    Args:
+        name: The server's name (its tools are ``mcp__<name>__<tool>``).
+        spec: How to reach it.
+        registry: Where its tools go.
+        loop: The manager's event loop, on which :meth:`run` runs.
+        settings: Timeouts and limits.
+        on_change: Called, from the loop thread, after every change of state.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        spec: ServerSpec,
+        registry: ToolRegistry,
+        loop: asyncio.AbstractEventLoop,
+        settings: ConnectionSettings,
+        on_change: Callable[[], None],
+    ) -> None:
+        self.name = name
+        self.spec = spec
+        self.registry = registry
+        self.loop = loop
+        self.settings = settings
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._state: ServerState = "connecting"
+        self._error: str | None = None
+        self._restarts = 0
+        self._protocol: str | None = None
+        self._connect_seconds: float | None = None
+        self._skipped: tuple[str, ...] = ()
+        self._tools = ServerTools(name, registry)
+        self._client: Client | None = None
+        self._process: StdioProcess | None = None
+        self._ever_connected = False
+        self._connected_at: float | None = None
+        self._lost = anyio.Event()
+        self._lost_reason = ""
+        self._relist_wanted = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
+        self._stop_requested = False
+
+    # -- what other threads read ------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        """Return a snapshot of the server's state."""
+        with self._lock:
+            process = self._process
+            running = process is not None and process.returncode is None
+            return ServerStatus(
+                name=self.name,
+                state=self._state,
+                transport=self.spec.transport,
+                tool_count=len(self._tools),
+                last_error=self._error,
+                pid=process.pid if running and self._state != "stopped" else None,
+                restarts=self._restarts,
+                protocol_version=self._protocol,
+                connect_seconds=self._connect_seconds,
+                skipped=self._skipped,
+            )
+
+    def tools(self) -> list[Tool]:
+        """Return the server's tools that are in the registry now."""
+        return self._tools.tools()
+
+    def cancel(self) -> None:
+        """Stop :meth:`run` (call on the loop): its tools are unregistered, its process ended."""
+        self._stop_requested = True
+        if self._scope is not None:
+            self._scope.cancel()
+
+    # -- calls from other threads ---------------------------------------------------------
+
+    def call(self, remote: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call a tool of this server and wait for its result (from any thread but the loop's).
+
+        Args:
+            remote: The tool's name on the server.
+            arguments: Its input.
+
+        Returns:
+            The result, mapped to API content.
+
+        Raises:
+            ToolError: The server is not connected, refused the call, disconnected during
+                it, or did not answer within ``call_timeout``.
+        """
+        timeout = self.settings.call_timeout
+        try:
+            return self._submit(lambda client: self._call(client, remote, arguments), timeout)
+        except TimeoutError:
+            raise ToolError(
+                f"Tool {remote!r} of MCP server {self.name!r} did not answer within "
+                f"{timeout:g} s; the call was cancelled."
+            ) from None
+
+    def list_resources(self, timeout: float) -> list[Any]:
+        """List the server's resources, every page.
+
+        Args:
+            timeout: Seconds to wait at most.
+
+        Returns:
+            The ``mcp_types.Resource`` entries.
+
+        Raises:
+            ToolError: The server is not connected or failed to answer.
+            TimeoutError: It did not answer in time.
+        """
+
+        async def pages(client: Client) -> list[Any]:
+            return await _all_pages(
+                lambda cursor: client.list_resources(cursor=cursor), "resources"
+            )
+
+        return self._submit(pages, timeout)
+
+    def read_resource(self, uri: str, timeout: float) -> str | list[dict[str, Any]]:
+        """Read one resource as tool_result content.
+
+        Args:
+            uri: The resource's URI.
+            timeout: Seconds to wait at most.
+
+        Returns:
+            Text, or API content blocks (images, documents).
+
+        Raises:
+            ToolError: The server is not connected or refused.
+            TimeoutError: It did not answer in time.
+        """
+
+        async def read(client: Client) -> str | list[dict[str, Any]]:
+            result = await client.read_resource(uri)
+            return resource_content(result.contents, self.settings.max_output_chars)
+
+        return self._submit(read, timeout)
+
+    def _submit(self, work: Callable[[Client], Awaitable[_T]], timeout: float) -> _T:
+        """Run ``work(client)`` on the loop and wait for it; MCP errors become ToolErrors."""
+        client = self._client
+        if client is None:
+            status = self.status()
+            detail = f": {status.last_error}" if status.last_error else ""
+            raise ToolError(f"MCP server {self.name!r} is not connected ({status.state}{detail}).")
+
+        async def guarded() -> _T:
+            try:
+                with anyio.fail_after(timeout):
+                    return await work(client)
+            except MCPError as exc:
+                if exc.code != types.CONNECTION_CLOSED:
+                    raise ToolError(
+                        f"MCP server {self.name!r} answered with an error: {exc.message}"
+                    ) from None
+                with anyio.move_on_after(GRACE_FOR_REASON):
+                    await self._lost.wait()
+                reason = f" ({self._lost_reason})" if self._lost_reason else ""
+                raise ToolError(
+                    f"MCP server {self.name!r} disconnected during the call{reason}."
+                ) from None
+            except ValidationError as exc:
+                raise ToolError(
+                    f"MCP server {self.name!r} sent a result that does not follow the protocol "
+                    f"or the tool's output schema: {exc.errors()[0]['msg']}"
+                ) from None
+
+        future = asyncio.run_coroutine_threadsafe(guarded(), self.loop)
+        try:
+            return future.result(timeout + GRACE_FOR_REASON + 1)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError from None
+        except BaseException:
+            future.cancel()
+            raise
+
+    async def _call(self, client: Client, remote: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call a tool on the loop and map its result."""
+        result = await client.call_tool(remote, arguments)
+        return tool_result(result, self.settings.max_output_chars)
+
+    # -- the life cycle, on the loop --------------------------------------------------------
+
+    async def run(self) -> None:
+        """Connect, serve, restart on loss; until stopped or given up (state ``failed``)."""
+        stopped = True
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                if self._stop_requested:
+                    scope.cancel()
+                await self._supervise()
+                stopped = False
+        finally:
+            self._scope = None
+            self._client = None
+            self._drop_tools()
+            if stopped:
+                self._update(state="stopped")
+
+    async def _supervise(self) -> None:
+        """Connect again and again, as the restart policy allows."""
+        policy = self.settings.restart
+        restarts = 0
+        while True:
+            self._connected_at = None
+            try:
+                reason = await self._connect_and_serve()
+            except Exception as exc:
+                reason = describe_failure(exc, self.spec, self._process)
+            self._client = None
+            self._drop_tools()
+            uptime = time.monotonic() - self._connected_at if self._connected_at else 0.0
+            if uptime >= policy.reset_after:
+                restarts = 0
+            if not self._ever_connected:
+                self._update(state="failed", error=reason, protocol=None)
+                return
+            if restarts >= policy.max_restarts:
+                self._update(
+                    state="failed",
+                    error=f"{reason} (gave up after {restarts} restarts)",
+                    protocol=None,
+                )
+                return
+            restarts += 1
+            delay = policy.delay(restarts)
+            logger.warning(
+                "MCP server %r went away (%s); restarting in %.1f s", self.name, reason, delay
+            )
+            self._update(state="connecting", error=reason, restarts=restarts, protocol=None)
+            await anyio.sleep(delay)
+
+    async def _connect_and_serve(self) -> str:
+        """Connect and list the tools within the timeout, then serve until the connection is lost.
+
+        Returns:
+            Why the connection ended.
+
+        Raises:
+            TimeoutError: The server did not get through start-up in time.
+            Exception: The server could not be started or reached.
+        """
+        self._lost = anyio.Event()
+        self._lost_reason = ""
+        self._relist_wanted = anyio.Event()
+        started = time.monotonic()
+        timeout = self.settings.connect_timeout
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout) as deadline:
+            async with self._client_for(self.spec) as client:
+                await self._relist(client)
+                deadline.deadline = math.inf
+                self._client = client
+                self._ever_connected = True
+                self._connected_at = time.monotonic()
+                self._update(
+                    state="connected",
+                    protocol=client.protocol_version,
+                    connect_seconds=self._connected_at - started,
+                )
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(self._relister, client)
+                    tasks.start_soon(self._watch, client)
+                    await self._lost.wait()
+                    tasks.cancel_scope.cancel()
+                self._client = None
+            return self._lost_reason
+        raise TimeoutError(
+            f"did not get through start-up (handshake and tool listing) within {timeout:g} s"
+        )
+
+    @asynccontextmanager
+    async def _client_for(self, spec: ServerSpec) -> AsyncIterator[Client]:
+        """Open the transport and the MCP session."""
+        import nbagent
+
+        if isinstance(spec, StdioSpec):
+            process = self._process = StdioProcess(
+                spec, self.name, on_exit=lambda: self._lose(process.describe_exit())
+            )
+            transport: Any = process.open()
+        else:
+            transport = http_transport(spec)
+        client = Client(
+            transport,
+            message_handler=self._on_message,
+            cache=None,
+            client_info=types.Implementation(name="nbagent", version=nbagent.__version__),
+        )
+        async with client:
+            yield client
+
+    async def _on_message(self, message: Any) -> None:
+        """React to what the server sends unasked: a tool-list change asks for a re-listing."""
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self._relist_wanted.set()
+        elif isinstance(message, Exception):
+            logger.debug("MCP server %r: transport error: %r", self.name, message)
+
+    async def _relister(self, client: Client) -> None:
+        """Re-list the tools whenever a change was announced (changes in a burst coalesce)."""
+        while True:
+            await self._relist_wanted.wait()
+            self._relist_wanted = anyio.Event()
+            try:
+                with anyio.fail_after(self.settings.connect_timeout):
+                    await self._relist(client)
+            except (MCPError, TimeoutError, ValidationError) as exc:
+                logger.warning("MCP server %r: re-listing tools failed: %s", self.name, exc)
+                if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
+                    self._lose(describe_failure(exc, self.spec, self._process))
+
+    async def _watch(self, client: Client) -> None:
+        """Follow the server's change events; re-list HTTP servers that send none."""
+        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        tools = client.server_capabilities.tools
+        if modern and tools is not None and tools.list_changed:
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    if subscription.honored.tools_list_changed:
+                        async for _event in subscription:
+                            self._relist_wanted.set()
+                        if isinstance(self.spec, HttpSpec):
+                            self._lose("the server closed its event stream")
+                        return
+            except SubscriptionLost:
+                if isinstance(self.spec, HttpSpec):
+                    self._lose("lost the connection (its event stream broke off)")
+                return
+            except MCPError as exc:
+                if exc.code == types.CONNECTION_CLOSED:
+                    return  # the loss itself is reported by whoever noticed it
+                logger.info("MCP server %r refused subscriptions/listen: %s", self.name, exc)
+            except ListenNotSupportedError:
+                pass
+        elif tools is not None and tools.list_changed and isinstance(self.spec, StdioSpec):
+            return  # notifications/tools/list_changed arrive through _on_message
+        if isinstance(self.spec, HttpSpec):
+            await self._poll(client)
+
+    async def _poll(self, client: Client) -> None:
+        """Re-list an HTTP server's tools now and then; a failure means it is gone."""
+        while True:
+            await anyio.sleep(self.settings.poll_interval)
+            try:
+                with anyio.fail_after(self.settings.connect_timeout):
+                    await self._relist(client)
+            except Exception as exc:
+                self._lose(f"stopped answering: {describe_failure(exc, self.spec, self._process)}")
+                return
+
+    def _lose(self, reason: str) -> None:
+        """Note that the connection is lost (the first reason wins): its tools go at once."""
+        if not self._lost.is_set():
+            self._lost_reason = reason
+            self._lost.set()
+            self._client = None
+            self._drop_tools()
+            self._update(state="connecting", error=reason)
+
+    async def _relist(self, client: Client) -> None:
+        """Fetch every page of the tool listing and bring the registry up to date."""
+        listed = await _all_pages(lambda cursor: client.list_tools(cursor=cursor), "tools")
+        self._update(skipped=self._tools.publish(build_tools(self.name, listed, self.call)))
+
+    def _drop_tools(self) -> None:
+        """Unregister all of the server's tools."""
+        if self._tools.clear():
+            self._on_change()
+
+    def _update(self, **changes: Any) -> None:
+        """Change the reported state, then tell the manager."""
+        with self._lock:
+            for key, value in changes.items():
+                setattr(self, f"_{key}", value)
+        self._on_change()
+
+
+async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], kind: str) -> list[Any]:
+    """Follow a paginated listing to its end (``kind`` is the result's list field)."""
+    items: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        page = await fetch(cursor)
+        items.extend(getattr(page, kind))
+        cursor = page.next_cursor
+        if not cursor:
+            return items
+        if cursor in seen:
+            logger.warning("MCP listing of %s repeats cursor %r; stopped there", kind, cursor)
+            return items
+        seen.add(cursor)
+    logger.warning("MCP listing of %s has more than %d pages; stopped there", kind, MAX_PAGES)
+    return items

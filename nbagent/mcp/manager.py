@@ -1,0 +1,407 @@
+"""McpManager: the kernel's MCP servers, on one background event-loop thread.
+
+Nothing here waits for a server. :meth:`McpManager.start` and :meth:`McpManager.add`
+return at once; each server connects on the manager's thread and its tools appear in the
+registry when it is up (deferred, named ``mcp__<server>__<tool>``), change when it says
+its tools changed, and go when it goes. The ``mcp`` SDK itself (about 1.5 s to import) is
+imported on that thread too::
+
+    manager = McpManager(nbagent.registry)
+    manager.start()                    # ./.mcp.json, else ~/.nbagent/mcp.json
+    manager.add("time", {"command": "uvx", "args": ["mcp-server-time"]})
+    manager.wait_ready(30)             # tests and scripts; notebooks need not wait
+    manager.status()                   # [ServerStatus(name='time', state='connected', ...)]
+    manager.close()                    # every server process ended, the thread joined
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import os
+import sys
+import threading
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from nbagent.errors import NbAgentError, ToolError
+from nbagent.mcp.config import (
+    HttpSpec,
+    McpConfig,
+    ServerSpec,
+    StdioSpec,
+    check_names,
+    find_config,
+    load_config,
+    parse_config,
+    parse_server,
+)
+from nbagent.mcp.errors import McpConfigError, UnknownServerError
+from nbagent.mcp.state import ConnectionSettings, RestartPolicy, ServerStatus
+from nbagent.registry import ToolRegistry
+from nbagent.tool import Tool
+
+if TYPE_CHECKING:
+    from nbagent.mcp.connection import Connection
+
+
+@dataclass
+class _Entry:
+    """A configured server: its spec, and its connection once the loop has built it."""
+
+    spec: ServerSpec
+    """How to reach it."""
+    future: concurrent.futures.Future[None] | None = None
+    """The run of its connection on the loop."""
+    connection: Connection | None = None
+    """Built on the loop when the run starts."""
+    cancelled: bool = False
+    """Removed, restarted or shut down (set on the loop)."""
+
+
+class McpManager:
+    """Connects MCP servers in the background and keeps their tools in a registry.
+
+    Args:
+        registry: Where the tools go; ``nbagent.registry`` by default.
+        connect_timeout: Seconds a server may take to start, shake hands and list its tools
+            before it is reported ``failed``.
+        call_timeout: Seconds a tool call may take.
+        poll_interval: Seconds between re-listings of HTTP servers that send no change
+            events.
+        max_output_chars: Characters of text one tool result may send to the model.
+        restart: When a server that went away is restarted.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry | None = None,
+        *,
+        connect_timeout: float = 30.0,
+        call_timeout: float = 300.0,
+        poll_interval: float = 30.0,
+        max_output_chars: int = 100_000,
+        restart: RestartPolicy | None = None,
+    ) -> None:
+        if registry is None:
+            import nbagent
+
+            registry = nbagent.registry
+        self.registry = registry
+        self.settings = ConnectionSettings(
+            connect_timeout=connect_timeout,
+            call_timeout=call_timeout,
+            poll_interval=poll_interval,
+            max_output_chars=max_output_chars,
+            restart=restart or RestartPolicy(),
+        )
+        self._entries: dict[str, _Entry] = {}
+        self._changed = threading.Condition()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    # -- configuration ----------------------------------------------------------------------
+
+    def start(
+        self,
+        config: McpConfig | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+        *,
+        folder: str | os.PathLike[str] | None = None,
+    ) -> McpConfig | None:
+        """Start the servers of a configuration, each in the background; returns at once.
+
+        Args:
+            config: A parsed configuration, a ``{"mcpServers": ...}`` mapping, or a file;
+                by default the file :func:`~nbagent.mcp.config.find_config` finds.
+            folder: The notebook's folder, where the lookup starts (the current folder by
+                default).
+
+        Returns:
+            The configuration started, or ``None`` when no file was found.
+
+        Raises:
+            McpConfigError: The configuration is bad, or names a server already running
+                (nothing is started then).
+        """
+        if config is None:
+            path = find_config(folder)
+            if path is None:
+                return None
+            config = load_config(path)
+        elif isinstance(config, str | os.PathLike):
+            config = load_config(config)
+        elif not isinstance(config, McpConfig):
+            config = parse_config(config)
+        with self._changed:
+            for name in config.servers:
+                if name in self._entries:
+                    raise McpConfigError("is already running; remove it first.", server=name)
+            for name, spec in config.servers.items():
+                self.add(name, spec)
+        return config
+
+    def add(self, name: str, spec: ServerSpec | Mapping[str, Any]) -> None:
+        """Start one server in the background; returns at once.
+
+        Args:
+            name: The server's name (its tools are ``mcp__<name>__<tool>``).
+            spec: A spec, or a configuration entry such as ``{"command": "uvx", "args":
+                ["mcp-server-time"]}`` or ``{"type": "http", "url": ...}``.
+
+        Raises:
+            McpConfigError: The entry is bad, or the name is taken.
+            NbAgentError: The manager is closed.
+        """
+        if not isinstance(spec, StdioSpec | HttpSpec):
+            spec = parse_server(name, spec)
+        with self._changed:
+            if self._closed:
+                raise NbAgentError("This MCP manager is closed; make a new one.")
+            if name in self._entries:
+                raise McpConfigError("is already running; remove it first.", server=name)
+            check_names({**{n: e.spec for n, e in self._entries.items()}, name: spec})
+            entry = self._entries[name] = _Entry(spec)
+            entry.future = asyncio.run_coroutine_threadsafe(
+                self._run(name, entry), self._ensure_loop()
+            )
+
+    def remove(self, name: str, timeout: float = 10.0) -> None:
+        """Stop a server: its tools leave the registry and its process ends.
+
+        Args:
+            name: The server's name.
+            timeout: Seconds to wait for the shutdown at most.
+
+        Raises:
+            UnknownServerError: No server has that name.
+        """
+        with self._changed:
+            entry = self._entry(name)
+            del self._entries[name]
+            self._changed.notify_all()
+        self._stop([entry], timeout)
+
+    def restart(self, name: str) -> None:
+        """Stop a server and start it again, with a fresh restart count; returns at once.
+
+        Args:
+            name: The server's name.
+
+        Raises:
+            UnknownServerError: No server has that name.
+        """
+        with self._changed:
+            old = self._entry(name)
+            entry = self._entries[name] = _Entry(old.spec)
+            loop = self._ensure_loop()
+            loop.call_soon_threadsafe(self._cancel, old)
+            entry.future = asyncio.run_coroutine_threadsafe(
+                self._run(name, entry, after=old.future), loop
+            )
+
+    # -- what is there ----------------------------------------------------------------------
+
+    def status(self) -> list[ServerStatus]:
+        """Report every server, in the order they were added."""
+        with self._changed:
+            entries = list(self._entries.items())
+        return [self._status(name, entry) for name, entry in entries]
+
+    def tools(self, name: str) -> list[Tool]:
+        """Return a server's tools that are in the registry now.
+
+        Args:
+            name: The server's name.
+
+        Raises:
+            UnknownServerError: No server has that name.
+        """
+        with self._changed:
+            connection = self._entry(name).connection
+        return connection.tools() if connection else []
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until no server is connecting (each is connected, failed or stopped).
+
+        Args:
+            timeout: Seconds to wait at most; forever when ``None``.
+
+        Returns:
+            True when every server settled, False on timeout.
+        """
+        with self._changed:
+            return self._changed.wait_for(
+                lambda: all(s.state != "connecting" for s in self.status()), timeout
+            )
+
+    def list_resources(self, server: str, timeout: float = 30.0) -> list[Any]:
+        """List a server's resources (every page).
+
+        Args:
+            server: The server's name.
+            timeout: Seconds to wait at most.
+
+        Returns:
+            The ``mcp_types.Resource`` entries (``uri``, ``name``, ``mime_type``, ...).
+
+        Raises:
+            UnknownServerError: No server has that name.
+            ToolError: The server is not connected or refused.
+            TimeoutError: It did not answer in time.
+        """
+        return self._connection(server).list_resources(timeout)
+
+    def read_resource(
+        self, server: str, uri: str, timeout: float = 30.0
+    ) -> str | list[dict[str, Any]]:
+        """Read a resource as tool_result content.
+
+        Args:
+            server: The server's name.
+            uri: The resource's URI.
+            timeout: Seconds to wait at most.
+
+        Returns:
+            Text, or API content blocks (text, image, document).
+
+        Raises:
+            UnknownServerError: No server has that name.
+            ToolError: The server is not connected or refused.
+            TimeoutError: It did not answer in time.
+        """
+        return self._connection(server).read_resource(uri, timeout)
+
+    # -- shutdown ---------------------------------------------------------------------------
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop every server and the thread (idempotent); no server process outlives it.
+
+        Args:
+            timeout: Seconds to wait for the servers to stop at most.
+        """
+        with self._changed:
+            if self._closed:
+                return
+            self._closed = True
+            entries = list(self._entries.values())
+            self._entries.clear()
+        atexit.unregister(self.close)
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        self._stop(entries, timeout)
+        with suppress(concurrent.futures.TimeoutError, RuntimeError):
+            asyncio.run_coroutine_threadsafe(_cancel_leftovers(), loop).result(timeout)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+
+    def __enter__(self) -> Self:
+        """Use the manager as a context manager that closes it."""
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the manager."""
+        self.close()
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        """Start the manager's thread and event loop on first use."""
+        if self._loop is None:
+            # Kernels on Windows use a selector loop, which cannot start processes.
+            loop = (
+                asyncio.ProactorEventLoop() if sys.platform == "win32" else asyncio.new_event_loop()
+            )
+            thread = threading.Thread(target=_serve, args=(loop,), name="nbagent-mcp", daemon=True)
+            thread.start()
+            self._loop, self._thread = loop, thread
+            atexit.register(self.close)
+        return self._loop
+
+    async def _run(
+        self, name: str, entry: _Entry, after: concurrent.futures.Future[None] | None = None
+    ) -> None:
+        """Build the connection (importing the SDK here, off the caller's thread) and run it."""
+        if after is not None:
+            with suppress(Exception):
+                await asyncio.wrap_future(after)
+        if entry.cancelled:
+            return
+        from nbagent.mcp.connection import Connection
+
+        entry.connection = Connection(
+            name, entry.spec, self.registry, asyncio.get_running_loop(), self.settings, self._notify
+        )
+        await entry.connection.run()
+
+    @staticmethod
+    def _cancel(entry: _Entry) -> None:
+        """Stop an entry's run (on the loop)."""
+        entry.cancelled = True
+        if entry.connection is not None:
+            entry.connection.cancel()
+
+    def _stop(self, entries: list[_Entry], timeout: float) -> None:
+        """Cancel entries' runs and wait for them to end."""
+        if self._loop is None:
+            return
+        for entry in entries:
+            self._loop.call_soon_threadsafe(self._cancel, entry)
+        futures = [entry.future for entry in entries if entry.future is not None]
+        concurrent.futures.wait(futures, timeout)
+
+    def _notify(self) -> None:
+        """Wake :meth:`wait_ready` (a connection's state changed)."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def _entry(self, name: str) -> _Entry:
+        """Find the entry of a name (call with the lock held)."""
+        try:
+            return self._entries[name]
+        except KeyError:
+            known = ", ".join(self._entries) or "none"
+            raise UnknownServerError(f"No MCP server named {name!r} (servers: {known}).") from None
+
+    def _connection(self, name: str) -> Connection:
+        """Find the connection of a server that has one."""
+        with self._changed:
+            connection = self._entry(name).connection
+        if connection is None:
+            raise ToolError(f"MCP server {name!r} is still starting.")
+        return connection
+
+    def _status(self, name: str, entry: _Entry) -> ServerStatus:
+        """Report an entry, also before its connection is built."""
+        if entry.connection is not None:
+            return entry.connection.status()
+        state = "stopped" if entry.cancelled else "connecting"
+        return ServerStatus(name=name, state=state, transport=entry.spec.transport, tool_count=0)
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the loop until stopped, then close it (the manager's thread)."""
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        loop.close()
+
+
+async def _cancel_leftovers() -> None:
+    """Cancel what is left on the loop (the SDK's helpers), so it closes cleanly."""
+    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()

@@ -1,0 +1,86 @@
+"""What the manager reports about each server, and the rules for restarting one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+ServerState = Literal["connecting", "connected", "failed", "stopped"]
+"""``connecting`` (starting, or waiting to restart after a crash), ``connected``,
+``failed`` (gave up: see ``last_error``) or ``stopped`` (removed or shut down)."""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """A snapshot of one server, for ``%mcp list`` and tests."""
+
+    name: str
+    """The server's name."""
+    state: ServerState
+    """Where its connection stands."""
+    transport: str
+    """``stdio``, ``http`` or ``sse``."""
+    tool_count: int
+    """Tools of this server in the registry now."""
+    last_error: str | None = None
+    """Why it last failed or disconnected (with the tail of its stderr for stdio); kept after
+    a successful restart, so that ``restarts`` > 0 comes with its reason."""
+    pid: int | None = None
+    """The process id of a stdio server while it runs."""
+    restarts: int = 0
+    """Restarts after crashes since the last stable connection."""
+    protocol_version: str | None = None
+    """The protocol version negotiated, once connected."""
+    connect_seconds: float | None = None
+    """How long the last successful connection took, tool listing included."""
+    skipped: tuple[str, ...] = ()
+    """Tools left out of the registry, one line each saying why."""
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """When a server that disconnected is started again.
+
+    A server that fails on its first start is not restarted (its command or address is
+    most likely wrong; ``restart()`` tries again). One that goes away after connecting is
+    restarted after ``initial_delay``, doubling up to ``max_delay``, at most
+    ``max_restarts`` times in a row; a connection that stays up for ``reset_after``
+    seconds clears the count.
+    """
+
+    max_restarts: int = 5
+    """Restarts in a row before the server is marked ``failed``."""
+    initial_delay: float = 1.0
+    """Seconds before the first restart."""
+    max_delay: float = 30.0
+    """The longest wait between restarts."""
+    reset_after: float = 60.0
+    """Seconds of uptime after which the restart count starts again from zero."""
+
+    def delay(self, restart: int) -> float:
+        """Return the wait before a restart.
+
+        Args:
+            restart: Which restart in a row (1 for the first).
+
+        Returns:
+            Seconds: ``initial_delay * 2 ** (restart - 1)``, at most ``max_delay``.
+        """
+        return min(self.initial_delay * 2 ** (restart - 1), self.max_delay)
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """Timeouts and limits that apply to every server of a manager."""
+
+    connect_timeout: float = 30.0
+    """Seconds a server may take to start, shake hands and list its tools."""
+    call_timeout: float = 300.0
+    """Seconds a tool call may take before the model is told it timed out."""
+    poll_interval: float = 30.0
+    """Seconds between re-listings of an HTTP server that sends no change events (the
+    re-listing also tells whether it is still there)."""
+    max_output_chars: int = 100_000
+    """Characters of text one tool result may send to the model."""
+    restart: RestartPolicy = RestartPolicy()
+    """When a server that went away is started again."""

@@ -1,0 +1,227 @@
+"""A server's tools: names, Tools built from its listings, and their place in the registry.
+
+An MCP tool ``send-message`` of server ``slack`` becomes the deferred tool
+``mcp__slack__send-message``. Names are cleaned to the API's rule
+(``^[a-zA-Z0-9_-]{1,64}$``): other characters become ``_``; a server name loses doubled
+and outer underscores (``__`` separates the server from the tool); a name longer than 64
+characters is cut and ends in a short hash of the whole, so that it stays unique.
+
+:class:`ServerTools` keeps one server's tools in the registry: each new listing is applied
+as a diff (gone tools unregistered, new and changed ones registered, one event each).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from nbagent.errors import ToolDefinitionError
+from nbagent.registry import ToolRegistry
+from nbagent.text import MCP_PREFIX
+from nbagent.tool import Tool
+
+logger = logging.getLogger("nbagent.mcp")
+
+MAX_NAME = 64
+"""The API's limit on tool names."""
+
+_BAD_CHARACTERS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def clean_server_name(name: str) -> str:
+    """Clean a server's name for use inside tool names.
+
+    Args:
+        name: The name from the configuration.
+
+    Returns:
+        Letters, digits, ``_`` and ``-`` only, without ``__`` and without ``_`` at either end
+        (``my.db`` -> ``my_db``), so that ``mcp__<server>__<tool>`` splits back; a name
+        with nothing left (``日本``) becomes ``s`` and a short hash of it.
+    """
+    cleaned = re.sub(r"_{2,}", "_", _BAD_CHARACTERS.sub("_", name)).strip("_")
+    return cleaned or f"s{hashlib.sha256(name.encode()).hexdigest()[:6]}"
+
+
+def tool_name(server: str, tool: str) -> str:
+    """Name an MCP tool for the model: ``mcp__<server>__<tool>``, cleaned and at most 64 long.
+
+    Args:
+        server: The server's name.
+        tool: The tool's name on that server.
+
+    Returns:
+        A name that matches ``^[a-zA-Z0-9_-]{1,64}$``.
+    """
+    name = f"{MCP_PREFIX}{clean_server_name(server)}__{_BAD_CHARACTERS.sub('_', tool) or '_'}"
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[: MAX_NAME - 9]}_{digest}"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The Tools built from one server's tool listing."""
+
+    tools: dict[str, Tool]
+    """The usable tools, by registered name."""
+    remote_names: dict[str, str]
+    """Each registered name's tool name on the server."""
+    skipped: tuple[str, ...]
+    """One line per tool left out, saying why."""
+
+
+def build_tools(
+    server: str,
+    listed: Iterable[Any],
+    call: Callable[[str, dict[str, Any]], Any],
+) -> Listing:
+    """Turn a server's ``tools/list`` entries into deferred Tools.
+
+    A tool whose definition is unusable (a malformed input schema, a name that clashes
+    once cleaned) is skipped with a warning; the others load.
+
+    Args:
+        server: The server's name.
+        listed: The listing's ``mcp_types.Tool`` entries, every page.
+        call: ``call(remote_name, arguments)``, what each tool's handler runs.
+
+    Returns:
+        The tools, their remote names, and what was skipped.
+    """
+    tools: dict[str, Tool] = {}
+    remote: dict[str, str] = {}
+    skipped: list[str] = []
+    for entry in listed:
+        name = tool_name(server, entry.name)
+        if name in tools:
+            skipped.append(f"{entry.name}: its name clashes with {remote[name]!r} as {name}")
+            continue
+        annotations = entry.annotations
+        read_only = bool(annotations and annotations.read_only_hint)
+        try:
+            tools[name] = Tool(
+                name=name,
+                description=entry.description or "",
+                input_schema=entry.input_schema,
+                handler=_handler(call, entry.name),
+                read_only=read_only,
+                concurrency_safe=read_only,
+                search_hint=entry.title or (annotations.title if annotations else None) or "",
+                is_mcp=True,
+                server=server,
+            )
+        except ToolDefinitionError as exc:
+            skipped.append(f"{entry.name}: {exc}")
+            continue
+        remote[name] = entry.name
+    for line in skipped:
+        logger.warning("MCP server %r: skipped tool %s", server, line)
+    return Listing(tools=tools, remote_names=remote, skipped=tuple(skipped))
+
+
+def same_definition(a: Tool, b: Tool) -> bool:
+    """Tell whether two tools look the same to the model and the search.
+
+    Args:
+        a: One tool.
+        b: The other.
+
+    Returns:
+        True when name, description, schema, hint and flags are equal.
+    """
+    return (a.definition(), a.search_hint, a.read_only) == (
+        b.definition(),
+        b.search_hint,
+        b.read_only,
+    )
+
+
+def _handler(call: Callable[[str, dict[str, Any]], Any], remote: str) -> Callable[..., Any]:
+    """Make a handler that forwards its keyword arguments to ``call(remote, ...)``."""
+
+    def handler(**arguments: Any) -> Any:
+        return call(remote, arguments)
+
+    return handler
+
+
+class ServerTools:
+    """One server's tools in the registry (changed on the manager's thread, read anywhere).
+
+    Args:
+        server: The server's name.
+        registry: The registry.
+    """
+
+    def __init__(self, server: str, registry: ToolRegistry) -> None:
+        self.server = server
+        self.registry = registry
+        self._tools: dict[str, Tool] = {}
+
+    def __len__(self) -> int:
+        """Return how many of the server's tools are registered."""
+        return len(self._tools)
+
+    def tools(self) -> list[Tool]:
+        """Return the server's registered tools, in listing order."""
+        return list(self._tools.values())
+
+    def publish(self, listing: Listing) -> tuple[str, ...]:
+        """Bring the registry in line with a listing.
+
+        Gone tools are unregistered, new and changed ones registered (one event each);
+        tools that did not change are left alone.
+
+        Args:
+            listing: The server's latest listing.
+
+        Returns:
+            The listing's skipped lines, plus a line for each name another tool holds.
+        """
+        old = self._tools
+        skipped = list(listing.skipped)
+        changed: dict[str, Tool] = {}
+        for name, tool in listing.tools.items():
+            if name in old and same_definition(old[name], tool):
+                continue
+            if name not in old and name in self.registry:
+                skipped.append(f"{listing.remote_names[name]}: {name} is taken by another tool")
+                continue
+            changed[name] = tool
+        gone = [name for name in old if name not in listing.tools]
+        self._tools = {
+            name: changed.get(name) or old[name]
+            for name in listing.tools
+            if name in changed or name in old
+        }
+        if gone:
+            self._change(self.registry.unregister_many, gone)
+        if changed:
+            self._change(self.registry.register_many, changed.values(), replace=True)
+        return tuple(skipped)
+
+    def clear(self) -> bool:
+        """Unregister all of the server's tools (one event).
+
+        Returns:
+            Whether there were any.
+        """
+        names, self._tools = list(self._tools), {}
+        if names:
+            self._change(self.registry.unregister_many, names)
+        return bool(names)
+
+    def _change(self, change: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        """Apply a registry change; a subscriber that fails is logged, and cannot stop us."""
+        try:
+            change(*args, **kwargs)
+        except Exception:
+            logger.exception(
+                "A registry subscriber failed on a change by MCP server %r", self.server
+            )

@@ -1,0 +1,174 @@
+"""Servers that misbehave: exit at start, hang, bad schema, flood, crash, die mid-call."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable
+
+import pytest
+
+from nbagent.errors import ToolError
+from nbagent.mcp import McpManager, RestartPolicy
+from nbagent.registry import RegistryChange, ToolRegistry
+from tests.mcp.conftest import READY
+from tests.mcp.servers import alive, fixture, http_server, wait_until
+
+pytestmark = pytest.mark.slow
+
+Make = Callable[..., McpManager]
+
+
+def test_a_server_that_exits_at_start_is_reported_with_its_stderr(make_manager: Make) -> None:
+    manager = make_manager()
+    manager.add("exits", fixture("exits_at_start.py"))
+    manager.add("missing", {"command": "no-such-mcp-server-command"})
+    assert manager.wait_ready(READY)
+    exits, missing = manager.status()
+    assert (exits.state, exits.tool_count, exits.restarts, exits.pid) == ("failed", 0, 0, None)
+    assert exits.last_error == "exited with code 2; stderr: fatal: EXAMPLE_API_KEY is not set"
+    assert missing.state == "failed"
+    assert missing.last_error == "cannot start 'no-such-mcp-server-command': command not found"
+    with pytest.raises(ToolError, match="'exits' is not connected .failed: exited with code 2"):
+        manager.read_resource("exits", "note://x")
+
+
+def test_a_server_that_never_answers_times_out(make_manager: Make) -> None:
+    with http_server("hangs.py") as hung:
+        manager = make_manager(connect_timeout=3)
+        started = time.perf_counter()
+        manager.start({"mcpServers": {"stdio": fixture("hangs.py"), "web": {"url": hung.url}}})
+        assert time.perf_counter() - started < 0.1
+        assert wait_until(lambda: manager.status()[0].pid is not None, 10)
+        pid = manager.status()[0].pid
+        assert manager.wait_ready(READY)
+        stdio, web = manager.status()
+    assert stdio.state == web.state == "failed"
+    timeout = "did not get through start-up (handshake and tool listing) within 3 s"
+    assert stdio.last_error == f"{timeout}; stderr: hanging server started"
+    assert web.last_error == timeout
+    assert pid is not None and wait_until(lambda: not alive(pid), 10)
+
+
+def test_an_unreachable_address_is_reported(make_manager: Make) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    manager = make_manager()
+    manager.add("gone", {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"})
+    assert manager.wait_ready(READY)
+    [status] = manager.status()
+    assert status.state == "failed"
+    assert status.last_error.startswith(f"cannot reach http://127.0.0.1:{port}/mcp: ")
+
+
+def test_a_malformed_tool_schema_skips_that_tool_only(
+    make_manager: Make, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry = ToolRegistry()
+    manager = make_manager(registry)
+    with caplog.at_level(logging.WARNING, logger="nbagent.mcp"):
+        manager.add("shaky", fixture("malformed.py"))
+        assert manager.wait_ready(READY)
+    [status] = manager.status()
+    assert status.state == "connected" and status.tool_count == 2
+    assert [t.name for t in manager.tools("shaky")] == [
+        "mcp__shaky__good_one",
+        "mcp__shaky__good_two",
+    ]
+    [skipped] = status.skipped
+    assert skipped.startswith("broken: Tool 'mcp__shaky__broken': input_schema is not valid")
+    assert "'shaky': skipped tool broken" in caplog.text
+    assert registry.get("mcp__shaky__good_two").call({"text": "fine"}).content == "fine"
+
+
+def test_a_server_that_floods_its_output_still_works(
+    make_manager: Make, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry = ToolRegistry()
+    manager = make_manager(registry)
+    with caplog.at_level(logging.WARNING, logger="nbagent.mcp"):
+        manager.add("noisy", fixture("flood.py"))
+        assert manager.wait_ready(READY)
+        assert manager.status()[0].state == "connected"
+        shout = registry.get("mcp__noisy__shout").call({"lines": 20_000})
+    assert shout.content == "shouted 20000 lines"
+    assert registry.get("mcp__noisy__echo").call({"text": "heard"}).content == "heard"
+    warnings = [r for r in caplog.records if "not JSON-RPC" in r.getMessage()]
+    assert len(warnings) == 1  # the first junk line is reported, the rest only counted
+
+
+def test_a_crash_removes_the_tools_and_the_server_restarts(make_manager: Make) -> None:
+    registry = ToolRegistry()
+    changes: list[RegistryChange] = []
+    registry.subscribe(changes.append)
+    manager = make_manager(registry)
+    manager.add("fragile", fixture("crashing.py"))
+    assert manager.wait_ready(READY)
+    first_pid = manager.status()[0].pid
+
+    assert (
+        registry.get("mcp__fragile__crash_soon").call({"delay": 0.3}).content == "crashing in 0.3 s"
+    )
+    assert wait_until(lambda: "mcp__fragile__pid" not in registry, 10)
+    assert wait_until(lambda: manager.status()[0].state == "connected", READY)
+    status = manager.status()[0]
+    assert status.restarts == 1 and status.pid not in (None, first_pid)
+    assert status.last_error.startswith("exited with code 3; stderr: crashing server")
+    assert status.last_error.endswith("crashing on demand with code 3")
+    assert registry.get("mcp__fragile__pid").call({}).content == str(status.pid)
+    assert [(len(c.added), len(c.removed)) for c in changes] == [(3, 0), (0, 3), (3, 0)]
+
+
+def test_a_server_that_dies_mid_call(make_manager: Make) -> None:
+    registry = ToolRegistry()
+    manager = make_manager(registry)
+    manager.add("fragile", fixture("crashing.py"))
+    assert manager.wait_ready(READY)
+    with pytest.raises(ToolError) as caught:
+        registry.get("mcp__fragile__die").call({"code": 4})
+    assert str(caught.value).startswith(
+        "MCP server 'fragile' disconnected during the call (exited with code 4; stderr: "
+    )
+    assert "dying mid-call with code 4" in str(caught.value)
+    assert wait_until(lambda: manager.status()[0].state == "connected", READY)
+    assert registry.get("mcp__fragile__pid").call({}).content == str(manager.status()[0].pid)
+
+
+def test_a_killed_process_is_reported_by_signal(make_manager: Make) -> None:
+    manager = make_manager()
+    manager.add("victim", fixture("crashing.py"))
+    assert manager.wait_ready(READY)
+    os.kill(manager.status()[0].pid, signal.SIGKILL)
+    assert wait_until(lambda: manager.status()[0].restarts == 1, 10)
+    assert manager.status()[0].last_error.startswith("was killed by signal 9")
+
+
+def test_restarts_are_bounded(make_manager: Make) -> None:
+    registry = ToolRegistry()
+    policy = RestartPolicy(max_restarts=2, initial_delay=0.1, max_delay=0.2)
+    with http_server("basic.py") as web:
+        manager = make_manager(registry, restart=policy)
+        manager.add("remote", {"type": "http", "url": web.url})
+        assert manager.wait_ready(READY) and len(manager.tools("remote")) == 8
+        web.kill()
+        assert wait_until(lambda: not manager.tools("remote"), 10)
+        assert not [name for name in registry.names() if name.startswith("mcp__remote__")]
+        assert wait_until(lambda: manager.status()[0].state == "failed", 30)
+    status = manager.status()[0]
+    assert status.restarts == 2
+    assert status.last_error.startswith(f"cannot reach {web.url}: ")
+    assert status.last_error.endswith("(gave up after 2 restarts)")
+
+
+def test_restart_tries_again_after_a_failure(make_manager: Make, tmp_path: object) -> None:
+    manager = make_manager()
+    manager.add("later", fixture("exits_at_start.py"))
+    assert manager.wait_ready(READY) and manager.status()[0].state == "failed"
+    manager.restart("later")
+    assert manager.status()[0].state == "connecting"
+    assert manager.wait_ready(READY)
+    assert manager.status()[0].state == "failed" and manager.status()[0].restarts == 0

@@ -1,0 +1,174 @@
+"""Servers nobody here wrote: listed, found with ToolSearch, and called through the agent loop.
+
+The npm servers (everything, filesystem, memory) speak the 2025 protocol; the PyPI ones
+(time, git) the 2026 one. Each test skips, saying how to install, when its server is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent.agent import Agent
+from nbagent.events import ToolCallFinished, ToolSearchResults, ToolSetAnnounced
+from nbagent.mcp import McpManager
+from nbagent.registry import ToolRegistry
+from nbagent.search import ToolSearch
+from nbagent.testing import FakeAnthropicServer, Reply
+from tests.mcp.conftest import CONNECT_TIMEOUT, FAST_RESTART, READY
+from tests.mcp.servers import alive, find_reference, process_tree, reference
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Case:
+    """One reference server and the call that proves it works."""
+
+    server: str
+    """The name it gets in the configuration."""
+    executable: str
+    """Its command."""
+    source: str
+    """``npm`` or ``pypi``."""
+    query: str
+    """What the model searches for."""
+    tool: str
+    """The tool the search must find (registered name)."""
+    input: dict[str, Any]
+    """The call's input."""
+    min_tools: int
+    """It lists at least this many tools."""
+
+
+CASES = [
+    Case("everything", "mcp-server-everything", "npm", "echo message back",
+         "mcp__everything__echo", {"message": "hello MCP"}, 10),
+    Case("filesystem", "mcp-server-filesystem", "npm", "read text file contents",
+         "mcp__filesystem__read_text_file", {"path": "{folder}/files/hello.txt"}, 10),
+    Case("memory", "mcp-server-memory", "npm", "create entities knowledge graph",
+         "mcp__memory__create_entities",
+         {"entities": [{"name": "Ada", "entityType": "person", "observations": ["codes"]}]}, 8),
+    Case("time", "mcp-server-time", "pypi", "current time timezone",
+         "mcp__time__get_current_time", {"timezone": "UTC"}, 2),
+    Case("git", "mcp-server-git", "pypi", "git log commits",
+         "mcp__git__git_log", {"repo_path": "{folder}/repo"}, 10),
+]  # fmt: skip
+"""The five reference servers; ``{folder}`` in an input is the test's folder."""
+
+
+def entry(case: Case, folder: Path, executable: str) -> dict[str, Any]:
+    """The configuration entry of a reference server."""
+    if case.server == "filesystem":
+        return {"command": executable, "args": [str(folder / "files")]}
+    if case.server == "memory":
+        return {"command": executable, "env": {"MEMORY_FILE_PATH": str(folder / "memory.jsonl")}}
+    if case.server == "git":
+        return {"command": executable, "args": ["--repository", str(folder / "repo")]}
+    return {"command": executable}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Files for filesystem, a repository with one commit for git."""
+    root = tmp_path_factory.mktemp("reference")
+    (root / "files").mkdir()
+    (root / "files" / "hello.txt").write_text("Hello from a file.\n")
+    repo = root / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=Ada", "-c", "user.email=ada@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "README").write_text("hi\n")
+    subprocess.run([*git, "add", "README"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "First commit of the test repo"], check=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def references(folder: Path) -> Iterator[tuple[McpManager, ToolRegistry]]:
+    """One manager with every reference server that is installed, started at once."""
+    registry = ToolRegistry()
+    manager = McpManager(registry, connect_timeout=CONNECT_TIMEOUT, restart=FAST_RESTART)
+    for case in CASES:
+        executable = find_reference(case.executable)
+        if executable is not None:
+            manager.add(case.server, entry(case, folder, executable))
+    manager.wait_ready(READY)
+    yield manager, registry
+    pids = [pid for status in manager.status() if status.pid for pid in process_tree(status.pid)]
+    manager.close()
+    assert not [pid for pid in pids if alive(pid)], "orphan processes after close()"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.server for c in CASES])
+def test_listed_found_and_called_through_the_agent(
+    references: tuple[McpManager, ToolRegistry], folder: Path, case: Case
+) -> None:
+    reference(case.executable, case.source)
+    arguments = json.loads(json.dumps(case.input).replace("{folder}", str(folder)))
+    manager, registry = references
+    status = next(s for s in manager.status() if s.name == case.server)
+    assert status.state == "connected", status.last_error
+    assert status.tool_count >= case.min_tools and not status.skipped
+
+    hits = ToolSearch(registry).search(case.query)
+    assert case.tool in [hit.name for hit in hits]
+
+    with FakeAnthropicServer() as api:
+        api.enqueue(
+            Reply.tool_use("ToolSearch", {"query": case.query}),
+            Reply.tool_use(case.tool, arguments),
+            Reply.text("Done."),
+        )
+        agent = Agent(registry=registry, client=api.client())
+        events = list(agent.events(f"Use the {case.server} server."))
+        api.assert_no_errors()
+    [announced] = [e for e in events if isinstance(e, ToolSetAnnounced)]
+    assert sum(name.startswith(f"mcp__{case.server}__") for name in announced.added) == (
+        status.tool_count
+    )
+    [search] = [e for e in events if isinstance(e, ToolSearchResults)]
+    assert case.tool in search.loaded
+    call = next(e for e in events if isinstance(e, ToolCallFinished) and e.name == case.tool)
+    assert call.status == "ok", call.content
+    check(case.server, call.content)
+
+
+def check(server: str, content: Any) -> None:
+    """Check what a reference server's tool answered."""
+    text = content if isinstance(content, str) else json.dumps(content)
+    expected = {
+        "everything": "hello MCP",
+        "filesystem": "Hello from a file.",
+        "memory": '"name": "Ada"',
+        "time": '"timezone": "UTC"',
+        "git": "First commit of the test repo",
+    }[server]
+    assert expected in text, text
+
+
+def test_an_image_from_a_real_server_reaches_the_model_as_an_image_block(
+    references: tuple[McpManager, ToolRegistry],
+) -> None:
+    reference("mcp-server-everything", "npm")
+    _, registry = references
+    tool = "mcp__everything__get-tiny-image"
+    with FakeAnthropicServer() as api:
+        api.enqueue(
+            Reply.tool_use("ToolSearch", {"query": f"select:{tool}"}),
+            Reply.tool_use(tool, {}),
+            Reply.text("A tiny image."),
+        )
+        Agent(registry=registry, client=api.client()).run("Show me a tiny image.")
+        api.assert_no_errors()
+        last = [r.body for r in api.requests if r.path == "/v1/messages"][-1]
+    [result] = [b for b in last["messages"][-1]["content"] if b["type"] == "tool_result"]
+    images = [b for b in result["content"] if b["type"] == "image"]
+    assert [image["source"]["media_type"] for image in images] == ["image/png"]
+    assert images[0]["source"]["type"] == "base64" and images[0]["source"]["data"]
