@@ -51,7 +51,7 @@ def load_ipython_extension(ipython: Any) -> None:
     Args:
         ipython: The IPython shell.
     """
-    from nbagent.magics import load
+    from nbagent.extension import load
 
     load(ipython)
 
@@ -62,6 +62,6 @@ def unload_ipython_extension(ipython: Any) -> None:
     Args:
         ipython: The IPython shell.
     """
-    from nbagent.magics import unload
+    from nbagent.extension import unload
 
     unload(ipython)

@@ -17,7 +17,7 @@ from IPython.display import display
 
 from nbagent.agent import Agent, AgentResult
 from nbagent.config import NbAgent
-from nbagent.display import CellTranscript, Markdown, in_kernel
+from nbagent.display import CellTranscript, Markdown
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
@@ -394,52 +394,3 @@ def _first_line(text: str, width: int = 80) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     line = line.replace("|", "\\|")
     return line if len(line) <= width else line[: width - 1] + "…"
-
-
-_loaded: dict[int, AgentMagics] = {}
-"""The magics registered in each shell (by id), for unloading."""
-
-
-def load(shell: Any) -> AgentMagics:
-    """Register the configuration and the magics with a shell (``%load_ext nbagent``).
-
-    Args:
-        shell: The IPython shell.
-
-    Returns:
-        The registered magics.
-    """
-    import nbagent
-
-    if id(shell) in _loaded:
-        return _loaded[id(shell)]
-    settings = NbAgent(parent=shell)
-    shell.configurables.append(settings)
-    magics = AgentMagics(shell, settings, nbagent.registry)
-    shell.register_magics(magics)
-    if in_kernel():
-        from nbagent.widgets import registry_mimebundle
-
-        shell.display_formatter.mimebundle_formatter.for_type(ToolRegistry, registry_mimebundle)
-    _loaded[id(shell)] = magics
-    return magics
-
-
-def unload(shell: Any) -> None:
-    """Remove the magics and the configuration and release their resources.
-
-    Args:
-        shell: The IPython shell.
-    """
-    magics = _loaded.pop(id(shell), None)
-    if magics is None:
-        return
-    magics.close()
-    manager = shell.magics_manager
-    for kind, names in magics.magics.items():
-        for name in names:
-            manager.magics[kind].pop(name, None)
-    manager.registry.pop(type(magics).__name__, None)
-    shell.display_formatter.mimebundle_formatter.pop(ToolRegistry, None)
-    if magics.settings in shell.configurables:
-        shell.configurables.remove(magics.settings)

@@ -133,7 +133,7 @@ Asker = Callable[["Tool", Mapping[str, Any], str], bool]
 """Asks the user about a call (tool, input, question) and returns whether it may run."""
 
 _RANK: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
-_RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$")
+_RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
 
 @dataclass(frozen=True)

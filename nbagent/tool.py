@@ -175,9 +175,9 @@ class Tool:
         return definition
 
     @cached_property
-    def _input_validator(self) -> Any:
-        """The compiled validator of ``input_schema``, built on first use."""
-        return schema.validator(self.input_schema)
+    def _input_checker(self) -> schema.InputChecker:
+        """The compiled check of ``input_schema``, built on first use."""
+        return schema.InputChecker(self.input_schema)
 
     def validate_input(self, tool_input: Any) -> None:
         """Check an input against ``input_schema``.
@@ -188,7 +188,7 @@ class Tool:
         Raises:
             ToolInputError: The input does not match; the message names each bad field.
         """
-        lines = schema.input_errors(self._input_validator, tool_input)
+        lines = self._input_checker.errors(tool_input)
         if lines:
             raise ToolInputError(f"Invalid input for tool {self.name}:\n" + "\n".join(lines))
 

@@ -1,0 +1,96 @@
+"""``%load_ext nbagent``: what loading and unloading the extension sets up and takes down.
+
+Loading registers the ``c.NbAgent`` configuration, the magics, the registry browser (in a
+kernel) and the MCP manager, which starts the configured servers in the background: loading
+never waits for a server. Unloading closes the servers (no process is left behind) and
+removes everything again, so ``%reload_ext nbagent`` starts clean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from IPython.display import display
+
+from nbagent.config import NbAgent
+from nbagent.display import Markdown, in_kernel
+from nbagent.errors import NbAgentError
+from nbagent.magics import AgentMagics
+from nbagent.mcp_magics import McpMagics
+from nbagent.registry import ToolRegistry
+
+
+@dataclass
+class Loaded:
+    """What the extension set up in one shell."""
+
+    settings: NbAgent
+    """The configuration."""
+    agent_magics: AgentMagics
+    """``%%agent``, ``%agent``, ``%tools``, ``%tool_search``."""
+    mcp_magics: McpMagics
+    """``%mcp``."""
+    manager: Any
+    """The :class:`~nbagent.mcp.McpManager`."""
+
+
+_loaded: dict[int, Loaded] = {}
+"""What the extension set up in each shell (by id)."""
+
+
+def load(shell: Any) -> Loaded:
+    """Set up nbagent in a shell (``%load_ext nbagent``); a second call changes nothing.
+
+    Args:
+        shell: The IPython shell.
+
+    Returns:
+        What was set up.
+    """
+    import nbagent
+    from nbagent.mcp import McpManager
+
+    if id(shell) in _loaded:
+        return _loaded[id(shell)]
+    settings = NbAgent(parent=shell)
+    shell.configurables.append(settings)
+    manager = McpManager(nbagent.registry)
+    loaded = Loaded(
+        settings, AgentMagics(shell, settings, nbagent.registry), McpMagics(shell, manager), manager
+    )
+    shell.register_magics(loaded.agent_magics)
+    shell.register_magics(loaded.mcp_magics)
+    if in_kernel():
+        from nbagent.widgets import registry_mimebundle
+
+        shell.display_formatter.mimebundle_formatter.for_type(ToolRegistry, registry_mimebundle)
+    _loaded[id(shell)] = loaded
+    try:
+        manager.start(settings.mcp_config or None, folder=Path.cwd())
+    except NbAgentError as exc:
+        display(Markdown(f"> **MCP configuration not used**: {exc}"))
+    return loaded
+
+
+def unload(shell: Any) -> None:
+    """Take nbagent down in a shell: servers closed, magics and configuration removed.
+
+    Args:
+        shell: The IPython shell.
+    """
+    loaded = _loaded.pop(id(shell), None)
+    if loaded is None:
+        return
+    loaded.manager.close()
+    loaded.agent_magics.close()
+    manager = shell.magics_manager
+    for magics in (loaded.agent_magics, loaded.mcp_magics):
+        for kind, names in magics.magics.items():
+            for name in names:
+                manager.magics[kind].pop(name, None)
+        manager.registry.pop(type(magics).__name__, None)
+    shell.display_formatter.mimebundle_formatter.pop(ToolRegistry, None)
+    if loaded.settings in shell.configurables:
+        shell.configurables.remove(loaded.settings)
