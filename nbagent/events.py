@@ -140,6 +140,36 @@ class Notice:
 
 
 @dataclass(frozen=True)
+class TaskItem:
+    """One entry of the agent's task list."""
+
+    id: str
+    """The task's id (``1``, ``2``, ...)."""
+    subject: str
+    """What is to be done."""
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+    """Where it stands."""
+
+
+@dataclass(frozen=True)
+class TaskListChanged:
+    """The agent's task list changed."""
+
+    tasks: tuple[TaskItem, ...]
+    """The whole list, in order."""
+
+
+@dataclass(frozen=True)
+class ToolProgress:
+    """Something that happened inside a running tool call (e.g. a sub-agent's own events)."""
+
+    id: str
+    """The tool_use id of the call it happened in."""
+    event: Event
+    """What happened."""
+
+
+@dataclass(frozen=True)
 class RunFinished:
     """The run ended; the last event of every run."""
 
@@ -160,6 +190,8 @@ Event = (
     | ToolSetAnnounced
     | UsageReported
     | Notice
+    | TaskListChanged
+    | ToolProgress
     | RunFinished
 )
 """Any event of a run."""

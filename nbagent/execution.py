@@ -9,14 +9,16 @@ model the same way.
 from __future__ import annotations
 
 import logging
+import queue
 import time
 from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nbagent.errors import ToolError
-from nbagent.events import CallStatus, Event, ToolCallFinished, ToolCallStarted
+from nbagent.events import CallStatus, Event, ToolCallFinished, ToolCallStarted, ToolProgress
 from nbagent.permissions import Asker, Policy, decide
 from nbagent.secrets import RedactingFilter, redact_content
 from nbagent.tool import Tool, ToolResult
@@ -26,6 +28,19 @@ logger.addFilter(RedactingFilter())
 
 INTERRUPTED_MESSAGE = "Interrupted by the user before this tool call finished."
 """What the model is told about a call the user interrupted."""
+
+_progress: ContextVar[Callable[[Event], None] | None] = ContextVar("nbagent_progress", default=None)
+
+
+def emit(event: Event) -> None:
+    """Report an event from inside a running tool (shown under its card); no-op elsewhere.
+
+    Args:
+        event: What happened (a sub-agent's event, a task list change, ...).
+    """
+    report = _progress.get()
+    if report is not None:
+        report(event)
 
 
 @dataclass
@@ -110,23 +125,28 @@ class ToolRunner:
                 interrupted half-way knows which calls finished.
 
         Yields:
-            ToolCallStarted and ToolCallFinished events.
+            ToolCallStarted, ToolProgress (what the tools report while they run) and
+            ToolCallFinished events. Calls that are not concurrency-safe run on the caller's
+            thread (user code, the kernel's namespace); the others on a pool, with their
+            progress shown as it comes.
         """
+        progress: queue.SimpleQueue[ToolProgress] = queue.SimpleQueue()
         for batch in self._batches(calls):
-            if len(batch) == 1:
-                call, tool = batch[0]
+            for call, _ in batch:
                 yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
-                outcome = self._run_one(call, tool)
+            call, tool = batch[0]
+            if len(batch) == 1 and not (isinstance(tool, Tool) and tool.concurrency_safe):
+                outcome = self._run_one(call, tool, progress)
+                yield from _drain(progress)
                 outcomes[outcome.id] = outcome
                 yield outcome.finished()
                 continue
-            for call, _ in batch:
-                yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
             pending: set[Future[CallOutcome]] = {
-                self._executor().submit(self._run_one, call, tool) for call, tool in batch
+                self._executor().submit(self._run_one, call, tool, progress) for call, tool in batch
             }
             while pending:
-                done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+                done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
+                yield from _drain(progress)
                 for future in done:
                     outcome = future.result()
                     outcomes[outcome.id] = outcome
@@ -164,7 +184,20 @@ class ToolRunner:
                 batches.append([(call, tool)])
         return batches
 
-    def _run_one(self, call: dict[str, Any], tool: Tool | ToolError) -> CallOutcome:
+    def _run_one(
+        self,
+        call: dict[str, Any],
+        tool: Tool | ToolError,
+        progress: queue.SimpleQueue[ToolProgress],
+    ) -> CallOutcome:
+        """Decide permission, run the tool and turn whatever happens into an outcome."""
+        token = _progress.set(lambda event: progress.put(ToolProgress(call["id"], event)))
+        try:
+            return self._decide_and_run(call, tool)
+        finally:
+            _progress.reset(token)
+
+    def _decide_and_run(self, call: dict[str, Any], tool: Tool | ToolError) -> CallOutcome:
         """Decide permission, run the tool and turn whatever happens into an outcome."""
         tool_input = dict(call.get("input") or {})
 
@@ -204,3 +237,12 @@ class ToolRunner:
             content = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
             result, status = ToolResult(content=content, is_error=True), "error"
         return outcome(status, result, duration=time.perf_counter() - started, permission=note)
+
+
+def _drain(progress: queue.SimpleQueue[ToolProgress]) -> Generator[ToolProgress, None, None]:
+    """Yield what the running tools have reported so far."""
+    while True:
+        try:
+            yield progress.get_nowait()
+        except queue.Empty:
+            return

@@ -58,7 +58,10 @@ def load(shell: Any) -> Loaded:
     shell.configurables.append(settings)
     manager = McpManager(nbagent.registry)
     loaded = Loaded(
-        settings, AgentMagics(shell, settings, nbagent.registry), McpMagics(shell, manager), manager
+        settings,
+        AgentMagics(shell, settings, nbagent.registry, mcp_manager=manager),
+        McpMagics(shell, manager),
+        manager,
     )
     shell.register_magics(loaded.agent_magics)
     shell.register_magics(loaded.mcp_magics)

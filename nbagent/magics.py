@@ -19,11 +19,12 @@ from nbagent.agent import Agent, AgentResult
 from nbagent.config import NbAgent
 from nbagent.display import CellTranscript, Markdown
 from nbagent.errors import ModelAPIError, NbAgentError
+from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
 from nbagent.tool import Tool
-from nbagent.transcript import Search, item_markdown, plural, usage_line
+from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
 
 COMMANDS = ("status", "reset", "config", "history", "allow", "deny")
 """The subcommands of the ``%agent`` line magic."""
@@ -39,11 +40,16 @@ class AgentMagics(Magics):
         registry: The tools.
     """
 
-    def __init__(self, shell: Any, settings: NbAgent, registry: ToolRegistry) -> None:
+    def __init__(
+        self, shell: Any, settings: NbAgent, registry: ToolRegistry, mcp_manager: Any = None
+    ) -> None:
         super().__init__(shell)
         self.settings = settings
         self.registry = registry
+        self.mcp_manager = mcp_manager
+        self.tasks = TaskBoard()
         self._agent: Agent | None = None
+        self._session_tools: list[str] = []
 
     @magic_arguments()
     @argument(
@@ -171,12 +177,16 @@ class AgentMagics(Magics):
                 asker=ask_on_stdin,
                 announcement_style=settings.announcement_style,
             )
+            tools = session_tools(self._agent, self.tasks, mcp_manager=self.mcp_manager)
+            self.registry.register_many(tools, replace=True)
+            self._session_tools = [t.name for t in tools]
         return self._agent
 
     def close(self) -> None:
-        """Release what the magics hold (the agent's worker threads)."""
+        """Release what the magics hold: the agent's worker threads, its session tools."""
         if self._agent is not None:
             self._agent.runner.close()
+        self.registry.unregister_many(self._session_tools)
 
     def _agent_for(self, args: Any) -> Agent:
         """The agent, reset or adjusted for this cell's options."""
@@ -225,6 +235,8 @@ class AgentMagics(Magics):
             f"**conversation**: {len(agent.messages)} messages · {usage_line(agent.usage)}",
             f"**permissions**: {_permissions(agent.runner.policy)}",
         ]
+        if self.tasks.snapshot():
+            lines.append(tasks_markdown(Tasks(self.tasks.snapshot())).replace("\n", "  \n"))
         display(Markdown("  \n".join(lines)))
 
     def _add_rule(self, behavior: str, text: str) -> None:
@@ -241,6 +253,7 @@ class AgentMagics(Magics):
 
     def _reset(self) -> None:
         self.agent_instance.reset()
+        self.tasks.clear()
         display(Markdown("The conversation was reset."))
 
     def _config(self) -> None:

@@ -9,7 +9,8 @@ the kernel's stdin, a test's answer); with no asker it is denied.
 know them: ``Bash(git status:*)`` (a command and its arguments), ``Read(./data/**)`` (paths,
 relative to the root; ``~`` is the home folder), ``mcp__github__*`` (every tool of a
 server), ``NotebookEdit`` (a tool, whatever its input), ``*(~/.ssh/**)`` (any tool touching
-a path). Deny rules win over allow rules, and both over the mode:
+a path). Deny rules win over allow rules, and both over the mode, except that plan mode refuses
+every change whatever the allow rules say:
 
 ===================  =====================================================================
 mode                 what runs without asking
@@ -275,7 +276,7 @@ class PermissionPolicy:
         return rule
 
     def __call__(self, tool: Tool, tool_input: Mapping[str, Any]) -> PermissionDecision:
-        """Decide a call: deny rules, then allow rules, then the mode.
+        """Decide a call: deny rules, then plan mode, then allow rules, then the mode.
 
         Args:
             tool: The tool called.
@@ -287,6 +288,8 @@ class PermissionPolicy:
         for rule in self.deny_rules:
             if rule.matches(tool.name, tool_input, self.root):
                 return deny(f"Permission denied by the rule {rule.text}.", f"deny rule {rule.text}")
+        if self.mode == "plan" and not (tool.read_only and not tool.is_mcp):
+            return deny(PLAN_MESSAGE, "mode plan")
         for rule in self.allow_rules:
             if rule.matches(tool.name, tool_input, self.root):
                 return allow(f"allow rule {rule.text}", explicit=True)

@@ -18,9 +18,12 @@ from nbagent.events import (
     Event,
     Notice,
     RunFinished,
+    TaskItem,
+    TaskListChanged,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolProgress,
     ToolSearchResults,
     ToolSetAnnounced,
     Usage,
@@ -65,6 +68,16 @@ class Call:
     """What the model was sent, as text (cut at FULL_CHARS)."""
     permission: str = ""
     """The permission decision, when one applied."""
+    inner: Transcript | None = None
+    """What happened inside the call (a sub-agent's own run), if anything."""
+
+
+@dataclass
+class Tasks:
+    """The agent's task list, as a checklist (one item, updated in place)."""
+
+    tasks: tuple[TaskItem, ...] = ()
+    """The tasks, in order."""
 
 
 @dataclass
@@ -106,7 +119,7 @@ class Note:
     """info or warning."""
 
 
-Item = Answer | Call | Search | Delta | Note
+Item = Answer | Call | Tasks | Search | Delta | Note
 
 
 @dataclass
@@ -149,6 +162,10 @@ class Transcript:
             return self._add(Delta(tuple(event.added), tuple(event.removed), event.text))
         if isinstance(event, Notice):
             return self._add(Note(event.message, event.level))
+        if isinstance(event, TaskListChanged):
+            return self._tasks(event.tasks)
+        if isinstance(event, ToolProgress):
+            return self._progress(event)
         if isinstance(event, UsageReported):
             self.usage += event.usage
         elif isinstance(event, RunFinished):
@@ -160,10 +177,31 @@ class Transcript:
         self.items.append(item)
         return item
 
-    def _finish(self, event: ToolCallFinished) -> Call:
-        call = next(
-            (i for i in reversed(self.items) if isinstance(i, Call) and i.id == event.id), None
+    def _tasks(self, tasks: tuple[TaskItem, ...]) -> Tasks:
+        checklist = next((i for i in self.items if isinstance(i, Tasks)), None)
+        if checklist is None:
+            checklist = Tasks()
+            self.items.append(checklist)
+        checklist.tasks = tasks
+        return checklist
+
+    def _progress(self, event: ToolProgress) -> Item | None:
+        """Fold an event from inside a call into that call's own transcript."""
+        call = self._call(event.id)
+        if call is None:
+            return None
+        if call.inner is None:
+            call.inner = Transcript()
+        call.inner.apply(event.event)
+        return call
+
+    def _call(self, call_id: str) -> Call | None:
+        return next(
+            (i for i in reversed(self.items) if isinstance(i, Call) and i.id == call_id), None
         )
+
+    def _finish(self, event: ToolCallFinished) -> Call:
+        call = self._call(event.id)
         if call is None:
             call = Call(event.id, event.name, {})
             self.items.append(call)
@@ -267,6 +305,8 @@ def item_html(item: Item) -> str:
         return f'<div class="nbagent-answer">{markdown_html(item.text)}</div>'
     if isinstance(item, Call):
         return call_html(item)
+    if isinstance(item, Tasks):
+        return f'<div class="nbagent-tasks">{tasks_markdown(item).replace(chr(10), "<br>")}</div>'
     if isinstance(item, Search):
         return search_html(item)
     if isinstance(item, Delta):
@@ -292,6 +332,8 @@ def call_html(call: Call) -> str:
         f"{f' · {html.escape(call.permission)}' if call.permission else ''}</span>"
     )
     body = [f"<pre>{html.escape(json.dumps(call.input, indent=2, ensure_ascii=False))}</pre>"]
+    if call.inner is not None:
+        body.append(f'<div class="nbagent-inner">{call.inner.to_html()}</div>')
     if call.result:
         preview = call.result[:PREVIEW_CHARS]
         body.append(f"<pre>{html.escape(preview)}</pre>")
@@ -367,6 +409,8 @@ def item_markdown(item: Item) -> str:
         return item.text
     if isinstance(item, Call):
         return call_html(item)
+    if isinstance(item, Tasks):
+        return tasks_markdown(item)
     if isinstance(item, Search):
         if not item.hits:
             return f"ToolSearch `{item.query}`: no match"
@@ -401,6 +445,8 @@ def item_text(item: Item) -> str:
             line += f" · {item.permission}"
         if item.status not in ("ok", "running"):
             line += f"\n    {brief(item.result, PREVIEW_CHARS)}"
+        if item.inner is not None:
+            line += "\n" + "\n".join("    " + row for row in item.inner.to_text().splitlines())
         return line
     if isinstance(item, Search):
         hits = ", ".join(f"{n} ({s:g})" for n, s, _ in item.hits) or "no match"
@@ -408,6 +454,24 @@ def item_text(item: Item) -> str:
     if isinstance(item, Delta):
         return delta_line(item)
     return item_markdown(item)
+
+
+TASK_MARK = {"pending": "☐", "in_progress": "▶", "completed": "☑"}
+"""The checkbox of each task status."""
+
+
+def tasks_markdown(item: Tasks) -> str:
+    """The task list as a checklist, one task a line.
+
+    Args:
+        item: The task list.
+
+    Returns:
+        E.g. ``☑ 1. Load the data`` lines under a heading.
+    """
+    rows = [f"{TASK_MARK[t.status]} {t.id}. {t.subject}" for t in item.tasks]
+    done = sum(t.status == "completed" for t in item.tasks)
+    return "\n".join([f"**Tasks** ({done}/{len(item.tasks)} done)", *rows])
 
 
 def markdown_html(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,26 +38,42 @@ class Execution:
 
 
 def execute(
-    client: BlockingKernelClient, code: str, timeout: float = 60, on_output: Any = None
+    client: BlockingKernelClient,
+    code: str,
+    timeout: float = 60,
+    on_output: Any = None,
+    stdin: Any = None,
 ) -> Execution:
     """Run code in the kernel and collect its outputs until it is idle again.
 
     Args:
         client: A started client.
         code: The cell.
-        timeout: Seconds to wait for each message.
-        on_output: Called with each output's content as it arrives.
+        timeout: Seconds to wait for the kernel at most between two messages.
+        on_output: Called with the content of each output (and widget message) as it arrives.
+        stdin: Answers the kernel's input requests: called with the prompt, returns the reply
+            (without it, the cell has no stdin).
 
     Returns:
         The execution.
     """
-    msg_id = client.execute(code)
+    msg_id = client.execute(code, allow_stdin=stdin is not None)
     result = Execution()
+    quiet_since = time.monotonic()
     while True:
+        if stdin is not None:
+            try:
+                request = client.get_stdin_msg(timeout=0.05)
+                client.input(stdin(request["content"]["prompt"]))
+            except queue.Empty:
+                pass
         try:
-            message = client.get_iopub_msg(timeout=timeout)
-        except queue.Empty as exc:
-            raise TimeoutError(f"no output from the kernel for {timeout} s") from exc
+            message = client.get_iopub_msg(timeout=timeout if stdin is None else 0.05)
+        except queue.Empty:
+            if time.monotonic() - quiet_since > timeout:
+                raise TimeoutError(f"no output from the kernel for {timeout} s") from None
+            continue
+        quiet_since = time.monotonic()
         if message["parent_header"].get("msg_id") != msg_id:
             continue
         kind, content = message["msg_type"], message["content"]
@@ -64,8 +81,8 @@ def execute(
             break
         if kind in ("stream", "display_data", "update_display_data", "execute_result", "error"):
             result.outputs.append(content)
-            if on_output is not None:
-                on_output(content)
+        if kind in ("stream", "display_data", "update_display_data", "comm_msg") and on_output:
+            on_output(content)
     reply = client.get_shell_msg(timeout=timeout)
     result.status = reply["content"]["status"]
     if result.status == "error":

@@ -73,8 +73,8 @@ def test_the_agent_cell_shows_cards_search_table_and_banner(page: Any, tmp_path:
     card = page.locator("details.nbagent-call").first
     card.wait_for(timeout=60_000)
     assert page.locator("details.nbagent-call").count() == 2
-    banner = page.get_by_text("1 deferred tool available: convert_temperature")
-    assert banner.count() >= 1
+    banner = page.locator(".jp-OutputArea-output strong", has_text="deferred tools available")
+    assert "convert_temperature" in banner.first.inner_text()
     table = page.locator(".jp-OutputArea-output table", has_text="context").first
     assert "'convert' name part (10)" in table.inner_text()
     assert page.get_by_text("69.8 °F").count() >= 1
@@ -90,7 +90,7 @@ def test_the_registry_browser_filters_in_the_page(page: Any, tmp_path: Path) -> 
     browser = page.locator(".jp-OutputArea-output input[placeholder^='filter']")
     browser.wait_for(timeout=60_000)
     rows = page.locator("details.nbagent-tool")
-    assert rows.count() == 2
+    assert rows.count() >= 2  # ToolSearch, convert_temperature and the session's own tools
     browser.fill("fahrenheit")
     page.wait_for_function("document.querySelectorAll('details.nbagent-tool').length === 1")
     rows.first.locator("summary").click()

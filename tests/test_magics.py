@@ -91,7 +91,8 @@ def test_agent_cell_answers_in_markdown_and_stores_the_result(
     assert "It is **sunny** in Paris." in shown
     assert f"ToolSearch 'weather': {FORECAST} (12)" in shown  # a terminal shell prints text
     assert f"✓ {FORECAST}(city='Paris') ok" in shown
-    assert "1 deferred tool available: mcp__weather__ (1)" in shown and "tokens:" in shown
+    assert "deferred tools available: " in shown and "mcp__weather__ (1)" in shown
+    assert "tokens:" in shown
     stored = ip.user_ns["result"]
     assert isinstance(stored, AgentResult) and stored.text == "It is **sunny** in Paris."
     assert [c.name for c in stored.tool_calls] == ["ToolSearch", FORECAST]
@@ -272,3 +273,13 @@ def test_bypass_mode_is_shown_as_a_warning(
         assert "Warning**: permission mode bypassPermissions" in shown
     finally:
         ip.run_line_magic("config", 'NbAgent.permission_mode = "default"')
+
+
+def test_session_tools_come_with_the_agent_and_go_on_unload(shell: InteractiveShell) -> None:
+    shell.run_line_magic("load_ext", "nbagent")
+    shell.run_cell("%tool_search todo")
+    names = {"Agent", "TaskCreate", "AskUserQuestion", "EnterPlanMode", "ListMcpResources"}
+    assert names <= set(nbagent.registry.names())
+    assert not nbagent.registry.is_deferred(nbagent.registry.get("Agent"))
+    shell.run_line_magic("unload_ext", "nbagent")
+    assert not names & set(nbagent.registry.names())

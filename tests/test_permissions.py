@@ -146,3 +146,10 @@ def test_decisions_combine_deny_then_explicit_allow_then_strictest() -> None:
     assert decide(hooked(False), {}, None).behavior == "deny"
     with pytest.raises(TypeError, match="return a PermissionDecision"):
         decide(hooked("yes"), {}, None)
+
+
+def test_plan_mode_beats_allow_rules(tmp_path: Path) -> None:
+    policy = PermissionPolicy("plan", allow=["Edit"], root=tmp_path)
+    assert policy(EDIT, {}).behavior == "deny"
+    policy.mode = "default"
+    assert policy(EDIT, {}).behavior == "allow"

@@ -1,0 +1,104 @@
+"""Plan mode: EnterPlanMode and ExitPlanMode (deferred).
+
+In plan mode the permission policy lets only read-only tools run. ExitPlanMode presents the
+plan and asks the user to approve it; only then are write tools allowed again. The tools share
+the mode with :class:`~nbagent.permissions.PermissionPolicy` (``%config
+NbAgent.permission_mode`` shows the same state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from nbagent.errors import ToolError
+from nbagent.permissions import PermissionPolicy
+from nbagent.tool import Tool, tool
+
+if TYPE_CHECKING:
+    from nbagent.agent import Agent
+
+Approver = Callable[[str], bool]
+"""Shows a plan to the user and returns whether they approve it."""
+
+
+def approve_on_stdin(plan: str) -> bool:
+    """Show the plan and ask for approval on stdin.
+
+    Args:
+        plan: The plan, in Markdown.
+
+    Returns:
+        Whether the user typed yes.
+    """
+    from IPython.core.error import StdinNotImplementedError
+    from IPython.display import Markdown, display
+
+    display(Markdown(f"**Plan**\n\n{plan}"))
+    try:
+        return input("Approve this plan? [y/N] ").strip().lower() in ("y", "yes")
+    except (StdinNotImplementedError, EOFError):
+        return False
+
+
+def plan_tools(agent: Agent, approver: Approver | None = None) -> list[Tool]:
+    """Build EnterPlanMode and ExitPlanMode for an agent with a PermissionPolicy.
+
+    Args:
+        agent: The agent whose policy they switch.
+        approver: Asks the user to approve a plan; :func:`approve_on_stdin` by default.
+
+    Returns:
+        The two tools.
+    """
+    approve = approver or approve_on_stdin
+    previous: dict[str, str] = {}
+
+    def policy() -> PermissionPolicy:
+        current = agent.runner.policy
+        if not isinstance(current, PermissionPolicy):
+            raise ToolError("Plan mode needs nbagent's PermissionPolicy; this agent has another.")
+        return current
+
+    @tool(
+        name="EnterPlanMode",
+        read_only=True,
+        should_defer=True,
+        search_hint="plan mode planning read-only explore before changing",
+    )
+    def enter_plan_mode() -> str:
+        """Switch to plan mode: only read-only tools run until the user approves your plan."""
+        current = policy()
+        if current.mode != "plan":
+            previous["mode"] = current.mode
+            current.mode = "plan"
+        return (
+            "Plan mode is on: only read-only tools run. Explore, then present your plan "
+            "with ExitPlanMode."
+        )
+
+    @tool(
+        name="ExitPlanMode",
+        read_only=True,
+        should_defer=True,
+        search_hint="plan mode approve plan present plan leave planning",
+    )
+    def exit_plan_mode(plan: str) -> str:
+        """Present your plan to the user for approval; write tools are allowed again only if
+        the user approves.
+
+        Args:
+            plan: The plan, in Markdown: the steps and what each changes.
+        """
+        current = policy()
+        if current.mode != "plan":
+            return "Plan mode is not on; nothing to approve."
+        if not approve(plan):
+            return (
+                "The user did not approve the plan. Stay in plan mode: revise the plan, or "
+                "ask what to change."
+            )
+        current.mode = previous.pop("mode", "default")
+        return f"The user approved the plan. Write tools are allowed again (mode {current.mode})."
+
+    return [enter_plan_mode, exit_plan_mode]
