@@ -1,9 +1,10 @@
 r"""Retrieval quality of ToolSearch on LiveMCPBench, beside a plain BM25 baseline.
 
 Every LiveMCPBench tool is registered as a deferred MCP tool (a name served by several
-servers is several tools). Each task's text is run through ``ToolSearch`` (keyword ranker)
-and through BM25; hits map back to (server, tool name) and a hit is relevant when its tool
-name is one the annotator planned and its server is one of those listed for that name.
+servers is several tools). Each task's text is run through ``ToolSearch`` with each ranker
+(``keyword``, ``bm25``, ``semantic``, ``hybrid``) and through a plain BM25 baseline; hits
+map back to (server, tool name) and a hit is relevant when its tool name is one the
+annotator planned and its server is one of those listed for that name.
 
 Metrics, per task, with R the task's relevant entries (``{name, servers}``) and each entry
 counted once (a later hit matching an entry already found gains nothing)::
@@ -24,6 +25,10 @@ BM25 is ``bm25s`` (defaults: Lucene variant, k1 1.5, b 0.75) over ``"<tool name>
 Two query modes are reported apart: the full task text (the published setting), and a
 keyword mode that keeps only the content words of the text (:data:`STOP_WORDS` dropped),
 closer to what a model types into ToolSearch.
+
+The rankers' weights were fitted on separate dev sets (``benchmarks/fit_weights.py``), never
+on these queries. The semantic and hybrid rankers embed the tools once (cached under
+``~/.nbagent/embeddings``); ``--rankers`` picks which rankers run.
 
 Run ``python benchmarks/retrieval_quality.py`` from the repo root (``--quick`` for a smoke run).
 """
@@ -57,6 +62,9 @@ SEED = 0
 """The seed of the bootstrap resampling."""
 RESAMPLES = 1_000
 """Bootstrap resamples of the full run."""
+
+RANKER_NAMES = ("keyword", "bm25", "semantic", "hybrid")
+"""The ToolSearch rankers compared."""
 
 PUBLISHED = (
     ("BM25, published (LiveMCPBench, 525 tools)", 0.290, 0.317, 0.390),
@@ -260,19 +268,20 @@ def content_words(query: str) -> str:
     return " ".join(kept)
 
 
-def run_toolsearch(catalogue: Catalogue, queries: Sequence[str]) -> Run:
-    """Run the queries through ToolSearch (keyword ranker) over the catalogue, all deferred.
+def run_toolsearch(catalogue: Catalogue, queries: Sequence[str], ranker: str) -> Run:
+    """Run the queries through ToolSearch with one ranker over the catalogue, all deferred.
 
     Args:
         catalogue: The tools.
         queries: One query per task.
+        ranker: The ranker's name.
 
     Returns:
         The hits; a query the parser rejects counts as failed, with no hits.
     """
     registry = ToolRegistry(catalogue.tools)
-    search = ToolSearch(registry, ranker="keyword")
-    run = Run("ToolSearch (keyword ranker)", [])
+    search = ToolSearch(registry, ranker=ranker)
+    run = Run(f"ToolSearch ({ranker} ranker)", [])
     for query in queries:
         try:
             found = search.search(query, max_results=DEPTH)
@@ -390,10 +399,10 @@ def cells(values: np.ndarray, resamples: np.ndarray) -> list[str]:
 def mode_table(
     runs: Sequence[Run], tasks: Sequence[Task], resamples: np.ndarray, published: bool
 ) -> str:
-    """Render one query mode's table: each retriever, their paired difference, the anchors.
+    """Render one query mode's table: each retriever, paired differences, the anchors.
 
     Args:
-        runs: ToolSearch's run, then BM25's.
+        runs: ToolSearch's runs (one per ranker), then the BM25 baseline's (last).
         tasks: The tasks.
         resamples: Bootstrap task indices.
         published: Add the published figures (only comparable in the full-text mode).
@@ -406,14 +415,16 @@ def mode_table(
         (run.label, len(tasks), run.failed, *cells(v, resamples))
         for run, v in zip(runs, values, strict=True)
     ]
-    rows.append(
-        (
-            f"difference: {runs[0].label} − {runs[1].label.split(' (')[0]} (paired)",
-            len(tasks),
-            "—",
-            *cells(values[0] - values[1], resamples),
+    baseline = runs[-1].label.split(" (")[0]
+    for run, v in zip(runs[:-1], values[:-1], strict=True):
+        rows.append(
+            (
+                f"difference: {run.label} − {baseline} (paired)",
+                len(tasks),
+                "—",
+                *cells(v - values[-1], resamples),
+            )
         )
-    )
     if published:
         rows += [
             (label, 94, "—", f"{n:.3f}", f"{r5:.3f}", f"{r10:.3f}")
@@ -437,11 +448,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark and print its tables.
 
     Args:
-        argv: Command-line arguments (``--quick``); ``sys.argv[1:]`` by default.
+        argv: Command-line arguments (``--quick``, ``--rankers``); ``sys.argv[1:]`` by default.
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 tasks, 100 resamples")
+    parser.add_argument("--quick", action="store_true", help="10 tasks, 100 resamples, 2 rankers")
+    parser.add_argument(
+        "--rankers",
+        default=None,
+        help="comma-separated ToolSearch rankers (default: all; --quick: keyword,bm25)",
+    )
     args = parser.parse_args(argv)
+    default = RANKER_NAMES[:2] if args.quick else RANKER_NAMES
+    rankers = args.rankers.split(",") if args.rankers else list(default)
     tasks = load_tasks(10 if args.quick else None)
     catalogue = build_catalogue(livemcpbench_definitions())
     definitions = [catalogue.origins[t.name] for t in catalogue.tools]
@@ -464,7 +482,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     for title, rewrite, published in modes:
         queries = [rewrite(task.query) for task in tasks]
-        runs = [run_toolsearch(catalogue, queries), run_bm25(definitions, queries)]
+        runs = [run_toolsearch(catalogue, queries, name) for name in rankers]
+        runs.append(run_bm25(definitions, queries))
         print(f"### {title}\n")
         print(mode_table(runs, tasks, resamples, published))
         print()
@@ -472,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"{len(catalogue.tools)} tools registered deferred over "
         f"{len({d.server for d in definitions})} servers; skipped (schema rejected by the Tool "
-        f"model, so a miss for both retrievers): {'; '.join(catalogue.skipped) or 'none'}. "
+        f"model, so a miss for every retriever): {'; '.join(catalogue.skipped) or 'none'}. "
         f"{len(tasks)} tasks with a relevant tool; intervals from {len(resamples):,} bootstrap "
         f"resamples of the tasks (seed {SEED}). Keyword mode example: {example!r} -> "
         f"{content_words(example)!r}."

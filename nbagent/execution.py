@@ -29,6 +29,12 @@ logger.addFilter(RedactingFilter())
 INTERRUPTED_MESSAGE = "Interrupted by the user before this tool call finished."
 """What the model is told about a call the user interrupted."""
 
+DEFAULT_CALL_TIMEOUT = 300.0
+"""Seconds a tool call on a worker thread may take by default."""
+
+MAX_RESULT_CHARS = 100_000
+"""Longest text a tool result sends the model by default."""
+
 _progress: ContextVar[Callable[[Event], None] | None] = ContextVar("nbagent_progress", default=None)
 
 
@@ -112,6 +118,10 @@ class ToolRunner:
     """Asks the user when a decision is ``ask``; without one, such calls are denied."""
     max_workers: int = 8
     """Concurrency-safe calls run at once at most."""
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    """Seconds a call on a worker thread may take before the model is told it timed out."""
+    max_result_chars: int = MAX_RESULT_CHARS
+    """Longest text a result may send the model; the rest is cut with a note."""
     _pool: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
 
     def run(
@@ -126,29 +136,35 @@ class ToolRunner:
 
         Yields:
             ToolCallStarted, ToolProgress (what the tools report while they run) and
-            ToolCallFinished events. Calls that are not concurrency-safe run on the caller's
-            thread (user code, the kernel's namespace); the others on a pool, with their
-            progress shown as it comes.
+            ToolCallFinished events. Tools marked ``main_thread`` run on the caller's thread;
+            the others on a pool, under :attr:`call_timeout`, with their progress shown as it
+            comes (consecutive concurrency-safe calls together, the rest one at a time).
         """
         progress: queue.SimpleQueue[ToolProgress] = queue.SimpleQueue()
         for batch in self._batches(calls):
             for call, _ in batch:
                 yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
             call, tool = batch[0]
-            if len(batch) == 1 and not (isinstance(tool, Tool) and tool.concurrency_safe):
+            if isinstance(tool, Tool) and tool.main_thread:
                 outcome = self._run_one(call, tool, progress)
                 yield from _drain(progress)
                 outcomes[outcome.id] = outcome
                 yield outcome.finished()
                 continue
-            pending: set[Future[CallOutcome]] = {
-                self._executor().submit(self._run_one, call, tool, progress) for call, tool in batch
+            started = time.monotonic()
+            futures = {
+                self._executor().submit(self._run_one, call, tool, progress): call
+                for call, tool in batch
             }
+            pending = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
                 yield from _drain(progress)
-                for future in done:
-                    outcome = future.result()
+                finished = [f.result() for f in done]
+                if pending and time.monotonic() - started > self.call_timeout:
+                    finished += [self._timed_out(futures[f]) for f in pending]
+                    pending = set()
+                for outcome in finished:
                     outcomes[outcome.id] = outcome
                     yield outcome.finished()
 
@@ -157,6 +173,22 @@ class ToolRunner:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+    def _timed_out(self, call: dict[str, Any]) -> CallOutcome:
+        """The outcome of a call still running past the time limit (its thread is left)."""
+        logger.warning("Tool %s timed out after %s s", call["name"], self.call_timeout)
+        message = (
+            f"The tool did not finish within {self.call_timeout:g} s and was abandoned; "
+            "try a smaller task or other input."
+        )
+        return CallOutcome(
+            call["id"],
+            call["name"],
+            dict(call.get("input") or {}),
+            "error",
+            ToolResult(content=message, is_error=True),
+            duration=self.call_timeout,
+        )
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -202,7 +234,8 @@ class ToolRunner:
         tool_input = dict(call.get("input") or {})
 
         def outcome(status: CallStatus, result: ToolResult, **extra: Any) -> CallOutcome:
-            redacted = replace(result, content=redact_content(result.content))
+            content = _capped(result.content, self.max_result_chars)
+            redacted = replace(result, content=redact_content(content))
             return CallOutcome(call["id"], call["name"], tool_input, status, redacted, **extra)
 
         if isinstance(tool, ToolError):
@@ -246,3 +279,18 @@ def _drain(progress: queue.SimpleQueue[ToolProgress]) -> Generator[ToolProgress,
             yield progress.get_nowait()
         except queue.Empty:
             return
+
+
+def _capped(content: str | list[dict[str, Any]], limit: int) -> str | list[dict[str, Any]]:
+    """Cut the text of a result to ``limit`` characters, saying how much was left out."""
+
+    def cut(text: str) -> str:
+        if len(text) <= limit:
+            return text
+        return (
+            f"{text[:limit]}\n\n(output cut: {len(text):,} characters, the first {limit:,} shown)"
+        )
+
+    if isinstance(content, str):
+        return cut(content)
+    return [{**b, "text": cut(b["text"])} if isinstance(b.get("text"), str) else b for b in content]

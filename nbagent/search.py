@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
 
+from nbagent import rankers
 from nbagent.errors import ConfigurationError, SearchQueryError
 from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.text import MCP_PREFIX, Units, split_name
@@ -109,7 +110,12 @@ def _keyword_ranker() -> Ranker:
     return KeywordRanker()
 
 
-RANKERS: dict[str, Callable[[], Ranker]] = {"keyword": _keyword_ranker}
+RANKERS: dict[str, Callable[[], Ranker]] = {
+    "keyword": _keyword_ranker,
+    "bm25": rankers.bm25,
+    "semantic": rankers.semantic,
+    "hybrid": rankers.hybrid,
+}
 """Ranker factories by name; other modules add theirs."""
 
 

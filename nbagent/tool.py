@@ -69,6 +69,11 @@ class ToolResult:
             return value
         if isinstance(value, str):
             return cls(content=value)
+        if isinstance(value, bytes | bytearray):
+            text = bytes(value).decode("utf-8", errors="replace")
+            return cls(
+                content=f"(binary output shown as UTF-8, undecodable bytes replaced)\n{text}"
+            )
         if value is None:
             return cls(content="(no output)")
         if (
@@ -126,6 +131,9 @@ class Tool:
     """The MCP server's name, for MCP tools."""
     check_permission: Callable[[Mapping[str, Any]], Any] | None = None
     """The canUseTool hook: given the input, returns a permission decision."""
+    main_thread: bool = False
+    """Runs on the caller's thread (user code, IPython state): no time limit, Ctrl-C stops it.
+    Other tools run on worker threads under the agent's per-call time limit."""
 
     def __post_init__(self) -> None:
         """Check the name and the schema."""

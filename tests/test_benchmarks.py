@@ -26,6 +26,8 @@ pytestmark = pytest.mark.skipif(
         ("token_cost.py", "| setup | tools | MCP tools | deferred tools |"),
         ("retrieval_quality.py", "| retriever | queries | failed queries |"),
         ("agent_loop.py", "| deferred definitions in the cached prefix |"),
+        ("keyword_quality.py", "| ranker | test Recall@1"),
+        ("preload_savings.py", "| ranker | round trips saved |"),
         pytest.param("load_time.py", "| statement | kernels |", marks=pytest.mark.slow),
         pytest.param("display_throughput.py", "| tool calls | events |", marks=pytest.mark.slow),
     ],

@@ -1,0 +1,108 @@
+"""The hand-written query sets of ``benchmarks/data/`` and the catalogues they search.
+
+- ``keyword_queries.json``: 129 short queries as a model types them into ToolSearch (2 to 5
+  words), over the github-mcp-server tools plus the MCP reference servers'
+  (``reference_servers.json``, written by ``fetch_reference_tools.py``); every third query
+  (43) is in the ``dev`` split used to fit weights, the other 86 in the ``test`` split that
+  the benchmark reports.
+- ``task_dev_queries.json``: 32 task-style requests over the LiveMCPBench tools, written by
+  hand for fitting weights in the long-query setting without touching the LiveMCPBench
+  evaluation queries.
+
+- ``multilingual_queries.json``: 25 short Chinese, Japanese and English queries over the
+  LiveMCPBench tools (61 of which are described in Chinese); nothing is fitted on it.
+
+All were written from the tool lists before any ranker was run on them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalogue import Catalogue, McpDefinition, build_catalogue, github_definitions
+
+DATA = Path(__file__).resolve().parent / "data"
+"""The directory of the hand-written data."""
+
+
+@dataclass(frozen=True)
+class KeywordQuery:
+    """One short query and the tools that answer it."""
+
+    query: str
+    """The query."""
+    relevant: frozenset[str]
+    """The answering tools as ``server/tool``."""
+    split: str
+    """``dev`` or ``test``."""
+
+
+def read(name: str) -> Any:
+    """Read one JSON file of ``benchmarks/data``.
+
+    Args:
+        name: The file name.
+
+    Returns:
+        The parsed JSON.
+    """
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def reference_definitions() -> list[McpDefinition]:
+    """Load the MCP reference servers' tools (everything, filesystem, memory, time, git).
+
+    Returns:
+        50 definitions, in server order.
+    """
+    return [
+        McpDefinition(t["server"], t["name"], t["description"], t["input_schema"])
+        for t in read("reference_servers.json")["tools"]
+    ]
+
+
+def keyword_catalogue() -> Catalogue:
+    """Build the catalogue the keyword queries search: GitHub's tools and the reference servers'.
+
+    Returns:
+        167 deferred MCP tools.
+    """
+    return build_catalogue(github_definitions() + reference_definitions())
+
+
+def keyword_queries(split: str | None = None) -> list[KeywordQuery]:
+    """Load the keyword queries.
+
+    Args:
+        split: ``dev`` or ``test``; both when ``None``.
+
+    Returns:
+        The queries, in file order.
+    """
+    return [
+        KeywordQuery(q["query"], frozenset(q["relevant"]), q["split"])
+        for q in read("keyword_queries.json")["queries"]
+        if split in (None, q["split"])
+    ]
+
+
+def multilingual_queries() -> list[dict[str, Any]]:
+    """Load the multilingual queries.
+
+    Returns:
+        25 queries with ``language`` (``zh``, ``ja``, ``en``), ``query`` and ``relevant``
+        (``server/tool`` over the LiveMCPBench tools).
+    """
+    return read("multilingual_queries.json")["queries"]
+
+
+def task_dev_queries() -> list[dict[str, Any]]:
+    """Load the task-style dev queries (the format of LiveMCPBench's ``queries.json``).
+
+    Returns:
+        32 tasks with ``query`` and ``relevant`` (``{name, servers}``).
+    """
+    return read("task_dev_queries.json")["queries"]
