@@ -108,6 +108,12 @@ class Agent:
             instead of announcing changes (breaks the prompt cache; for comparison).
         server_search: ``bm25`` or ``regex``, in ``server`` mode.
         stream_retries: How often a turn whose stream broke off is sent again.
+        preload_budget: Predictive preloading: before a conversation's first request, load
+            the deferred tools the prompt clearly needs, within this many tokens; off when
+            None (:mod:`nbagent.preload`).
+        usage_store: Usage-based promotion: a :class:`~nbagent.promotion.UsageStore` that
+            counts calls of deferred tools; tools used often are loaded from the start of a
+            conversation. Off when None.
 
     Raises:
         ConfigurationError: The mode or ranker is unknown.
@@ -130,6 +136,8 @@ class Agent:
         legacy_announcements: bool = False,
         server_search: str = "bm25",
         stream_retries: int = 2,
+        preload_budget: int | None = None,
+        usage_store: Any = None,
     ) -> None:
         if registry is None:
             import nbagent
@@ -148,9 +156,12 @@ class Agent:
         self.server_search = server_search
         self.stream_retries = stream_retries
         self.runner = ToolRunner(self._resolve, policy=policy, asker=asker)
+        self.preload_budget = preload_budget
+        self.usage_store = usage_store
         self.messages: list[dict[str, Any]] = []
         self.usage = Usage()
         self._loaded: dict[str, Tool] = {}
+        self._preloaded: list[str] = []
 
     @property
     def client(self) -> Any:
@@ -175,6 +186,7 @@ class Agent:
         self.messages = []
         self.usage = Usage()
         self._loaded = {}
+        self._preloaded = []
 
     def run(self, prompt: str, on_event: Callable[[Event], None] | None = None) -> AgentResult:
         """Run the agent on a prompt until the model stops.
@@ -270,6 +282,8 @@ class Agent:
             ModelAPIError: The API refused a request or failed after retries.
         """
         self._repair_history()
+        if not self.messages:
+            yield from self._prepare_conversation(prompt)
         history_length = len(self.messages)
         yield from self._add_user_content([{"type": "text", "text": prompt}])
         usage = Usage()
@@ -344,6 +358,7 @@ class Agent:
                 self.loaded_names,
                 self._loaded,
                 self.server_search,
+                self._preloaded,
             ),
         }
         if self.system:
@@ -367,8 +382,37 @@ class Agent:
         yield from self._add_user_content(results)
         return True
 
+    def _prepare_conversation(self, prompt: str) -> Iterator[Event]:
+        """Promote often-used tools and preload the ones the first prompt needs (if on)."""
+        if self.usage_store is not None:
+            deferred = [t.name for t in self.registry.deferred()]
+            promoted = self.usage_store.promoted(candidates=deferred)
+            for name in promoted:
+                self.registry.override(name, deferred=False)
+            if promoted:
+                yield Notice(
+                    f"Loaded from the start, as you use them often: {', '.join(promoted)}."
+                )
+        if self.preload_budget and self.mode != "off":
+            from nbagent.preload import preload
+
+            chosen = preload(self.search, prompt, self.preload_budget)
+            self._preloaded = [name for name in chosen.names if self._load(name)]
+            if self._preloaded:
+                picks = ", ".join(f"{p.name} ({p.reason})" for p in chosen.picks)
+                yield Notice(f"Preloaded for this prompt ({chosen.tokens:,} tokens): {picks}.")
+
     def _after_call(self, outcome: CallOutcome) -> Iterator[Event]:
-        """Note what a ToolSearch call loaded, in every mode that has ToolSearch."""
+        """Count uses of deferred tools; note what a ToolSearch call loaded."""
+        if (
+            self.usage_store is not None
+            and outcome.status == "ok"
+            and outcome.name in self.registry
+        ):
+            if self.registry.is_deferred(self.registry.get(outcome.name)) or outcome.name in (
+                self.registry.overrides()
+            ):
+                self.usage_store.record(outcome.name)
         if outcome.name != TOOL_SEARCH_NAME or outcome.status != "ok":
             return
         hits = tuple(outcome.result.metadata.get("hits", ()))

@@ -57,3 +57,17 @@ class NbAgent(Configurable):
         "notebook's folder, then ~/.nbagent/mcp.json.",
     ).tag(config=True)
     stream = Bool(True, help="Show the answer as it streams in.").tag(config=True)
+    preload = Bool(
+        False,
+        help="Before a conversation's first request, load the deferred tools the "
+        "prompt clearly needs (a server it names, a very confident search hit).",
+    ).tag(config=True)
+    preload_budget = Int(3000, help="Tokens of definitions preloading may add.").tag(config=True)
+    promotion = Bool(
+        False,
+        help="Count calls of deferred tools per user and load the ones used often "
+        "from the start of each conversation.",
+    ).tag(config=True)
+    usage_db = Unicode(
+        "", help="The SQLite file of tool use counts; ~/.nbagent/usage.sqlite3 by default."
+    ).tag(config=True)

@@ -176,6 +176,8 @@ class AgentMagics(Magics):
                 ranker=settings.ranker,
                 asker=ask_on_stdin,
                 announcement_style=settings.announcement_style,
+                preload_budget=settings.preload_budget if settings.preload else None,
+                usage_store=_usage_store(settings),
             )
             tools = session_tools(self._agent, self.tasks, mcp_manager=self.mcp_manager)
             self.registry.register_many(tools, replace=True)
@@ -235,6 +237,9 @@ class AgentMagics(Magics):
             f"**conversation**: {len(agent.messages)} messages · {usage_line(agent.usage)}",
             f"**permissions**: {_permissions(agent.runner.policy)}",
         ]
+        if agent.usage_store is not None:
+            used = ", ".join(f"`{u.tool}` ({u.uses})" for u in agent.usage_store.usage()[:10])
+            lines.append(f"**usage** (promotion on): {used or 'nothing counted yet'}")
         if self.tasks.snapshot():
             lines.append(tasks_markdown(Tasks(self.tasks.snapshot())).replace("\n", "  \n"))
         display(Markdown("  \n".join(lines)))
@@ -387,6 +392,15 @@ def summarise_content(content: Any, limit: int = 100) -> str:
         else:
             parts.append(f"[{kind}]")
     return " · ".join(parts)
+
+
+def _usage_store(settings: NbAgent) -> Any:
+    """The usage store when promotion is on, else None."""
+    if not settings.promotion:
+        return None
+    from nbagent.promotion import DEFAULT_PATH, UsageStore
+
+    return UsageStore(Path(settings.usage_db).expanduser() if settings.usage_db else DEFAULT_PATH)
 
 
 def _permissions(policy: Any) -> str:

@@ -64,6 +64,7 @@ def build_tools(
     loaded_names: Sequence[str],
     retained: Mapping[str, Tool],
     server_search: str = "bm25",
+    preloaded: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """List the tool definitions of a request.
 
@@ -74,6 +75,8 @@ def build_tools(
         loaded_names: Deferred tools the model has loaded, in the order it loaded them.
         retained: Tools the model loaded that have since left the registry.
         server_search: ``bm25`` or ``regex``, for ``server`` mode.
+        preloaded: Deferred tools sent in full from the first request (predictive
+            preloading), in ``native`` and ``server`` modes.
 
     Returns:
         Definitions, loaded first (the last one carrying the cache breakpoint), then the
@@ -83,12 +86,13 @@ def build_tools(
     if mode == "off":
         definitions = [t.definition() for t in tools]
         return _with_breakpoint(definitions, len(definitions))
-    loaded = [t.definition() for t in tools if not registry.is_deferred(t)]
+    early = set(preloaded) if mode != "client" else set()
+    loaded = [t.definition() for t in tools if not registry.is_deferred(t) or t.name in early]
     if mode == "server":
         loaded.append(dict(SERVER_SEARCH_TOOLS[server_search]))
     else:
         loaded.append(search_tool.definition())
-    deferred = [t for t in tools if registry.is_deferred(t)]
+    deferred = [t for t in tools if registry.is_deferred(t) and t.name not in early]
     deferred += [t for name, t in retained.items() if name not in registry]
     if mode == "client":
         by_name = {t.name: t for t in deferred}

@@ -14,6 +14,7 @@ import pytest
 from nbagent.agent import INTERRUPTED_TEXT, Agent
 from nbagent.errors import ModelAPIError, ToolError
 from nbagent.events import (
+    Notice,
     RunFinished,
     TextDelta,
     ToolCallFinished,
@@ -466,3 +467,38 @@ def test_interrupt_in_the_observer_leaves_a_valid_history(fake_api: FakeAnthropi
     assert agent.messages[-1]["content"][0]["is_error"] is True
     fake_api.enqueue(Reply.text("resumed"))
     assert agent.run("continue").text == "resumed"
+
+
+def test_preloading_sends_what_the_prompt_names_before_any_search(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    fake_api.enqueue(Reply.tool_use(FORECAST, {"city": "Lima"}), Reply.text("Sunny."))
+    agent = agent_for(fake_api, preload_budget=3000)
+    events = list(agent.events("Use the weather server: forecast for Lima."))
+    [notice] = [e for e in events if isinstance(e, Notice)]
+    assert notice.message.startswith("Preloaded for this prompt") and FORECAST in notice.message
+    tools = {t["name"]: t for t in bodies(fake_api)[0]["tools"]}
+    assert "defer_loading" not in tools[FORECAST]  # the model sees it from the first request
+    assert [c.name for c in events if isinstance(c, ToolCallFinished)] == [FORECAST]
+
+
+def test_tools_used_often_are_loaded_from_the_start(
+    fake_api: FakeAnthropicServer, tmp_path: Any
+) -> None:
+    from nbagent.promotion import UsageStore
+
+    store = UsageStore(tmp_path / "usage.sqlite3")
+    reg = registry()
+    fake_api.enqueue(*SEARCH_THEN_CALL)
+    agent = agent_for(fake_api, reg, usage_store=store)
+    agent.run("Weather in Paris?")
+    assert [(u.tool, u.uses) for u in store.usage()] == [(FORECAST, 1)]
+    store.record(FORECAST)
+    store.record(FORECAST)
+    fake_api.enqueue(Reply.tool_use(FORECAST, {"city": "Rome"}), Reply.text("ok"))
+    agent.reset()
+    events = list(agent.events("Rome?"))
+    assert any(isinstance(e, Notice) and "use them often" in e.message for e in events)
+    first = {t["name"]: t for t in bodies(fake_api)[3]["tools"]}
+    assert "defer_loading" not in first[FORECAST]
+    reg.override(FORECAST, None)
