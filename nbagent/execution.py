@@ -12,7 +12,7 @@ import logging
 import queue
 import time
 from collections.abc import Callable, Generator, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any

@@ -1,8 +1,8 @@
 """Sentence embeddings for the semantic ranker: the pluggable :class:`Embedder` and a cache.
 
 Any object with a ``model_id``, a ``multilingual`` flag, a ``dimension`` and an
-``embed(texts)`` method returning unit vectors is an embedder; the default is all-MiniLM-L6-v2 computed in NumPy
-(:class:`~nbagent.rankers.minilm.MiniLMEmbedder`).
+``embed(texts)`` method returning unit vectors is an embedder; the default is
+all-MiniLM-L6-v2 computed in NumPy (:class:`~nbagent.rankers.minilm.MiniLMEmbedder`).
 
 :class:`EmbeddingCache` keeps one vector per distinct text and model, in memory and, when
 given a directory, in one ``.npz`` file per model (written atomically, so kernels sharing
