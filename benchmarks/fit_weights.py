@@ -132,9 +132,8 @@ def main() -> None:
                 got = objective(queries, lambda q, w=trial: w @ q.fields)
                 if got > best + 1e-9:
                     best, weights = got, trial
-        print(
-            f"sweep {sweep + 1}: objective {best:.4f}, weights {dict(zip(FIELDS, weights, strict=True))}"
-        )
+        fitted = dict(zip(FIELDS, weights, strict=True))
+        print(f"sweep {sweep + 1}: objective {best:.4f}, weights {fitted}")
 
     def hybrid(q: DevQuery, alpha: float) -> np.ndarray:
         lexical = weights @ q.fields
@@ -150,9 +149,8 @@ def main() -> None:
     unfitted = [f for i, f in enumerate(FIELDS) if not any(q.fields[i].any() for q in queries)]
     if unfitted:
         print(f"\nNot fitted (empty in every dev tool): {', '.join(unfitted)}")
-    print(
-        f"\nFIELD_WEIGHTS = {{{', '.join(f'{f!r}: {w:g}' for f, w in zip(FIELDS, weights, strict=True))}}}"
-    )
+    pairs = ", ".join(f"{f!r}: {w:g}" for f, w in zip(FIELDS, weights, strict=True))
+    print(f"\nFIELD_WEIGHTS = {{{pairs}}}")
     print(f"LEXICAL_WEIGHT = {alpha:.2f}  # objective {got:.4f}")
 
 
