@@ -1,13 +1,16 @@
 """``%load_ext nbagent``: what loading and unloading the extension sets up and takes down.
 
 Loading registers the ``c.NbAgent`` configuration, the magics, the registry browser (in a
-kernel) and the MCP manager, which starts the configured servers in the background: loading
-never waits for a server. Unloading closes the servers (no process is left behind) and
-removes everything again, so ``%reload_ext nbagent`` starts clean.
+kernel), the built-in tools (files, shell, notebook cells, variables, web; built on a
+background thread, which the magics wait for) and the MCP manager, which starts the
+configured servers in the background: loading never waits for a server. Unloading closes the
+servers (no process is left behind) and removes everything again, so ``%reload_ext nbagent``
+starts clean.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,8 @@ class Loaded:
     """``%mcp``."""
     manager: Any
     """The :class:`~nbagent.mcp.McpManager`."""
+    builtin: list[str]
+    """The built-in tools registered (files, shell, notebook, variables, web)."""
 
 
 _loaded: dict[int, Loaded] = {}
@@ -51,6 +56,7 @@ def load(shell: Any) -> Loaded:
     """
     import nbagent
     from nbagent.mcp import McpManager
+    from nbagent.tools import ToolContext, builtin_tools
 
     if id(shell) in _loaded:
         return _loaded[id(shell)]
@@ -62,7 +68,18 @@ def load(shell: Any) -> Loaded:
         AgentMagics(shell, settings, nbagent.registry, mcp_manager=manager),
         McpMagics(shell, manager),
         manager,
+        [],
     )
+
+    def register_builtin() -> None:
+        tools = builtin_tools(ToolContext.for_shell(shell))
+        nbagent.registry.register_many(tools, replace=True)
+        loaded.builtin = [t.name for t in tools]
+
+    # Building the tools imports pydantic (about 0.25 s): done beside the user's next cell.
+    builder = threading.Thread(target=register_builtin, name="nbagent-builtin-tools", daemon=True)
+    builder.start()
+    loaded.agent_magics.wait_for = builder.join
     shell.register_magics(loaded.agent_magics)
     shell.register_magics(loaded.mcp_magics)
     if in_kernel():
@@ -86,8 +103,10 @@ def unload(shell: Any) -> None:
     loaded = _loaded.pop(id(shell), None)
     if loaded is None:
         return
+    loaded.agent_magics.wait_for()
     loaded.manager.close()
     loaded.agent_magics.close()
+    loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager
     for magics in (loaded.agent_magics, loaded.mcp_magics):
         for kind, names in magics.magics.items():

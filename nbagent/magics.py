@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,8 @@ class AgentMagics(Magics):
         self.tasks = TaskBoard()
         self._agent: Agent | None = None
         self._session_tools: list[str] = []
+        self.wait_for: Callable[[], None] = lambda: None
+        """Waits until the extension's background set-up (the built-in tools) is done."""
 
     @magic_arguments()
     @argument(
@@ -82,6 +85,7 @@ class AgentMagics(Magics):
         and the tokens used; forget the conversation; the settings; the conversation in
         brief. ``%agent allow RULE`` and ``%agent deny RULE`` add a permission rule.
         """
+        self.wait_for()
         args = parse_argstring(self.agent, line)
         if cell is None:
             if args.command is None:
@@ -115,6 +119,7 @@ class AgentMagics(Magics):
     @line_magic
     def tools(self, line: str) -> None:
         """Show the registry as a table, or one tool's card with its schema."""
+        self.wait_for()
         args = parse_argstring(self.tools, line)
         if args.pattern in self.registry:
             display(
@@ -141,6 +146,7 @@ class AgentMagics(Magics):
     @line_magic
     def tool_search(self, line: str) -> None:
         """Run ToolSearch as the model would and show the ranked hits and why each matched."""
+        self.wait_for()
         args = parse_argstring(self.tool_search, line)
         query = " ".join(args.query).strip("'\"")
         try:

@@ -1,0 +1,173 @@
+"""What the built-in tools share: the root folder, the notebook, the kernel, limits, reads.
+
+One :class:`ToolContext` serves every built-in tool of an agent. It says where relative paths
+start (``root``), how to find the open notebook and the running cell, which IPython shell
+holds the user's variables, and how much a tool may print or wait. It also remembers what the
+model has read (:class:`ReadLedger`), because editing a file or a notebook cell that the model
+has not seen, or that changed since it saw it, is refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nbagent.tools.fsutil import FileStamp
+
+
+def _no_notebook() -> Path | None:
+    return None
+
+
+def _no_cell() -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what a tool reads, prints and waits for.
+
+    Read's and Bash's descriptions state their defaults from these values.
+    """
+
+    read_lines: int = 2000
+    """Lines Read shows when no ``limit`` is given."""
+    line_chars: int = 2000
+    """Characters of one line shown by Read and Grep before it is cut."""
+    read_chars: int = 100_000
+    """Characters one Read returns at most (it stops at a line boundary and says where)."""
+    output_chars: int = 30_000
+    """Characters of output Bash, Grep, Glob, NotebookRead, RunCode and WebFetch return."""
+    glob_results: int = 100
+    """Paths Glob lists at most."""
+    bash_timeout: float = 120.0
+    """Seconds a Bash command runs when it names no timeout."""
+    bash_max_timeout: float = 600.0
+    """The longest timeout a Bash command may ask for, in seconds."""
+    image_bytes: int = 3_750_000
+    """The largest image Read returns (the API takes 5 MB of base64, about 3.75 MB raw)."""
+    web_timeout: float = 30.0
+    """Seconds WebFetch waits for a page, connection and transfer together."""
+    web_bytes: int = 5_000_000
+    """Bytes of a page WebFetch downloads at most."""
+    cell_output_chars: int = 2000
+    """Characters of one cell output NotebookRead shows."""
+    repr_chars: int = 300
+    """Characters of a value's preview in ListVariables and InspectVariable."""
+    repr_seconds: float = 0.5
+    """Seconds a user-defined ``__repr__`` may run before it is stopped."""
+    variables: int = 200
+    """Variables ListVariables lists at most."""
+
+
+class ReadLedger:
+    """What the model has read: files and notebooks with the stamp they had, and cells seen.
+
+    Thread-safe: read-only tools run on a thread pool.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[Path, FileStamp] = {}
+        self._cells: dict[Path, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def note(self, path: Path, stamp: FileStamp, cells: set[str] | None = None) -> None:
+        """Record that ``path`` was read as it was at ``stamp``.
+
+        A notebook read again at a new stamp forgets the cells seen at the old one.
+
+        Args:
+            path: The resolved path.
+            stamp: The file's stamp when it was read.
+            cells: Ids of notebook cells whose whole source was shown.
+        """
+        with self._lock:
+            if self._files.get(path) != stamp:
+                self._cells.pop(path, None)
+            self._files[path] = stamp
+            if cells:
+                self._cells.setdefault(path, set()).update(cells)
+
+    def stamp(self, path: Path) -> FileStamp | None:
+        """Return the stamp ``path`` had when it was last read or written, or None.
+
+        Args:
+            path: The resolved path.
+        """
+        with self._lock:
+            return self._files.get(path)
+
+    def cells(self, path: Path) -> set[str]:
+        """Return the ids of the cells of notebook ``path`` whose source the model has seen.
+
+        Args:
+            path: The resolved path.
+        """
+        with self._lock:
+            return set(self._cells.get(path, ()))
+
+
+@dataclass
+class ToolContext:
+    """The environment of the built-in tools.
+
+    Build one per agent; :meth:`for_shell` builds one for a running IPython kernel.
+    """
+
+    root: Path
+    """The folder relative paths start from; leaving it needs the user's permission."""
+    notebook_path: Callable[[], Path | None] = _no_notebook
+    """Returns the open notebook's path, or None when there is none."""
+    cell_id: Callable[[], str | None] = _no_cell
+    """Returns the id of the cell that runs the agent, or None when unknown."""
+    shell: Any = None
+    """The IPython shell whose namespace the variable tools and RunCode use, or None."""
+    limits: Limits = field(default_factory=Limits)
+    """Caps on output sizes and timeouts."""
+    reads: ReadLedger = field(default_factory=ReadLedger, repr=False)
+    """What the model has read, for the read-before-edit rule."""
+
+    def __post_init__(self) -> None:
+        """Resolve the root to an absolute path without symlinks."""
+        self.root = Path(self.root).expanduser().resolve()
+
+    @classmethod
+    def for_shell(
+        cls,
+        shell: Any,
+        notebook: str | Path | None = None,
+        root: str | Path | None = None,
+        limits: Limits | None = None,
+    ) -> ToolContext:
+        """Build the context of a running IPython kernel.
+
+        The notebook is found each time it is needed (see :func:`find_notebook`), so a
+        notebook renamed while the kernel runs is followed.
+
+        Args:
+            shell: The IPython shell (``get_ipython()``).
+            notebook: The notebook's path, when it is known; found otherwise.
+            root: The root folder; the notebook's folder by default, else the working folder.
+            limits: Caps; the defaults otherwise.
+
+        Returns:
+            The context.
+        """
+        from nbagent.tools.notebook import find_notebook, running_cell_id
+
+        def notebook_path() -> Path | None:
+            return find_notebook(shell, notebook)
+
+        if root is None:
+            found = notebook_path()
+            root = found.parent if found else Path.cwd()
+        return cls(
+            root=Path(root),
+            notebook_path=notebook_path,
+            cell_id=lambda: running_cell_id(shell),
+            shell=shell,
+            limits=limits or Limits(),
+        )

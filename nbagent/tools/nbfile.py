@@ -1,0 +1,282 @@
+"""Notebook files: loading with a stamp, rendering cells for the model, validated atomic saves.
+
+No IPython here: Read (for ``.ipynb`` files), NotebookRead and NotebookEdit share this module.
+Cells are addressed by id. A notebook older than nbformat 4.5 has no cell ids; it gets
+``cell-<index>`` ids when loaded (stable while the file is unchanged) and is saved as 4.5.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nbagent.errors import ToolError
+from nbagent.tools.fsutil import FileStamp, atomic_write
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_FIRST_LINE_CHARS = 80
+
+
+@dataclass
+class LoadedNotebook:
+    """A notebook read from disk, with the stamp it had."""
+
+    path: Path
+    """The resolved path."""
+    node: Any
+    """The ``nbformat.NotebookNode`` (version 4)."""
+    stamp: FileStamp
+    """The file's stamp when it was read."""
+
+    @property
+    def cells(self) -> list[Any]:
+        """The cells, in order."""
+        return self.node.cells
+
+    def index_of(self, cell_id: str) -> int:
+        """Return the index of the cell with this id.
+
+        Args:
+            cell_id: The cell's id.
+
+        Raises:
+            ToolError: No cell has that id (the message lists some that exist).
+        """
+        for index, cell in enumerate(self.cells):
+            if cell.get("id") == cell_id:
+                return index
+        ids = [cell.get("id") for cell in self.cells]
+        listed = ", ".join(ids[:20]) + (f", … ({len(ids) - 20} more)" if len(ids) > 20 else "")
+        raise ToolError(
+            f"No cell with id {cell_id!r} in {self.path.name}. "
+            + (f"Its cell ids are: {listed}." if ids else "The notebook has no cells.")
+        )
+
+
+def load_notebook(path: Path, shown_as: str) -> LoadedNotebook:
+    """Read a notebook file as nbformat 4, giving cells ids where they have none.
+
+    Args:
+        path: The resolved path.
+        shown_as: How the path is shown in messages.
+
+    Returns:
+        The notebook and its stamp.
+
+    Raises:
+        ToolError: The file is missing or is not a notebook.
+    """
+    import nbformat
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ToolError(f"Notebook does not exist: {shown_as}") from None
+    except IsADirectoryError:
+        raise ToolError(f"{shown_as} is a folder, not a notebook.") from None
+    try:
+        node = nbformat.reads(data.decode("utf-8"), as_version=4)
+    except Exception as exc:  # nbformat raises several kinds for a bad file
+        raise ToolError(f"{shown_as} is not a readable notebook: {exc}") from exc
+    if node.nbformat_minor < 5:
+        for index, cell in enumerate(node.cells):
+            cell.setdefault("id", f"cell-{index}")
+        node.nbformat_minor = 5
+    return LoadedNotebook(path=path, node=node, stamp=FileStamp.of_bytes(path, data))
+
+
+def save_notebook(notebook: LoadedNotebook) -> FileStamp:
+    """Validate a notebook and write it atomically (temporary file, then rename).
+
+    Args:
+        notebook: The notebook, changed in memory.
+
+    Returns:
+        The file's new stamp.
+
+    Raises:
+        ToolError: The notebook would not be valid nbformat, or the file changed since it was
+            loaded; the file is left untouched.
+    """
+    import nbformat
+
+    if not notebook.stamp.still_matches(notebook.path):
+        raise ToolError(
+            f"The edit was not saved: {notebook.path.name} changed on disk while it was being "
+            "edited. Read it again with NotebookRead, then edit it."
+        )
+    try:
+        nbformat.validate(notebook.node)
+    except nbformat.ValidationError as exc:
+        raise ToolError(
+            f"The edit was not saved: {notebook.path.name} would not be a valid notebook "
+            f"({exc.message})."
+        ) from exc
+    text = nbformat.writes(notebook.node)
+    data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
+    atomic_write(notebook.path, data)
+    return FileStamp.of_bytes(notebook.path, data)
+
+
+def source_of(cell: Any) -> str:
+    """Return a cell's source as one string.
+
+    Args:
+        cell: An nbformat cell.
+    """
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _first_line(cell: Any) -> str:
+    lines = source_of(cell).splitlines()
+    first = next((line for line in lines if line.strip()), "")
+    if len(first) > _FIRST_LINE_CHARS:
+        first = first[: _FIRST_LINE_CHARS - 1] + "…"
+    more = len(lines) - 1
+    return first + (f"  (+{more} lines)" if more > 0 else "")
+
+
+def header(notebook: LoadedNotebook, shown_as: str, running: str | None) -> str:
+    """Return the first line of a rendering: name, cell count, kernel, the running cell.
+
+    Args:
+        notebook: The notebook.
+        shown_as: How its path is shown.
+        running: The id of the cell that runs the agent, if known.
+    """
+    kernel = notebook.node.metadata.get("kernelspec", {}).get("name")
+    text = f"Notebook {shown_as}: {len(notebook.cells)} cells" + (
+        f", kernel {kernel}." if kernel else "."
+    )
+    if running and any(cell.get("id") == running for cell in notebook.cells):
+        text += f" Cell {running} runs this agent: it cannot be edited."
+    return text
+
+
+def render_overview(notebook: LoadedNotebook, running: str | None) -> list[str]:
+    """Render one line per cell: index, id, type and first line (outputs counted).
+
+    Args:
+        notebook: The notebook.
+        running: The id of the cell that runs the agent, if known.
+
+    Returns:
+        The lines.
+    """
+    lines = []
+    for index, cell in enumerate(notebook.cells):
+        outputs = len(cell.get("outputs", ()))
+        extra = f"  [{outputs} output{'s' if outputs != 1 else ''}]" if outputs else ""
+        mark = "  [running: this agent]" if cell.get("id") == running else ""
+        lines.append(
+            f"{index:>4}  {cell.get('id')}  {cell.cell_type:<8}  {_first_line(cell)}{extra}{mark}"
+        )
+    return lines
+
+
+def render_cell(
+    cell: Any, index: int, running: str | None, outputs: bool, output_chars: int
+) -> str:
+    """Render one cell with its whole source and, optionally, its outputs (each cut).
+
+    Args:
+        cell: The nbformat cell.
+        index: Its position.
+        running: The id of the cell that runs the agent, if known.
+        outputs: Include the outputs.
+        output_chars: Characters of each output shown at most.
+    """
+    attributes = f'index="{index}" id="{cell.get("id")}" type="{cell.cell_type}"'
+    if cell.cell_type == "code" and cell.get("execution_count") is not None:
+        attributes += f' execution_count="{cell.execution_count}"'
+    if cell.get("id") == running:
+        attributes += ' running="true"'
+    parts = [f"<cell {attributes}>\n{source_of(cell)}\n</cell>"]
+    if outputs:
+        for output in cell.get("outputs", ()):
+            kind, text = _output_text(output)
+            text = _cut(text.rstrip("\n"), output_chars)
+            parts.append(f'<output type="{kind}">\n{text}\n</output>')
+    return "\n".join(parts)
+
+
+def _output_text(output: Any) -> tuple[str, str]:
+    """Return an output's kind and its text: plain text kept, other types (images, HTML) named."""
+    kind = output.get("output_type", "unknown")
+    if kind == "stream":
+        return f"stream {output.get('name', '')}".strip(), _ANSI.sub(
+            "", _joined(output.get("text"))
+        )
+    if kind == "error":
+        trace = "\n".join(_ANSI.sub("", line) for line in output.get("traceback", ()))
+        head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+        return "error", trace if head in trace else f"{head}\n{trace}".strip()
+    data = output.get("data", {})
+    notes = [
+        f"[{mime} output, {len(_joined(data[mime])):,} characters]"
+        for mime in data
+        if mime != "text/plain"
+    ]
+    text = _ANSI.sub("", _joined(data.get("text/plain", "")))
+    return kind, "\n".join(part for part in (text, *notes) if part)
+
+
+def _joined(value: Any) -> str:
+    if isinstance(value, list):
+        return "".join(value)
+    return value if isinstance(value, str) else str(value or "")
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[output cut: {len(text) - limit:,} more characters]"
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """Cells rendered for the model within a character budget."""
+
+    text: str
+    """The cells, one after the other."""
+    ids: tuple[str, ...]
+    """Ids of the cells shown whole (they count as read)."""
+    stopped_at: int | None
+    """The index of the first cell left out for lack of room, or None."""
+
+
+def render_cells(
+    notebook: LoadedNotebook,
+    indices: range,
+    running: str | None,
+    outputs: bool,
+    output_chars: int,
+    budget: int,
+) -> Rendering:
+    """Render a range of cells whole, stopping before the cell that would pass the budget.
+
+    The first cell is always shown, even past the budget, so that a reader makes progress.
+
+    Args:
+        notebook: The notebook.
+        indices: The cells to render.
+        running: The id of the cell that runs the agent, if known.
+        outputs: Include outputs.
+        output_chars: Characters of each output shown at most.
+        budget: Characters of text at most.
+    """
+    parts: list[str] = []
+    ids: list[str] = []
+    used = 0
+    for index in indices:
+        cell = notebook.cells[index]
+        text = render_cell(cell, index, running, outputs, output_chars)
+        if parts and used + len(text) > budget:
+            return Rendering("\n".join(parts), tuple(ids), index)
+        parts.append(text)
+        ids.append(cell.get("id"))
+        used += len(text) + 1
+    return Rendering("\n".join(parts), tuple(ids), None)

@@ -1,0 +1,335 @@
+"""The notebook tools NotebookRead and NotebookEdit, and how the kernel finds its notebook.
+
+The notebook is found from (in order) an explicit setting, ``__session__`` (which ipykernel
+sets from ``JPY_SESSION_NAME``) or ``JPY_SESSION_NAME`` itself, then VS Code's
+``__vsc_ipynb_file__``. The running cell's id is the ``cellId`` that JupyterLab and Notebook 7
+put in the execute request's metadata, read through ``shell.kernel.get_parent()``.
+
+Edits follow Claude Code's contract: cells by id, ``replace`` / ``insert`` / ``delete``.
+They go to the file (:mod:`nbagent.tools.nbfile`: validated, atomic, refused when the
+file changed since it was read). The agent's own running cell cannot be replaced or deleted.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from nbagent.errors import ToolError
+from nbagent.tool import Tool, tool
+from nbagent.tools.context import ToolContext
+from nbagent.tools.nbfile import (
+    LoadedNotebook,
+    header,
+    load_notebook,
+    render_cells,
+    render_overview,
+    save_notebook,
+    source_of,
+)
+from nbagent.tools.output import cap_text
+from nbagent.tools.paths import ask_outside_root, resolve, shown
+
+NO_NOTEBOOK = (
+    "No notebook is open: nbagent could not find this kernel's notebook (no notebook setting, "
+    "no __session__ or JPY_SESSION_NAME, no __vsc_ipynb_file__). Pass notebook_path to name "
+    "one."
+)
+"""What the notebook tools say when there is no notebook."""
+
+CellType = Literal["code", "markdown", "raw"]
+EditMode = Literal["replace", "insert", "delete"]
+
+
+def find_notebook(shell: Any, explicit: str | Path | None = None) -> Path | None:
+    """Find the notebook a kernel runs.
+
+    Args:
+        shell: The IPython shell (its ``user_ns`` is read), or None.
+        explicit: A path set by the user; it wins when given.
+
+    Returns:
+        The notebook's resolved path, or None when it cannot be found.
+    """
+    if explicit:
+        return Path(explicit).expanduser().resolve()
+    namespace = getattr(shell, "user_ns", None) or {}
+    for candidate in (
+        namespace.get("__session__"),
+        os.environ.get("JPY_SESSION_NAME"),
+        namespace.get("__vsc_ipynb_file__"),
+    ):
+        found = _notebook_file(candidate)
+        if found is not None:
+            return found
+    return None
+
+
+def _notebook_file(candidate: Any) -> Path | None:
+    """Turn a session name into an existing ``.ipynb`` path (relative ones from the cwd)."""
+    if not isinstance(candidate, str) or not candidate.endswith(".ipynb"):
+        return None
+    path = Path(candidate).expanduser()
+    options = [path] if path.is_absolute() else [Path.cwd() / path, Path.cwd() / path.name]
+    return next((option.resolve() for option in options if option.is_file()), None)
+
+
+def running_cell_id(shell: Any) -> str | None:
+    """Return the id of the cell being executed, from the execute request's metadata.
+
+    Args:
+        shell: The IPython shell of an ipykernel kernel.
+
+    Returns:
+        The ``cellId`` the front end sent, or None (a plain IPython, a front end that sends
+        none, no request running).
+    """
+    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+    if get_parent is None:
+        return None
+    try:
+        parent = get_parent("shell") or {}
+    except Exception:  # an older or a foreign kernel: no cell id rather than a failure
+        return None
+    cell_id = (parent.get("metadata") or {}).get("cellId")
+    return cell_id if isinstance(cell_id, str) else None
+
+
+def _target(context: ToolContext, notebook_path: str | None) -> tuple[Path, str, bool]:
+    """Resolve the notebook a call is about: (path, how it is shown, whether it is open)."""
+    open_notebook = context.notebook_path()
+    if notebook_path:
+        path = resolve(context, notebook_path)
+    elif open_notebook is None:
+        raise ToolError(NO_NOTEBOOK)
+    else:
+        path = open_notebook.resolve()
+    if path.suffix.lower() != ".ipynb":
+        raise ToolError(f"{shown(context, path)} is not a notebook (.ipynb file).")
+    is_open = open_notebook is not None and open_notebook.resolve() == path
+    return path, shown(context, path), is_open
+
+
+def _notebook_target(tool_input: Any) -> list[str]:
+    path = tool_input.get("notebook_path")
+    return [path] if path else []
+
+
+def notebook_read_tool(context: ToolContext) -> Tool:
+    """Build the NotebookRead tool.
+
+    Args:
+        context: The tools' context.
+    """
+    limits = context.limits
+
+    @tool(
+        name="NotebookRead",
+        read_only=True,
+        search_hint="jupyter notebook cells read view source outputs ipynb",
+        check_permission=ask_outside_root(context, _notebook_target, "read"),
+    )
+    def notebook_read(
+        notebook_path: str | None = None,
+        cell_id: str | None = None,
+        start: int = 0,
+        count: int | None = None,
+        overview: bool = False,
+        outputs: bool = True,
+    ) -> str:
+        """Read the notebook's cells: ids, types, sources and (cut) outputs.
+
+        Reads the open notebook unless `notebook_path` names another. For a long notebook
+        use `overview` first (one line per cell), then read cells by `cell_id` or by
+        `start`/`count`. A cell must be read in full before NotebookEdit can change it.
+
+        Args:
+            notebook_path: A notebook other than the open one.
+            cell_id: Read just this cell.
+            start: The index of the first cell to read (0 = the first cell).
+            count: How many cells to read; all the rest by default.
+            overview: One line per cell (index, id, type, first line) instead of full cells.
+            outputs: Include the cells' outputs (each cut to a couple of thousand characters).
+        """
+        path, name, is_open = _target(context, notebook_path)
+        notebook = load_notebook(path, name)
+        running = context.cell_id() if is_open else None
+        total = len(notebook.cells)
+        if start < 0 or (total and start >= total) or (count is not None and count < 1):
+            raise ToolError(
+                f"{name} has {total} cells (indices 0 to {total - 1}); start={start}"
+                f"{f', count={count}' if count is not None else ''} is out of range."
+            )
+        stop = total if count is None else min(total, start + count)
+        if overview:
+            context.reads.note(path, notebook.stamp)
+            lines = render_overview(notebook, running)[start:stop]
+            head = header(notebook, name, running) + " Overview (index, id, type, first line):"
+            return cap_text("\n".join([head, *lines]), limits.output_chars, "use start/count")
+        indices = range(start, stop)
+        if cell_id is not None:
+            index = notebook.index_of(cell_id)
+            indices = range(index, index + 1)
+        rendering = render_cells(
+            notebook, indices, running, outputs, limits.cell_output_chars, limits.output_chars
+        )
+        context.reads.note(path, notebook.stamp, set(rendering.ids))
+        parts = [header(notebook, name, running), rendering.text]
+        end = rendering.stopped_at if rendering.stopped_at is not None else indices.stop
+        if end < total and cell_id is None:
+            parts.append(
+                f"[Cells {indices.start}-{end - 1} of {total} shown. Read on with start={end}.]"
+            )
+        return "\n".join(parts)
+
+    return notebook_read
+
+
+def notebook_edit_tool(context: ToolContext) -> Tool:
+    """Build the NotebookEdit tool.
+
+    Args:
+        context: The tools' context.
+    """
+
+    @tool(
+        name="NotebookEdit",
+        search_hint="jupyter notebook cell edit insert delete replace source ipynb",
+        check_permission=ask_outside_root(context, _notebook_target, "edit"),
+    )
+    def notebook_edit(
+        cell_id: str | None = None,
+        new_source: str | None = None,
+        cell_type: CellType | None = None,
+        edit_mode: EditMode = "replace",
+        notebook_path: str | None = None,
+    ) -> str:
+        """Replace, insert or delete one notebook cell, addressed by its id.
+
+        `replace` sets the source of cell `cell_id` (and its type, if `cell_type` is given);
+        `insert` adds a new cell after `cell_id`, or at the top without one (`cell_type`
+        defaults to code); `delete` removes cell `cell_id`. Read the cell with NotebookRead
+        first. The cell that runs this agent cannot be replaced or deleted. Outputs of an
+        edited code cell are kept until it runs again.
+
+        Args:
+            cell_id: The cell to replace or delete, or to insert after.
+            new_source: The new source (for replace and insert).
+            cell_type: `code`, `markdown` or `raw`.
+            edit_mode: `replace`, `insert` or `delete`.
+            notebook_path: A notebook other than the open one.
+        """
+        path, name, is_open = _target(context, notebook_path)
+        stamp = context.reads.stamp(path)
+        if stamp is None:
+            raise ToolError(
+                f"{name} has not been read yet. Read it with NotebookRead first, then edit it."
+            )
+        if not stamp.still_matches(path):
+            raise ToolError(
+                f"{name} has changed on disk since it was last read (saved by Jupyter or edited "
+                "elsewhere). Read it again with NotebookRead, then edit it."
+            )
+        notebook = load_notebook(path, name)
+        seen = context.reads.cells(path)
+        if edit_mode == "insert":
+            message, new_id = _insert(notebook, name, cell_id, new_source, cell_type or "code")
+            seen.add(new_id)
+        else:
+            if not cell_id:
+                raise ToolError(f"cell_id is required to {edit_mode} a cell.")
+            index = notebook.index_of(cell_id)
+            if is_open and cell_id == context.cell_id():
+                raise ToolError(
+                    f"Cell {cell_id} is the cell running this agent: it cannot be "
+                    f"{'deleted' if edit_mode == 'delete' else 'replaced'} while it runs. "
+                    "Insert a new cell instead."
+                )
+            if cell_id not in seen:
+                raise ToolError(
+                    f"Cell {cell_id} has not been read yet. Read it with NotebookRead "
+                    f"(cell_id={cell_id!r}) first, then edit it."
+                )
+            if edit_mode == "delete":
+                message = _delete(notebook, name, index)
+                seen.discard(cell_id)
+            else:
+                message = _replace(notebook, name, index, new_source, cell_type)
+        context.reads.note(path, save_notebook(notebook), seen)
+        return message
+
+    return notebook_edit
+
+
+def _new_cell(kind: CellType, source: str, existing: set[str], **fields: Any) -> Any:
+    """Make a cell of a type with an id no other cell has."""
+    import nbformat
+
+    make = {
+        "code": nbformat.v4.new_code_cell,
+        "markdown": nbformat.v4.new_markdown_cell,
+        "raw": nbformat.v4.new_raw_cell,
+    }[kind]
+    cell = make(source, **fields)
+    while cell.id in existing:
+        cell = make(source, **fields)
+    return cell
+
+
+def _lines(source: str) -> str:
+    count = len(source.splitlines())
+    return f"{count} line{'s' if count != 1 else ''}"
+
+
+def _insert(
+    notebook: LoadedNotebook,
+    name: str,
+    after: str | None,
+    source: str | None,
+    kind: CellType,
+) -> tuple[str, str]:
+    if source is None:
+        raise ToolError("new_source is required to insert a cell.")
+    position = 0 if after is None else notebook.index_of(after) + 1
+    cell = _new_cell(kind, source, {c.get("id") for c in notebook.cells})
+    notebook.cells.insert(position, cell)
+    where = f"after cell {after}" if after else "at the top"
+    return (
+        f"Inserted {kind} cell {cell.id} ({_lines(source)}) {where} of {name}, at index "
+        f"{position}.",
+        cell.id,
+    )
+
+
+def _delete(notebook: LoadedNotebook, name: str, index: int) -> str:
+    cell = notebook.cells.pop(index)
+    outputs = len(cell.get("outputs", ()))
+    extra = f", with its {outputs} output{'s' if outputs != 1 else ''}" if outputs else ""
+    return (
+        f"Deleted {cell.cell_type} cell {cell.id} ({_lines(source_of(cell))}{extra}) from {name}."
+    )
+
+
+def _replace(
+    notebook: LoadedNotebook,
+    name: str,
+    index: int,
+    source: str | None,
+    kind: CellType | None,
+) -> str:
+    if source is None:
+        raise ToolError("new_source is required to replace a cell.")
+    cell = notebook.cells[index]
+    note = ""
+    if kind and kind != cell.cell_type:
+        outputs = len(cell.get("outputs", ()))
+        notebook.cells[index] = _new_cell(kind, source, set(), id=cell.id, metadata=cell.metadata)
+        if outputs:
+            note = f" Its {outputs} output{'s were' if outputs != 1 else ' was'} removed."
+        changed = f"{cell.cell_type} to {kind}"
+        return f"Replaced cell {cell.id} in {name} ({changed}, {_lines(source)}).{note}"
+    cell.source = source
+    if cell.get("outputs"):
+        note = " Its outputs are from the old source until the cell runs again."
+    return f"Replaced cell {cell.id} in {name} ({cell.cell_type}, {_lines(source)}).{note}"

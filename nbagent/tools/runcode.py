@@ -1,0 +1,160 @@
+"""The RunCode tool: Python run in the kernel's namespace, with its output captured.
+
+The code goes through IPython's input transformers (so ``%magic`` and ``!shell`` lines
+work), then runs like a cell: statements in order, the value of a final expression returned.
+What it prints to stdout and stderr is captured (start and end kept within the limit), not
+shown in the notebook; rich displays (plots, widgets) still go to the notebook. It uses only
+the shell object it is given (no IPython import). Top-level ``await`` is not supported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import ast
+import contextlib
+import itertools
+import linecache
+import traceback
+from collections.abc import Mapping
+from typing import Any
+
+from nbagent.errors import ToolError
+from nbagent.permissions import PermissionDecision, ask
+from nbagent.tool import Tool, ToolResult, tool
+from nbagent.tools.context import Limits, ToolContext
+from nbagent.tools.output import HeadTail
+from nbagent.tools.summary import safe_repr
+
+_QUESTION_CHARS = 2000
+_runs = itertools.count(1)
+
+
+class _Capture(HeadTail):
+    """A text stream for ``redirect_stdout`` that keeps the start and end of what it gets."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:  # type: ignore[override]
+        """Take text, as a file does.
+
+        Args:
+            text: The text.
+        """
+        super().write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing to flush: the text is kept in memory."""
+
+    def isatty(self) -> bool:
+        """Say that this is not a terminal."""
+        return False
+
+
+def ask_to_run(tool_input: Mapping[str, Any]) -> PermissionDecision:
+    """RunCode's permission hook: always ask, showing the code.
+
+    Args:
+        tool_input: The call's input.
+    """
+    code = str(tool_input.get("code", ""))
+    if len(code) > _QUESTION_CHARS:
+        code = code[:_QUESTION_CHARS] + f"\n… ({len(code) - _QUESTION_CHARS:,} more characters)"
+    return ask(f"Run this code in the kernel?\n\n{code}", rule="RunCode asks by default")
+
+
+def run_code_tool(context: ToolContext) -> Tool:
+    """Build the RunCode tool.
+
+    Args:
+        context: The tools' context.
+    """
+
+    @tool(
+        name="RunCode",
+        should_defer=True,
+        search_hint="execute python code kernel evaluate expression compute run statement",
+        check_permission=ask_to_run,
+    )
+    def run_code(code: str) -> ToolResult:
+        """Run Python code in the notebook's kernel, in the user's namespace.
+
+        Works like running a cell that nobody sees: variables it defines stay defined,
+        `%magics` work, and the value of a final expression is returned with what the code
+        printed (stdout, stderr) and the traceback of any error. Plots and other rich
+        displays are not returned. Each run asks the user's permission.
+
+        Args:
+            code: The Python code.
+        """
+        if context.shell is None:
+            raise ToolError("RunCode needs an IPython kernel, and none is running here.")
+        return execute(context.shell, code, context.limits)
+
+    # User code belongs on the kernel's main thread (signals, GUI event loops, Ctrl-C).
+    return dataclasses.replace(run_code, main_thread=True)
+
+
+def execute(shell: Any, code: str, limits: Limits) -> ToolResult:
+    """Run code in a shell's user namespace and report its output, result and error.
+
+    Args:
+        shell: An IPython shell (``user_ns`` and, if present, ``transform_cell`` are used).
+        code: The code.
+        limits: ``output_chars`` (for stdout, stderr and traceback each) and the repr limits.
+
+    Returns:
+        The report; an error result when the code raised.
+
+    Raises:
+        KeyboardInterrupt: The user interrupted the kernel (the output so far is lost).
+    """
+    transform = getattr(shell, "transform_cell", None)
+    source = transform(code) if transform else code
+    filename = f"<nbagent-run-{next(_runs)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    stdout, stderr = _Capture(limits.output_chars), _Capture(limits.output_chars)
+    result: Any = None
+    error: str | None = None
+    try:
+        body, last = _compile(source, filename)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            exec(body, shell.user_ns)
+            if last is not None:
+                result = eval(last, shell.user_ns)
+    except Exception as exc:
+        error = _traceback(exc, filename, limits.output_chars)
+    parts = []
+    for label, stream in (("stdout", stdout), ("stderr", stderr)):
+        text = stream.text()
+        if text:
+            parts.append(f"{label}:\n{text.rstrip()}")
+    if result is not None:
+        parts.append(f"result: {safe_repr(result, limits.output_chars // 4, limits.repr_seconds)}")
+    if error:
+        parts.append(f"error:\n{error.rstrip()}")
+    content = "\n\n".join(parts) or "(The code ran without output or result.)"
+    return ToolResult(content=content, is_error=error is not None)
+
+
+def _compile(source: str, filename: str) -> tuple[Any, Any]:
+    """Compile the statements, and the final expression apart (to return its value)."""
+    tree = ast.parse(source, filename=filename)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        expression = ast.Expression(tree.body.pop().value)
+        last = compile(expression, filename, "eval")
+    return compile(tree, filename, "exec"), last
+
+
+def _traceback(exc: BaseException, filename: str, limit: int) -> str:
+    """Format a traceback from the first frame of the run code on (this module's left out)."""
+    summary = traceback.TracebackException.from_exception(exc)
+    frames = list(summary.stack)
+    first = next((i for i, f in enumerate(frames) if f.filename == filename), len(frames))
+    summary.stack = traceback.StackSummary.from_list(frames[first:])
+    text = "".join(summary.format())
+    if len(text) > limit:
+        text = f"[... {len(text) - limit:,} characters cut ...]\n" + text[-limit:]
+    return text

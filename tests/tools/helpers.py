@@ -1,0 +1,43 @@
+"""Calling tools in tests the way the agent loop does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from nbagent.errors import ToolError
+from nbagent.tool import Tool, ToolResult
+from nbagent.tools import ToolContext, builtin_tools
+
+
+def call(tool: Tool, **tool_input: Any) -> ToolResult:
+    """Call a tool as the agent does, validating the input against its schema."""
+    return tool.call(tool_input)
+
+
+def text(tool: Tool, **tool_input: Any) -> str:
+    """Call a tool and return its text (the call must succeed)."""
+    result = call(tool, **tool_input)
+    assert isinstance(result.content, str) and not result.is_error, result.content
+    return result.content
+
+
+def error(tool: Tool, **tool_input: Any) -> str:
+    """Call a tool that must fail with a ToolError, and return what the model is told."""
+    with pytest.raises(ToolError) as caught:
+        call(tool, **tool_input)
+    return str(caught.value)
+
+
+class LazyTools(dict[str, Tool]):
+    """The built-in tools over one context, each built when a test first asks for it."""
+
+    def __init__(self, context: ToolContext) -> None:
+        super().__init__()
+        self.context = context
+
+    def __missing__(self, name: str) -> Tool:
+        [built] = builtin_tools(self.context, [name])
+        self[name] = built
+        return built

@@ -1,0 +1,340 @@
+"""NotebookRead and NotebookEdit on real notebooks in a temporary folder; finding the notebook."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nbagent.tool import Tool
+from nbagent.tools import ToolContext
+from nbagent.tools.notebook import NO_NOTEBOOK, find_notebook, running_cell_id
+from tests.tools.helpers import LazyTools, error, text
+
+
+def make_notebook(path: Path) -> Path:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    load = nbformat.v4.new_code_cell(
+        "import pandas as pd\ndf = pd.DataFrame()", id="load", execution_count=1
+    )
+    plot = nbformat.v4.new_code_cell("df.plot()", id="plot", execution_count=2)
+    plot.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={"image/png": "iVBOR", "text/plain": "<Figure>"}
+        )
+    ]
+    agent = nbformat.v4.new_code_cell("%%agent\nTidy this notebook", id="agent")
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Analysis\nSome words.", id="intro"),
+        load,
+        plot,
+        agent,
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+@pytest.fixture
+def notebook(root: Path) -> Path:
+    return make_notebook(root / "analysis.ipynb")
+
+
+@pytest.fixture
+def nb_tools(root: Path, notebook: Path) -> dict[str, Tool]:
+    context = ToolContext(root=root, notebook_path=lambda: notebook, cell_id=lambda: "agent")
+    return LazyTools(context)
+
+
+def cells_of(path: Path) -> list[dict[str, Any]]:
+    """The cells as saved (sources as lists of lines)."""
+    return json.loads(path.read_text())["cells"]
+
+
+def source(path: Path, index: int) -> str:
+    return "".join(cells_of(path)[index]["source"])
+
+
+def touch_later(path: Path) -> None:
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+
+
+# Finding the notebook ------------------------------------------------------------------
+
+
+def test_finding_the_notebook_in_order(
+    tmp_path: Path, shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second, third = (make_notebook(tmp_path / f"{n}.ipynb") for n in ("a", "b", "c"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    for name in ("__session__", "__vsc_ipynb_file__"):
+        shell.user_ns.pop(name, None)
+    assert find_notebook(shell) is None
+    shell.user_ns["__vsc_ipynb_file__"] = str(third)
+    assert find_notebook(shell) == third
+    monkeypatch.setenv("JPY_SESSION_NAME", "sub/dir/b.ipynb")  # relative to a server root
+    assert find_notebook(shell) == second
+    shell.user_ns["__session__"] = "a.ipynb"
+    assert find_notebook(shell) == first
+    assert find_notebook(shell, explicit="~/x.ipynb") == Path("~/x.ipynb").expanduser().resolve()
+    shell.user_ns["__session__"] = "console-1-5b1e"  # a console's session name is no notebook
+    assert find_notebook(shell) == second
+
+
+def test_a_shell_without_a_kernel_has_no_running_cell(shell: Any) -> None:
+    assert running_cell_id(shell) is None
+    assert running_cell_id(None) is None
+
+
+def test_without_a_notebook_the_tools_say_so(tools: dict[str, Tool]) -> None:
+    assert error(tools["NotebookRead"]) == NO_NOTEBOOK
+    assert error(tools["NotebookEdit"], cell_id="x", new_source="") == NO_NOTEBOOK
+    assert NO_NOTEBOOK == (
+        "No notebook is open: nbagent could not find this kernel's notebook (no notebook "
+        "setting, no __session__ or JPY_SESSION_NAME, no __vsc_ipynb_file__). Pass "
+        "notebook_path to name one."
+    )
+
+
+# NotebookRead --------------------------------------------------------------------------
+
+
+def test_read_the_whole_notebook(nb_tools: dict[str, Tool]) -> None:
+    assert text(nb_tools["NotebookRead"]) == (
+        "Notebook analysis.ipynb: 4 cells, kernel python3. Cell agent runs this agent: it "
+        "cannot be edited.\n"
+        '<cell index="0" id="intro" type="markdown">\n# Analysis\nSome words.\n</cell>\n'
+        '<cell index="1" id="load" type="code" execution_count="1">\n'
+        "import pandas as pd\ndf = pd.DataFrame()\n</cell>\n"
+        '<cell index="2" id="plot" type="code" execution_count="2">\ndf.plot()\n</cell>\n'
+        '<output type="display_data">\n<Figure>\n[image/png output, 5 characters]\n</output>\n'
+        '<cell index="3" id="agent" type="code" running="true">\n%%agent\nTidy this notebook\n'
+        "</cell>"
+    )
+
+
+def test_overview_range_and_single_cell(nb_tools: dict[str, Tool]) -> None:
+    read = nb_tools["NotebookRead"]
+    assert text(read, overview=True) == (
+        "Notebook analysis.ipynb: 4 cells, kernel python3. Cell agent runs this agent: it "
+        "cannot be edited. Overview (index, id, type, first line):\n"
+        "   0  intro  markdown  # Analysis  (+1 lines)\n"
+        "   1  load  code      import pandas as pd  (+1 lines)\n"
+        "   2  plot  code      df.plot()  [1 output]\n"
+        "   3  agent  code      %%agent  (+1 lines)  [running: this agent]"
+    )
+    out = text(read, start=1, count=1, outputs=False)
+    assert out.endswith(
+        '<cell index="1" id="load" type="code" execution_count="1">\nimport pandas as pd\n'
+        "df = pd.DataFrame()\n</cell>\n[Cells 1-1 of 4 shown. Read on with start=2.]"
+    )
+    assert text(read, cell_id="plot", outputs=False).endswith(
+        '<cell index="2" id="plot" type="code" execution_count="2">\ndf.plot()\n</cell>'
+    )
+
+
+def test_read_errors(nb_tools: dict[str, Tool]) -> None:
+    read = nb_tools["NotebookRead"]
+    assert error(read, cell_id="nope") == (
+        "No cell with id 'nope' in analysis.ipynb. Its cell ids are: intro, load, plot, agent."
+    )
+    assert error(read, start=9) == (
+        "analysis.ipynb has 4 cells (indices 0 to 3); start=9 is out of range."
+    )
+    assert error(read, start=0, count=0) == (
+        "analysis.ipynb has 4 cells (indices 0 to 3); start=0, count=0 is out of range."
+    )
+    assert error(read, notebook_path="notes.txt") == "notes.txt is not a notebook (.ipynb file)."
+    assert error(read, notebook_path="other.ipynb") == "Notebook does not exist: other.ipynb"
+
+
+# NotebookEdit --------------------------------------------------------------------------
+
+
+def test_replace_keeps_every_other_cell_and_output(
+    nb_tools: dict[str, Tool], notebook: Path
+) -> None:
+    before = cells_of(notebook)
+    text(nb_tools["NotebookRead"])
+    out = text(nb_tools["NotebookEdit"], cell_id="plot", new_source="df.plot(kind='bar')")
+    assert out == (
+        "Replaced cell plot in analysis.ipynb (code, 1 line). Its outputs are from the old "
+        "source until the cell runs again."
+    )
+    after = cells_of(notebook)
+    expected = copy.deepcopy(before)
+    expected[2]["source"] = ["df.plot(kind='bar')"]
+    assert after == expected
+    nbformat.validate(nbformat.read(notebook, as_version=4))
+
+
+def test_insert_after_a_cell_and_at_the_top(nb_tools: dict[str, Tool], notebook: Path) -> None:
+    text(nb_tools["NotebookRead"], overview=True)
+    edit = nb_tools["NotebookEdit"]
+    out = text(edit, edit_mode="insert", cell_id="agent", new_source="print('done')")
+    new_id = cells_of(notebook)[4]["id"]
+    assert out == (
+        f"Inserted code cell {new_id} (1 line) after cell agent of analysis.ipynb, at index 4."
+    )
+    out = text(edit, edit_mode="insert", new_source="Intro", cell_type="markdown")
+    top = cells_of(notebook)[0]
+    assert (
+        out
+        == f"Inserted markdown cell {top['id']} (1 line) at the top of analysis.ipynb, at index 0."
+    )
+    assert [c["id"] for c in cells_of(notebook)] == [
+        top["id"],
+        "intro",
+        "load",
+        "plot",
+        "agent",
+        new_id,
+    ]
+    # A cell the agent inserted counts as read: it may edit it at once.
+    text(edit, cell_id=new_id, new_source="print('really done')")
+    assert source(notebook, 5) == "print('really done')"
+
+
+def test_delete_and_change_of_type(nb_tools: dict[str, Tool], notebook: Path) -> None:
+    text(nb_tools["NotebookRead"])
+    edit = nb_tools["NotebookEdit"]
+    assert text(edit, cell_id="plot", edit_mode="delete") == (
+        "Deleted code cell plot (1 line, with its 1 output) from analysis.ipynb."
+    )
+    assert text(edit, cell_id="load", new_source="Loading *data*", cell_type="markdown") == (
+        "Replaced cell load in analysis.ipynb (code to markdown, 1 line)."
+    )
+    cells = cells_of(notebook)
+    assert [(c["id"], c["cell_type"]) for c in cells] == [
+        ("intro", "markdown"),
+        ("load", "markdown"),
+        ("agent", "code"),
+    ]
+    assert error(edit, cell_id="plot", new_source="x") == (
+        "No cell with id 'plot' in analysis.ipynb. Its cell ids are: intro, load, agent."
+    )
+
+
+def test_edits_need_a_read_and_a_fresh_one(nb_tools: dict[str, Tool], notebook: Path) -> None:
+    edit = nb_tools["NotebookEdit"]
+    assert error(edit, cell_id="load", new_source="x") == (
+        "analysis.ipynb has not been read yet. Read it with NotebookRead first, then edit it."
+    )
+    text(nb_tools["NotebookRead"], overview=True)
+    assert error(edit, cell_id="load", new_source="x") == (
+        "Cell load has not been read yet. Read it with NotebookRead (cell_id='load') first, "
+        "then edit it."
+    )
+    text(nb_tools["NotebookRead"], cell_id="load")
+    saved = nbformat.read(notebook, as_version=4)
+    saved.cells[0].source = "# Changed by the user"
+    nbformat.write(saved, str(notebook))
+    touch_later(notebook)
+    assert error(edit, cell_id="load", new_source="x") == (
+        "analysis.ipynb has changed on disk since it was last read (saved by Jupyter or edited "
+        "elsewhere). Read it again with NotebookRead, then edit it."
+    )
+    assert source(notebook, 0) == "# Changed by the user"
+
+
+def test_the_running_cell_cannot_be_edited(nb_tools: dict[str, Tool], notebook: Path) -> None:
+    text(nb_tools["NotebookRead"])
+    edit = nb_tools["NotebookEdit"]
+    assert error(edit, cell_id="agent", new_source="x") == (
+        "Cell agent is the cell running this agent: it cannot be replaced while it runs. "
+        "Insert a new cell instead."
+    )
+    assert error(edit, cell_id="agent", edit_mode="delete") == (
+        "Cell agent is the cell running this agent: it cannot be deleted while it runs. "
+        "Insert a new cell instead."
+    )
+    assert source(notebook, 3) == "%%agent\nTidy this notebook"
+
+
+def test_edit_input_errors(nb_tools: dict[str, Tool]) -> None:
+    text(nb_tools["NotebookRead"])
+    edit = nb_tools["NotebookEdit"]
+    assert error(edit, new_source="x") == "cell_id is required to replace a cell."
+    assert error(edit, edit_mode="delete") == "cell_id is required to delete a cell."
+    assert error(edit, cell_id="load") == "new_source is required to replace a cell."
+    assert error(edit, edit_mode="insert") == "new_source is required to insert a cell."
+    assert error(edit, cell_id="load", new_source="x", edit_mode="move").startswith(
+        "Invalid input for tool NotebookEdit:\n- `edit_mode`:"
+    )
+
+
+def test_other_notebooks_by_path_and_the_root_rule(root: Path, nb_tools: dict[str, Tool]) -> None:
+    other = make_notebook(root / "sub" / "other.ipynb")
+    text(nb_tools["NotebookRead"], notebook_path="sub/other.ipynb")
+    # Not the open notebook: its "agent" cell is just a cell.
+    assert (
+        text(
+            nb_tools["NotebookEdit"],
+            notebook_path="sub/other.ipynb",
+            cell_id="agent",
+            edit_mode="delete",
+        )
+        == "Deleted code cell agent (2 lines) from sub/other.ipynb."
+    )
+    assert len(cells_of(other)) == 3
+    for name in ("NotebookRead", "NotebookEdit"):
+        check = nb_tools[name].check_permission
+        assert check is not None and check({}) is None
+        decision = check({"notebook_path": "../elsewhere.ipynb"})
+        assert decision is not None and decision.behavior == "ask"
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("edits")
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["replace", "insert", "delete"]),
+        st.integers(0, 20),
+        st.text(alphabet="ab \n", max_size=6),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(ops=_OPS)
+def test_edit_sequences_match_a_list_model(scratch: Path, ops: list[tuple[str, int, str]]) -> None:
+    """Any sequence of edits does to the notebook what it does to a list, outputs kept."""
+    path = make_notebook(scratch / "seq.ipynb")
+    tools = LazyTools(ToolContext(root=scratch, notebook_path=lambda: path, cell_id=lambda: None))
+    text(tools["NotebookRead"])
+    model = [(c["id"], "".join(c["source"]), c.get("outputs")) for c in cells_of(path)]
+    for mode, pick, new_source in ops:
+        if mode == "insert":
+            after = model[pick % len(model)][0] if model and pick % 3 else None
+            text(tools["NotebookEdit"], edit_mode="insert", cell_id=after, new_source=new_source)
+            new_id = next(c["id"] for c in cells_of(path) if c["id"] not in {m[0] for m in model})
+            position = 0 if after is None else [m[0] for m in model].index(after) + 1
+            model.insert(position, (new_id, new_source, []))
+        elif model:
+            index = pick % len(model)
+            cell_id, _, outputs = model[index]
+            text(tools["NotebookEdit"], edit_mode=mode, cell_id=cell_id, new_source=new_source)
+            if mode == "delete":
+                del model[index]
+            else:
+                model[index] = (cell_id, new_source, outputs)
+    assert [(c["id"], "".join(c["source"]), c.get("outputs")) for c in cells_of(path)] == model
+    nbformat.validate(nbformat.read(str(path), as_version=4))
