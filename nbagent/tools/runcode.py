@@ -9,10 +9,9 @@ the shell object it is given (no IPython import). Top-level ``await`` is not sup
 
 from __future__ import annotations
 
-import dataclasses
-
 import ast
 import contextlib
+import dataclasses
 import itertools
 import linecache
 import traceback
