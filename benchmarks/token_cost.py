@@ -19,6 +19,7 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from catalogue import (
     McpDefinition,
@@ -29,9 +30,8 @@ from catalogue import (
     run_line,
 )
 
-import nbagent
 from nbagent.delta import render_announcement, render_legacy_block
-from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
+from nbagent.registry import ToolRegistry
 from nbagent.search import ToolSearch
 from nbagent.tokens import count_tokens
 from nbagent.tool import Tool
@@ -53,12 +53,20 @@ class Setup:
 
 
 def builtin_tools() -> list[Tool]:
-    """Return the tools of ``nbagent.registry`` other than ToolSearch (each setup adds its own).
+    """Return the tools a kernel gets from ``%load_ext nbagent``: the built-in tools and the
+    agent's session tools (sub-agents, task list, questions, plan mode, MCP resources).
 
     Returns:
-        The built-in tools, in registration order.
+        The tools, ToolSearch left out (each setup adds its own).
     """
-    return [t for t in nbagent.registry.tools() if t.name != TOOL_SEARCH_NAME]
+    from nbagent.agent import Agent
+    from nbagent.orchestration import TaskBoard, session_tools
+    from nbagent.tools import ToolContext
+    from nbagent.tools import builtin_tools as tools_of
+
+    registry = ToolRegistry(tools_of(ToolContext(root=Path.cwd())))
+    agent = Agent(registry=registry, client=object())
+    return [*registry.tools(), *session_tools(agent, TaskBoard(), mcp_manager=object())]
 
 
 def registry_of(setup: Setup) -> ToolRegistry:
@@ -139,10 +147,15 @@ def cost_table(registries: Sequence[tuple[Setup, ToolRegistry]]) -> str:
     rows = []
     for setup, registry in registries:
         cost = registry.context_cost()
+        compact = registry.context_cost(style="compact")
         mcp = len(setup.mcp_tools)
         saved = f"{cost.saved:.1%}" if cost.all_loaded else "n/a"
+        saved_compact = f"{compact.saved:.1%}" if compact.all_loaded else "n/a"
         if mcp >= TARGET_MIN_MCP_TOOLS:
-            target = f"≥ {TARGET_SAVED:.0%}: {'yes' if cost.saved >= TARGET_SAVED else 'NO'}"
+            target = " / ".join(
+                f"{'yes' if c.saved >= TARGET_SAVED else 'NO'}" for c in (cost, compact)
+            )
+            target = f"≥ {TARGET_SAVED:.0%}: {target}"
         else:
             target = "—"
         rows.append(
@@ -154,6 +167,8 @@ def cost_table(registries: Sequence[tuple[Setup, ToolRegistry]]) -> str:
                 f"{cost.all_loaded:,}",
                 f"{cost.deferred:,}",
                 saved,
+                f"{compact.deferred:,}",
+                saved_compact,
                 target,
             )
         )
@@ -164,12 +179,14 @@ def cost_table(registries: Sequence[tuple[Setup, ToolRegistry]]) -> str:
             "MCP tools",
             "deferred tools",
             "all-loaded tokens",
-            "deferred tokens",
-            "saved",
-            "target",
+            "deferred tokens (plain)",
+            "saved (plain)",
+            "deferred tokens (compact)",
+            "saved (compact)",
+            "target (plain / compact)",
         ),
         rows,
-        align="lrrrrrrl",
+        align="lrrrrrrrrl",
     )
 
 
@@ -239,9 +256,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "All-loaded: every definition in full, ToolSearch left out. Deferred: the loaded "
         "definitions, ToolSearch and the plain announcement of the deferred names "
         "(`ToolRegistry.context_cost()`). Estimates with the Claude-v1 tokenizer "
-        "(`nbagent.tokens`). Built-in tools today: "
-        f"{', '.join(builtins) if builtins else 'none besides ToolSearch'} — so the first row "
-        "is ToolSearch's own cost (nothing to save yet). " + " ".join(notes) + "\n"
+        f"(`nbagent.tokens`). Built-in and session tools ({len(builtins)}): "
+        f"{', '.join(builtins)}. " + " ".join(notes) + "\n"
     )
     print("### Announcement of the deferred names, by style (tokens)\n")
     print(announcement_table(registries))

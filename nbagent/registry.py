@@ -254,8 +254,11 @@ class ToolRegistry:
 
         return unsubscribe
 
-    def context_cost(self) -> ContextCost:
+    def context_cost(self, style: str = "plain") -> ContextCost:
         """Measure the tool context in tokens, all loaded versus deferred.
+
+        Args:
+            style: How the deferred names are announced: ``plain`` or ``compact``.
 
         Returns:
             The two token counts (see :class:`ContextCost`).
@@ -268,7 +271,7 @@ class ToolRegistry:
         loaded = [t for t in tools if not self.is_deferred(t)]
         deferred_names = [t.name for t in tools if self.is_deferred(t)]
         search_tool = self._tools.get(TOOL_SEARCH_NAME) or ToolSearch(self).tool
-        announcement = render_announcement(added=deferred_names)
+        announcement = render_announcement(added=deferred_names, style=style)  # type: ignore[arg-type]
         return ContextCost(
             all_loaded=definition_tokens(t.definition() for t in tools),
             deferred=definition_tokens(t.definition() for t in [*loaded, search_tool])
