@@ -10,6 +10,7 @@ from nbagent.permissions import PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tool import Tool
+from tests.orchestration.conversation import tool_results
 
 
 def test_plan_mode_refuses_writes_until_the_plan_is_approved(
@@ -48,13 +49,7 @@ def test_plan_mode_refuses_writes_until_the_plan_is_approved(
         ("WriteNote", "ok"),
     ]
     assert "Plan mode" in (result.tool_calls[2].error or "")
-    results = [
-        b["content"]
-        for m in agent.messages
-        if m["role"] == "user"
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
+    results = tool_results(agent.messages)
     assert results[3].startswith("The user did not approve the plan.")
     assert results[4] == (
         "The user approved the plan. Write tools are allowed again (mode acceptEdits)."

@@ -13,6 +13,7 @@ from nbagent.registry import ToolRegistry
 from nbagent.search import ToolSearch
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.mcp.servers import reference
+from tests.orchestration.conversation import tool_results
 
 pytestmark = pytest.mark.slow
 
@@ -44,13 +45,7 @@ def test_the_model_lists_and_reads_a_resource(
     result = agent.run("What resources are there?")
     statuses = [c.status for c in result.tool_calls]
     assert statuses == ["ok", "ok", "ok", "error"]
-    results = [
-        b["content"]
-        for m in agent.messages
-        if m["role"] == "user"
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
+    results = tool_results(agent.messages)
     assert f"everything  {first.uri}" in results[1]
     assert results[2]  # text or content blocks
     assert result.tool_calls[3].error == "No MCP server named 'nowhere'."

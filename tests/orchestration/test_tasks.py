@@ -11,6 +11,7 @@ from nbagent.orchestration.tasks import TaskBoard, task_tools
 from nbagent.registry import ToolRegistry
 from nbagent.search import ToolSearch
 from nbagent.testing import FakeAnthropicServer, Reply
+from tests.orchestration.conversation import tool_results
 
 
 def test_the_model_keeps_a_task_list_over_several_turns(fake_api: FakeAnthropicServer) -> None:
@@ -38,13 +39,7 @@ def test_the_model_keeps_a_task_list_over_several_turns(fake_api: FakeAnthropicS
         ["pending", "pending"],
         ["completed", "pending"],
     ]
-    results = [
-        b["content"]
-        for m in agent.messages
-        if m["role"] == "user"
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
+    results = tool_results(agent.messages)
     assert results[-2].startswith("No task '9'; the tasks are: 1, 2.")
     assert results[-1] == "[x] 1. Load the data\n[ ] 2. Plot it"
     assert [t.subject for t in board.snapshot()] == ["Load the data", "Plot it"]
