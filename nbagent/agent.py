@@ -31,7 +31,7 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
-from nbagent.execution import CallOutcome, ToolRunner, interrupted
+from nbagent.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.permissions import Asker, Policy
 from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.request import Mode, build_messages, build_tools, check_mode
@@ -211,10 +211,10 @@ class Agent:
                 if on_event is not None:
                     on_event(event)
         except KeyboardInterrupt:
-            finished = self._interrupt(stream)
-            events.append(finished)
-            if on_event is not None:
-                on_event(finished)
+            for event in self._interrupt(stream):
+                events.append(event)
+                if on_event is not None:
+                    on_event(event)
         for event in events:
             if isinstance(event, ToolCallStarted):
                 started[event.id] = event
@@ -239,21 +239,25 @@ class Agent:
                 )
         raise AssertionError("a run always ends with RunFinished")
 
-    def _interrupt(self, stream: Generator[Event, None, None]) -> RunFinished:
+    def _interrupt(self, stream: Generator[Event, None, None]) -> list[Event]:
         """Deliver an interrupt that hit the observer to the run, where it is handled.
 
         The run then closes its partial answer or answers its pending tool calls, as if the
         interrupt had come while it was working.
+
+        Returns:
+            The events the run yielded while it stopped, ending with RunFinished.
         """
+        drained: list[Event] = []
         try:
-            event = stream.throw(KeyboardInterrupt)
-            while not isinstance(event, RunFinished):
-                event = next(stream)
+            drained.append(stream.throw(KeyboardInterrupt))
+            while not isinstance(drained[-1], RunFinished):
+                drained.append(next(stream))
         except (KeyboardInterrupt, StopIteration):
-            event = RunFinished("interrupted", INTERRUPTED_TEXT, Usage())
+            drained.append(RunFinished("interrupted", INTERRUPTED_TEXT, Usage()))
         stream.close()
         self._repair_history()
-        return event
+        return drained
 
     def _repair_history(self) -> None:
         """Answer tool calls left without results (a run stopped between two steps)."""
@@ -285,7 +289,7 @@ class Agent:
         if not self.messages:
             yield from self._prepare_conversation(prompt)
         history_length = len(self.messages)
-        yield from self._add_user_content([{"type": "text", "text": prompt}])
+        yield from self._add_user_content([{"type": "text", "text": valid_unicode(prompt)}])
         usage = Usage()
         for turn in range(1, self.max_turns + 1):
             yield TurnStarted(turn)
@@ -339,7 +343,7 @@ class Agent:
             except StreamDropped as exc:
                 if attempt == self.stream_retries:
                     raise
-                yield Notice(f"{exc} Sending the turn again.", level="warning")
+                yield Notice(f"{str(exc).rstrip('.')}. Sending the turn again.", level="warning")
         raise AssertionError("unreachable")
 
     def _request(self) -> dict[str, Any]:
@@ -366,17 +370,29 @@ class Agent:
         return request
 
     def _run_tools(self, calls: list[dict[str, Any]]) -> Generator[Event, None, bool]:
-        """Run one turn's tool calls and append their results; False if interrupted."""
+        """Run one turn's tool calls and append their results; False if interrupted.
+
+        On an interrupt, the calls that started and did not finish end as ``interrupted``.
+        """
         outcomes: dict[str, CallOutcome] = {}
+        started: set[str] = set()
         try:
             for event in self.runner.run(calls, outcomes):
+                if isinstance(event, ToolCallStarted):
+                    started.add(event.id)
                 yield event
                 outcome = outcomes.get(getattr(event, "id", ""))
                 if isinstance(event, ToolCallFinished) and outcome is not None:
                     yield from self._after_call(outcome)
         except KeyboardInterrupt:
-            results = [(outcomes.get(c["id"]) or interrupted(c)).block() for c in calls]
-            self.messages.append({"role": "user", "content": results})
+            unfinished = [interrupted(c) for c in calls if c["id"] not in outcomes]
+            outcomes.update((outcome.id, outcome) for outcome in unfinished)
+            self.messages.append(
+                {"role": "user", "content": [outcomes[c["id"]].block() for c in calls]}
+            )
+            for outcome in unfinished:
+                if outcome.id in started:
+                    yield outcome.finished()
             return False
         results = [outcomes[c["id"]].block() for c in calls]
         yield from self._add_user_content(results)

@@ -8,8 +8,10 @@ model the same way.
 
 from __future__ import annotations
 
+import json
 import logging
 import queue
+import re
 import time
 from collections.abc import Callable, Generator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -21,7 +23,7 @@ from nbagent.errors import ToolError
 from nbagent.events import CallStatus, Event, ToolCallFinished, ToolCallStarted, ToolProgress
 from nbagent.permissions import Asker, Policy, decide
 from nbagent.secrets import RedactingFilter, redact_content
-from nbagent.tool import Tool, ToolResult
+from nbagent.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
 
 logger = logging.getLogger("nbagent")
 logger.addFilter(RedactingFilter())
@@ -34,6 +36,8 @@ DEFAULT_CALL_TIMEOUT = 300.0
 
 MAX_RESULT_CHARS = 100_000
 """Longest text a tool result sends the model by default."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _progress: ContextVar[Callable[[Event], None] | None] = ContextVar("nbagent_progress", default=None)
 
@@ -119,7 +123,8 @@ class ToolRunner:
     max_workers: int = 8
     """Concurrency-safe calls run at once at most."""
     call_timeout: float = DEFAULT_CALL_TIMEOUT
-    """Seconds a call on a worker thread may take before the model is told it timed out."""
+    """Seconds a call on a worker thread may take before the model is told it timed out (its
+    thread is left to finish alone, outside the pool)."""
     max_result_chars: int = MAX_RESULT_CHARS
     """Longest text a result may send the model; the rest is cut with a note."""
     _pool: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
@@ -164,6 +169,9 @@ class ToolRunner:
                 if pending and time.monotonic() - started > self.call_timeout:
                     finished += [self._timed_out(futures[f]) for f in pending]
                     pending = set()
+                    # The stuck threads keep their workers: later calls get a new pool, and
+                    # calls still queued in this one never start.
+                    self.close()
                 for outcome in finished:
                     outcomes[outcome.id] = outcome
                     yield outcome.finished()
@@ -234,7 +242,7 @@ class ToolRunner:
         tool_input = dict(call.get("input") or {})
 
         def outcome(status: CallStatus, result: ToolResult, **extra: Any) -> CallOutcome:
-            content = _capped(result.content, self.max_result_chars)
+            content = valid_unicode(_capped(result.content, self.max_result_chars))
             redacted = replace(result, content=redact_content(content))
             return CallOutcome(call["id"], call["name"], tool_input, status, redacted, **extra)
 
@@ -261,7 +269,7 @@ class ToolRunner:
             return outcome("denied", ToolResult(content=message, is_error=True), permission=note)
         started = time.perf_counter()
         try:
-            result = tool.call(tool_input)
+            result = _sendable(tool.call(tool_input))
             status: CallStatus = "error" if result.is_error else "ok"
         except ToolError as exc:
             result, status = ToolResult(content=str(exc), is_error=True), "error"
@@ -281,16 +289,94 @@ def _drain(progress: queue.SimpleQueue[ToolProgress]) -> Generator[ToolProgress,
             return
 
 
-def _capped(content: str | list[dict[str, Any]], limit: int) -> str | list[dict[str, Any]]:
-    """Cut the text of a result to ``limit`` characters, saying how much was left out."""
+def valid_unicode(value: Any) -> Any:
+    """Replace lone surrogates in every string of a JSON value with U+FFFD.
 
-    def cut(text: str) -> str:
-        if len(text) <= limit:
-            return text
-        return (
-            f"{text[:limit]}\n\n(output cut: {len(text):,} characters, the first {limit:,} shown)"
-        )
+    A string decoded with ``surrogateescape`` (file names, subprocess output) cannot be
+    encoded as UTF-8, so a request holding one could never be sent, nor any request after it.
 
+    Args:
+        value: A string, or lists and dicts of them (other values are returned as they are).
+    """
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [valid_unicode(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_unicode(k): valid_unicode(v) for k, v in value.items()}
+    return value
+
+
+def _sendable(result: ToolResult) -> ToolResult:
+    """Make sure a result's content can go into a request, and into every later one.
+
+    Text blocks must hold text; empty ones are dropped (the API refuses them), and a result
+    left with no block says so.
+
+    Raises:
+        ToolError: A block has a type a tool_result cannot carry, a text block holds no
+            string, or a value is not strict JSON (NaN, an object).
+    """
+    content = result.content
     if isinstance(content, str):
-        return cut(content)
-    return [{**b, "text": cut(b["text"])} if isinstance(b.get("text"), str) else b for b in content]
+        return result
+    if not isinstance(content, list):
+        raise ToolError(
+            f"The tool returned content of type {type(content).__name__}; "
+            "a result is text or a list of content blocks."
+        )
+    for index, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind not in RESULT_BLOCK_TYPES:
+            raise ToolError(
+                f"The tool returned a content block ({index}) of type {kind!r}; a result may "
+                f"hold only {', '.join(sorted(RESULT_BLOCK_TYPES))} blocks."
+            )
+        if kind == "text" and not isinstance(block.get("text"), str):
+            raise ToolError(
+                f"The tool returned a text block ({index}) whose text is a "
+                f"{type(block.get('text')).__name__}, not a string."
+            )
+    try:
+        json.dumps(content, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ToolError(
+            f"The tool returned content that cannot be sent to the model: {exc}"
+        ) from exc
+    kept = [b for b in content if not _is_text(b) or b["text"].strip()]
+    if kept and len(kept) == len(content):
+        return result
+    return replace(result, content=kept or "(no output)")
+
+
+def _capped(content: str | list[dict[str, Any]], limit: int) -> str | list[dict[str, Any]]:
+    """Cut the text of a result to ``limit`` characters in all, saying how much was left out.
+
+    Text blocks share one budget: those past it are cut or left out, other blocks are kept.
+    """
+    if isinstance(content, str):
+        if len(content) <= limit:
+            return content
+        return (
+            f"{content[:limit]}\n\n(output cut: {len(content):,} characters, the first "
+            f"{limit:,} shown)"
+        )
+    total = sum(len(b["text"]) for b in content if _is_text(b))
+    if total <= limit:
+        return content
+    budget, capped = limit, []
+    for block in content:
+        if _is_text(block):
+            kept = block["text"][:budget]
+            budget -= len(kept)
+            if kept.strip():
+                capped.append({**block, "text": kept})
+        else:
+            capped.append(block)
+    note = f"(output cut: {total:,} characters of text, the first {limit:,} shown)"
+    return [*capped, {"type": "text", "text": note}]
+
+
+def _is_text(block: dict[str, Any]) -> bool:
+    """Tell whether a content block is a text block."""
+    return block.get("type") == "text" and isinstance(block.get("text"), str)

@@ -10,8 +10,9 @@ simulates prompt caching by prefix (``fakeapi.cache``), and answers each valid
 - a callable ``(request_body) -> Reply | Fault``, to answer from what was asked.
 
 An invalid request is answered 400 without using the script. A script that cannot be played
-(empty queue; a reply calling a tool the model cannot see) is answered 500 with
-``x-should-retry: false`` (the SDK does not retry it) and recorded in ``errors``::
+(empty queue; a reply calling a tool the model cannot see, unless the ``ToolUse`` is marked
+``unchecked`` to script a misbehaving model) is answered 500 with ``x-should-retry: false``
+(the SDK does not retry it) and recorded in ``errors``::
 
     script = [Reply.tool_use("Read", {"path": "a.txt"}), Reply.text("Done.")]
     with FakeAnthropicServer(script) as api:

@@ -38,6 +38,12 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 _MAX_INPUT_ERRORS = 3
 
+RESULT_BLOCK_TYPES = frozenset({"text", "image", "document", "search_result", "tool_reference"})
+"""The content block types a ``tool_result`` may carry (the API refuses any other)."""
+
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+"""Schema keywords whose values are data, not subschemas (a ``$ref`` key there is no ref)."""
+
 
 @dataclass(frozen=True)
 class ToolResult:
@@ -56,8 +62,9 @@ class ToolResult:
 
         Args:
             value: A ToolResult (kept), a string (text), ``None`` (an empty-output note), a list of
-                content blocks (dicts with a ``type``), or any JSON-serialisable value (sent
-                as JSON text).
+                content blocks (dicts whose ``type`` is one of :data:`RESULT_BLOCK_TYPES`), or
+                any JSON-serialisable value (sent as JSON text, as is a list of records that
+                merely have a ``type`` key).
 
         Returns:
             The result to send to the model.
@@ -79,7 +86,10 @@ class ToolResult:
         if (
             isinstance(value, list)
             and value
-            and all(isinstance(block, dict) and "type" in block for block in value)
+            and all(
+                isinstance(block, dict) and block.get("type") in RESULT_BLOCK_TYPES
+                for block in value
+            )
         ):
             return cls(content=value)
         try:
@@ -158,6 +168,11 @@ class Tool:
             raise ToolDefinitionError(
                 f"Tool {self.name!r}: input_schema is not valid JSON Schema {error}"
             )
+        if remote := _remote_ref(input_schema):
+            raise ToolDefinitionError(
+                f"Tool {self.name!r}: input_schema refers to {remote!r}; only references "
+                'inside the schema ("#/$defs/...") are supported, none is fetched.'
+            )
 
     def __repr__(self) -> str:
         """Show the name, the source and the flags that are set (not the whole schema)."""
@@ -183,6 +198,21 @@ class Tool:
         return definition
 
     @cached_property
+    def _parameters(self) -> tuple[str, ...] | None:
+        """The keyword arguments the handler takes, or None if it takes any (``**kwargs``)."""
+        if self.handler is None:
+            return None
+        try:
+            parameters = inspect.signature(self.handler).parameters.values()
+        except (TypeError, ValueError):  # a callable without a readable signature
+            return None
+        if any(p.kind is p.VAR_KEYWORD for p in parameters):
+            return None
+        return tuple(
+            p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        )
+
+    @cached_property
     def _input_checker(self) -> schema.InputChecker:
         """The compiled check of ``input_schema``, built on first use."""
         return schema.InputChecker(self.input_schema)
@@ -195,8 +225,16 @@ class Tool:
 
         Raises:
             ToolInputError: The input does not match; the message names each bad field.
+            ToolDefinitionError: The schema cannot be checked (a pattern that is no Python
+                regular expression, a reference to nowhere, a reference loop).
         """
-        lines = self._input_checker.errors(tool_input)
+        try:
+            lines = self._input_checker.errors(tool_input)
+        except Exception as exc:  # compiling or walking the schema failed, not the input
+            raise ToolDefinitionError(
+                f"Tool {self.name!r}: its input_schema cannot be checked "
+                f"({type(exc).__name__}: {str(exc)[:200]})."
+            ) from exc
         if lines:
             raise ToolInputError(f"Invalid input for tool {self.name}:\n" + "\n".join(lines))
 
@@ -210,16 +248,55 @@ class Tool:
             The handler's result as a ToolResult.
 
         Raises:
-            ToolError: The tool has no handler, the input is invalid, or the handler raised it.
+            ToolError: The tool has no handler, the input is invalid (against the schema, or a
+                field the handler does not take), or the handler raised it.
+            ToolDefinitionError: The input schema cannot be checked.
             Exception: Whatever else the handler raises; the agent loop reports it to the model.
         """
         if self.handler is None:
             raise ToolError(f"Tool {self.name} has no handler: it is a definition only.")
         self.validate_input(tool_input)
+        if self._parameters is not None:
+            _refuse_unexpected(self.name, tool_input, self._parameters)
         value = self.handler(**tool_input)
         if inspect.isawaitable(value):
             value = _run_awaitable(value)
         return ToolResult.of(value)
+
+
+def _refuse_unexpected(name: str, tool_input: Mapping[str, Any], accepted: tuple[str, ...]) -> None:
+    """Refuse input fields the handler does not take (a schema allows extra ones by default).
+
+    Raises:
+        ToolInputError: Naming each unexpected field and the fields the tool takes.
+    """
+    unexpected = [key for key in tool_input if key not in accepted]
+    if unexpected:
+        takes = ", ".join(accepted) or "no input"
+        lines = [f"- `{key}`: unexpected field (the tool takes: {takes})" for key in unexpected]
+        raise ToolInputError(f"Invalid input for tool {name}:\n" + "\n".join(lines))
+
+
+def _remote_ref(node: Any) -> str | None:
+    """Return the first ``$ref`` of a schema that points outside it (a URL, a file), if any.
+
+    Such a reference would make the schema compiler fetch it over the network.
+    """
+    if isinstance(node, list):
+        return next((ref for item in node if (ref := _remote_ref(item))), None)
+    if not isinstance(node, dict):
+        return None
+    ref = node.get("$ref")
+    if isinstance(ref, str) and not ref.startswith("#"):
+        return ref
+    return next(
+        (
+            found
+            for key, value in node.items()
+            if key not in _DATA_KEYWORDS and (found := _remote_ref(value))
+        ),
+        None,
+    )
 
 
 def _run_awaitable(awaitable: Any) -> Any:
@@ -295,6 +372,7 @@ def tool(
         )
 
         def handler(**kwargs: Any) -> Any:
+            _refuse_unexpected(function.__name__, kwargs, tuple(input_model.model_fields))
             try:
                 parsed = input_model.model_validate(kwargs)
             except pydantic.ValidationError as exc:

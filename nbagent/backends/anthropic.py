@@ -17,6 +17,24 @@ from nbagent.events import TextDelta, Usage
 DEFAULT_MAX_RETRIES = 4
 """Retries of a failed request (the SDK's backoff, honouring ``retry-after``)."""
 
+MAX_MESSAGE_CHARS = 500
+"""The longest error message shown (on one line)."""
+
+_STATUS_OF_ERROR = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+"""The HTTP status that goes with each API error type."""
+
+_TRANSIENT_ERRORS = frozenset({"api_error", "overloaded_error", "rate_limit_error"})
+"""Error types worth sending the turn again for (the SDK retries their HTTP statuses)."""
+
 
 @dataclass(frozen=True)
 class ModelResponse:
@@ -72,8 +90,10 @@ def stream_response(client: Any, request: dict[str, Any]) -> Iterator[TextDelta 
         TextDelta for each piece of text, then one ModelResponse.
 
     Raises:
-        StreamDropped: The connection broke during the stream.
-        ModelAPIError: The API refused the request, or failed after the SDK's retries.
+        StreamDropped: The connection broke during the stream, or the stream ended with an
+            error event of a transient kind (``overloaded_error``, ``api_error``, ...).
+        ModelAPIError: The API refused the request, or failed after the SDK's retries; the
+            message is one line.
     """
     import anthropic
     import httpx2
@@ -85,11 +105,23 @@ def stream_response(client: Any, request: dict[str, Any]) -> Iterator[TextDelta 
                     yield TextDelta(event.delta.text)
             message = stream.get_final_message()
     except anthropic.APIStatusError as exc:
-        raise ModelAPIError(_status_message(exc), status=exc.status_code) from exc
+        kind, detail = _error_of(exc)
+        if exc.status_code != 200:
+            raise ModelAPIError(
+                _one_line(f"The model's API answered {exc.status_code} ({kind}): {detail}"),
+                status=exc.status_code,
+            ) from exc
+        # An error event after a 200: the SDK does not retry it, the agent may.
+        text = _one_line(f"The model's API failed mid-answer ({kind}): {detail}")
+        if kind in _TRANSIENT_ERRORS:
+            raise StreamDropped(text) from exc
+        raise ModelAPIError(text, status=_STATUS_OF_ERROR.get(kind)) from exc
+    except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
+        raise StreamDropped(_one_line(f"The model's API did not answer in time: {exc}")) from exc
     except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
-        raise StreamDropped(f"The connection to the model's API broke: {exc}") from exc
+        raise StreamDropped(_one_line(f"The connection to the model's API broke: {exc}")) from exc
     except (anthropic.AnthropicError, ValueError) as exc:
-        raise StreamDropped(f"The model's answer could not be read: {exc}") from exc
+        raise StreamDropped(_one_line(f"The model's answer could not be read: {exc}")) from exc
     yield ModelResponse(
         content=[_block_param(block) for block in message.content],
         stop_reason=message.stop_reason or "end_turn",
@@ -117,10 +149,14 @@ def _block_param(block: Any) -> dict[str, Any]:
     return {k: data[k] for k in fields if k in data} if fields else data
 
 
-def _status_message(exc: Any) -> str:
-    """Say what the API answered, with its own message when it gave one."""
+def _error_of(exc: Any) -> tuple[str, str]:
+    """Return the API's error type and message, from its error body when it sent one."""
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
-    detail = error.get("message") or str(exc)
-    kind = error.get("type", "error")
-    return f"The model's API answered {exc.status_code} ({kind}): {detail}"
+    return str(error.get("type", "error")), str(error.get("message") or exc)
+
+
+def _one_line(text: str) -> str:
+    """Fold a message onto one line of at most :data:`MAX_MESSAGE_CHARS` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 1] + "…"

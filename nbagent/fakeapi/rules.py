@@ -13,7 +13,9 @@ The rules, in the order they are checked::
                  no cache_control on a deferred tool; at most 10,000 deferred tools
     roles        first message is user; roles alternate; no empty content
     tool pairs   each tool_use answered in the next user message by a tool_result,
-                 tool_results first, each matching a tool_use of the previous message
+                 tool_results first, each matching a tool_use of the previous message;
+                 a tool_result's content is a string or text (non-blank), image,
+                 document, search_result and tool_reference blocks
     references   every tool_reference names a tool in ``tools``
     caching      at most 4 cache_control breakpoints in the whole request
 
@@ -45,6 +47,7 @@ TOOL_SEARCH_TYPES = {
 """Server-side tool search tool types, with the name each one must carry."""
 
 _USER_ONLY = {"tool_result"}
+_RESULT_CONTENT_TYPES = ("text", "image", "search_result", "document", "tool_reference")
 _ASSISTANT_ONLY = {"tool_use", "server_tool_use", "tool_search_tool_result"}
 
 
@@ -376,6 +379,31 @@ def _check_results(i: int, blocks: list[dict[str, Any]], messages: list[Any]) ->
                 f"multiple `tool_result` blocks with id: {use_id}"
             )
         answered.add(str(use_id))
+        if error := _check_result_content(f"messages.{i}.content.{j}", block.get("content")):
+            return error
+    return None
+
+
+def _check_result_content(where: str, content: Any) -> ApiError | None:
+    """Check a tool_result's content: absent, a string, or blocks of the allowed types."""
+    if content is None or isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return invalid(f"{where}.content: Input should be a valid string or list")
+    for k, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind not in _RESULT_CONTENT_TYPES:
+            expected = ", ".join(f"'{t}'" for t in _RESULT_CONTENT_TYPES)
+            return invalid(
+                f"{where}.content.{k}: Input tag {kind!r} found using 'type' does not match any "
+                f"of the expected tags: {expected}"
+            )
+        if kind == "text" and not isinstance(block.get("text"), str):
+            return invalid(f"{where}.content.{k}.text: Input should be a valid string")
+        if kind == "text" and not block["text"].strip():
+            return invalid(
+                f"{where}.content.{k}: text content blocks must contain non-whitespace text"
+            )
     return None
 
 

@@ -40,14 +40,17 @@ class ToolUse:
     """A ``tool_use`` block of a reply.
 
     Attributes:
-        name: The tool called; it must be in the model's context.
+        name: The tool called; it must be in the model's context unless ``unchecked``.
         input: The tool input.
         id: The ``tool_use`` id; by default the server makes a unique one.
+        unchecked: Play the call even if the model could not see the tool (unknown, or
+            deferred and never loaded): a misbehaving model, for testing how the agent copes.
     """
 
     name: str
     input: Mapping[str, Any] = field(default_factory=dict)
     id: str | None = None
+    unchecked: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,10 +112,16 @@ class Reply:
         id: str | None = None,
         stop_reason: StopReason | None = None,
         delay: float = 0.0,
+        unchecked: bool = False,
     ) -> Reply:
-        """Build a reply that calls one tool, optionally after some text."""
+        """Build a reply that calls one tool, optionally after some text.
+
+        ``unchecked=True`` plays the call even if the model could not see the tool (see
+        ``ToolUse.unchecked``).
+        """
         lead = (Text(text),) if text else ()
-        return cls((*lead, ToolUse(name, dict(input or {}), id)), stop_reason, delay)
+        use = ToolUse(name, dict(input or {}), id, unchecked)
+        return cls((*lead, use), stop_reason, delay)
 
     @classmethod
     def tool_uses(
@@ -274,15 +283,16 @@ def render(
         new_id: Makes a new id from a prefix (``toolu``, ``srvtoolu``).
 
     Raises:
-        ScriptError: A part calls a tool the model cannot see, or searches without the
-            search tool, or finds a tool that is not in the request.
+        ScriptError: A part calls a tool the model cannot see (unless it is marked
+            ``unchecked``), or searches without the search tool, or finds a tool that is not
+            in the request.
     """
     blocks: list[dict[str, Any]] = []
     for part in reply.parts:
         if isinstance(part, Text):
             blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolUse):
-            if error := call_error(part.name, body, visible):
+            if not part.unchecked and (error := call_error(part.name, body, visible)):
                 raise ScriptError(error)
             use_id = part.id or new_id("toolu")
             blocks.append(
