@@ -251,14 +251,18 @@ class ToolRunner:
         decision = decide(tool, tool_input, self.policy)
         note = f"{decision.behavior}: {decision.rule}" if decision.rule else ""
         if decision.behavior == "ask":
-            approved = bool(self.asker and self.asker(tool, tool_input, decision.message))
-            note = f"{'approved' if approved else 'refused'} by the user" + (
-                f" ({decision.rule})" if decision.rule else ""
+            answer = self.asker(tool, tool_input, decision.message) if self.asker else None
+            approved = bool(answer)
+            who = (
+                "nobody could be asked"
+                if answer is None
+                else ("approved by the user" if approved else "refused by the user")
             )
+            note = who + (f" ({decision.rule})" if decision.rule else "")
             if not approved:
                 message = (
                     "The user refused this call."
-                    if self.asker
+                    if answer is not None
                     else "This call needs the user's approval, and no one can be asked here."
                 )
                 return outcome(

@@ -310,7 +310,7 @@ def expand_prompt(cell: str, namespace: dict[str, Any]) -> str:
         ) from None
 
 
-def ask_on_stdin(tool: Tool, tool_input: Any, question: str) -> bool:
+def ask_on_stdin(tool: Tool, tool_input: Any, question: str) -> bool | None:
     """Ask the user about a tool call on the kernel's stdin (works while the cell is busy).
 
     Args:
@@ -319,14 +319,14 @@ def ask_on_stdin(tool: Tool, tool_input: Any, question: str) -> bool:
         question: Why the call needs approval.
 
     Returns:
-        Whether the user approved; False when no stdin is available.
+        Whether the user approved; None when no stdin is available.
     """
     brief = json.dumps(tool_input, ensure_ascii=False)[:200]
     prompt = f"{question + ' ' if question else ''}Allow {tool.name}({brief})? [y/N] "
     try:
         return input(prompt).strip().lower() in ("y", "yes")
     except (StdinNotImplementedError, EOFError):
-        return False
+        return None
 
 
 def tools_table(tools: list[Tool], registry: ToolRegistry) -> str:

@@ -130,8 +130,9 @@ def ask(message: str = "", rule: str = "") -> PermissionDecision:
 Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
 """The agent-wide permission policy: a decision for a call, or None for no opinion."""
 
-Asker = Callable[["Tool", Mapping[str, Any], str], bool]
-"""Asks the user about a call (tool, input, question) and returns whether it may run."""
+Asker = Callable[["Tool", Mapping[str, Any], str], bool | None]
+"""Asks the user about a call (tool, input, question): whether it may run, or None when no one
+could be asked (no stdin)."""
 
 _RANK: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
 _RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)

@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from nbagent import rankers
-from nbagent.errors import ConfigurationError, SearchQueryError
+from nbagent.errors import ConfigurationError, SearchQueryError, ToolError
 from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.text import MCP_PREFIX, Units, split_name
 from nbagent.tool import Tool, ToolResult
@@ -250,7 +250,10 @@ class ToolSearch:
 
     def _run(self, query: str, max_results: int = DEFAULT_MAX_RESULTS) -> ToolResult:
         """Answer the model: tool_reference blocks, or a text saying what to try."""
-        hits = self.search(query, max_results)
+        try:
+            hits = self.search(query, max_results)
+        except SearchQueryError as exc:
+            raise ToolError(str(exc)) from exc
         metadata: dict[str, Any] = {"query": query, "hits": hits}
         if not hits:
             return ToolResult(

@@ -502,3 +502,13 @@ def test_tools_used_often_are_loaded_from_the_start(
     first = {t["name"]: t for t in bodies(fake_api)[3]["tools"]}
     assert "defer_loading" not in first[FORECAST]
     reg.override(FORECAST, None)
+
+
+def test_an_asker_that_cannot_ask_is_not_a_refusal(fake_api: FakeAnthropicServer) -> None:
+    asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
+    fake_api.enqueue(Reply.tool_use("Asked"), Reply.text("ok"))
+    agent = agent_for(fake_api, registry(asked), asker=lambda tool, tool_input, question: None)
+    events = list(agent.events("go"))
+    [finished] = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert finished.status == "denied" and finished.permission.startswith("nobody could be asked")
+    assert "no one can be asked" in str(finished.content)

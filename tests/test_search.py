@@ -224,3 +224,10 @@ def test_any_query_gives_at_most_max_results_positive_hits(query: str, limit: in
         return
     assert len(hits) <= limit and all(h.score > 0 for h in hits)
     assert hits == sorted(hits, key=lambda h: (-h.score, h.name))
+
+
+def test_a_bad_query_from_the_model_is_a_tool_error(search: ToolSearch) -> None:
+    from nbagent.errors import ToolError
+
+    with pytest.raises(ToolError, match="No tool is named 'Nope'"):
+        search.tool.call({"query": "select:Nope"})
