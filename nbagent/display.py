@@ -17,6 +17,7 @@ from typing import Any
 from IPython.display import DisplayHandle, display
 
 from nbagent.events import Event, RunFinished, TextDelta, UsageReported
+from nbagent.text import first_line
 from nbagent.transcript import Answer, Transcript, item_text
 
 STREAM_INTERVAL = 0.1
@@ -142,3 +143,16 @@ class CellTranscript:
             for item in transcript.items[self._printed :]:
                 print(item_text(item))
             print(transcript.meter())
+
+
+def table_cell(text: str | None, width: int = 80) -> str:
+    """Text for one Markdown table cell: its first line, cut, with pipes escaped.
+
+    Args:
+        text: Any text, or None.
+        width: The most characters before escaping.
+
+    Returns:
+        The cell's text.
+    """
+    return first_line(text, width).replace("|", "\\|")

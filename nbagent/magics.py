@@ -18,7 +18,7 @@ from IPython.display import display
 
 from nbagent.agent import Agent, AgentResult
 from nbagent.config import NbAgent
-from nbagent.display import CellTranscript, Markdown
+from nbagent.display import CellTranscript, Markdown, table_cell
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
@@ -342,7 +342,7 @@ def tools_table(tools: list[Tool], registry: ToolRegistry) -> str:
     rows = "\n".join(
         f"| `{t.name}` | {f'mcp:{t.server}' if t.is_mcp else 'python'} | "
         f"{'deferred' if registry.is_deferred(t) else 'loaded'} | "
-        f"{'yes' if t.read_only else ''} | {_first_line(t.description)} |"
+        f"{'yes' if t.read_only else ''} | {table_cell(t.description)} |"
         for t in tools
     )
     return "| tool | source | state | read-only | description |\n|---|---|---|---|---|\n" + rows
@@ -421,9 +421,3 @@ def _permissions(policy: Any) -> str:
 def _names(names: list[str]) -> str:
     """``a``, ``b`` as inline code."""
     return ", ".join(f"`{name}`" for name in names)
-
-
-def _first_line(text: str, width: int = 80) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    line = line.replace("|", "\\|")
-    return line if len(line) <= width else line[: width - 1] + "…"

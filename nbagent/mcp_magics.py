@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
-from nbagent.display import Markdown
+from nbagent.display import Markdown, table_cell
 from nbagent.errors import NbAgentError
 
 USAGE = (
@@ -72,7 +72,7 @@ class McpMagics(Magics):
             return
         rows = "\n".join(
             f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
-            f"{s.restarts} | {_cell(s.last_error)} |"
+            f"{s.restarts} | {table_cell(s.last_error)} |"
             for s in statuses
         )
         display(
@@ -112,7 +112,7 @@ class McpMagics(Magics):
             display(Markdown(f"`{name}` has no tools in the registry (yet)."))
             return
         rows = "\n".join(
-            f"| `{t.name}` | {'yes' if t.read_only else ''} | {_cell(t.description)} |"
+            f"| `{t.name}` | {'yes' if t.read_only else ''} | {table_cell(t.description)} |"
             for t in tools
         )
         display(Markdown(f"| tool | read-only | description |\n|---|---|---|\n{rows}"))
@@ -141,10 +141,3 @@ def _headers(args: list[str]) -> dict[str, str]:
         key, _, header = value.partition("=")
         headers[key] = header
     return headers
-
-
-def _cell(text: str | None, width: int = 80) -> str:
-    """Text for one Markdown table cell: first line, cut, pipes escaped."""
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    line = line if len(line) <= width else line[: width - 1] + "…"
-    return line.replace("|", "\\|")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from nbagent.errors import DuplicateToolError, UnknownToolError
+from nbagent.text import first_line
 from nbagent.tool import Tool
 
 TOOL_SEARCH_NAME = "ToolSearch"
@@ -281,7 +282,13 @@ class ToolRegistry:
     def __repr__(self) -> str:
         """Show the registry as a plain-text table."""
         rows = [
-            (t.name, _source(t), self._state(t), "yes" if t.read_only else "", _first_line(t))
+            (
+                t.name,
+                _source(t),
+                self._state(t),
+                "yes" if t.read_only else "",
+                first_line(t.description),
+            )
             for t in self.tools()
         ]
         header = ("name", "source", "state", "read-only", "description")
@@ -305,7 +312,7 @@ class ToolRegistry:
                     _source(t),
                     self._state(t),
                     "yes" if t.read_only else "",
-                    _first_line(t),
+                    first_line(t.description),
                 )
             )
             + "</tr>"
@@ -361,9 +368,3 @@ def deferral_rule(tool: Tool) -> bool:
 def _source(tool: Tool) -> str:
     """Say where a tool comes from: its MCP server, or Python code in this process."""
     return f"mcp:{tool.server}" if tool.is_mcp else "python"
-
-
-def _first_line(tool: Tool, width: int = 80) -> str:
-    """Return the first line of a tool's description, cut to ``width`` characters."""
-    line = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"

@@ -92,3 +92,18 @@ class Units:
     def __bool__(self) -> bool:
         """Tell whether there is anything to search for."""
         return bool(self.words or self.grams)
+
+
+def first_line(text: str | None, width: int = 80) -> str:
+    """The first non-blank line of a text, cut to ``width`` characters with an ellipsis.
+
+    Args:
+        text: Any text (a description, an error), or None.
+        width: The most characters.
+
+    Returns:
+        The line; empty for an empty text.
+    """
+    stripped = (text or "").strip()
+    line = stripped.splitlines()[0] if stripped else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
