@@ -16,7 +16,7 @@ from typing import Any
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
-from nbagent.tools.fsutil import FileStamp, atomic_write
+from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.nbfile import header, load_notebook, render_cells
 from nbagent.tools.paths import (
     ask_outside_root,
@@ -84,16 +84,39 @@ def _existing_file(context: ToolContext, file_path: str) -> tuple[Path, str]:
     return path, name
 
 
-def _check_fresh(context: ToolContext, path: Path, name: str, then: str) -> None:
-    """Require that the model read the file and that it has not changed since."""
+def _check_fresh(context: ToolContext, path: Path, name: str, then: str) -> FileStamp:
+    """Require that the model read the file and that it has not changed since.
+
+    Returns:
+        The stamp the file had when it was read.
+    """
     stamp = context.reads.stamp(path)
     if stamp is None:
         raise ToolError(f"{name} has not been read yet. Read it first, then {then}.")
     if not stamp.still_matches(path):
-        raise ToolError(
-            f"{name} has changed on disk since it was last read (by the user or another "
-            f"program). Read it again, then {then}."
-        )
+        raise ToolError(_changed(name, then))
+    return stamp
+
+
+def _changed(name: str, then: str) -> str:
+    return (
+        f"{name} has changed on disk since it was last read (by the user or another "
+        f"program). Read it again, then {then}."
+    )
+
+
+def _write_over(path: Path, name: str, data: bytes, expect: FileStamp, then: str) -> None:
+    """Replace a file the model read, unless another program saved it meanwhile."""
+    try:
+        atomic_write(path, data, expect)
+    except ChangedOnDisk as changed:
+        if changed.maybe_kept:
+            raise ToolError(
+                f"The change may not be in {name}: another program saved it at the moment the "
+                f"change was written, and the file now holds that save. Read it again to see, "
+                f"then {then}."
+            ) from None
+        raise ToolError(_changed(name, then)) from None
 
 
 def read_tool(context: ToolContext) -> Tool:
@@ -153,7 +176,7 @@ def _read_text(context: ToolContext, path: Path, name: str, start: int, count: i
     """Read lines ``start`` to ``start + count - 1``, numbered, within the character limit."""
     limits = context.limits
     digest = hashlib.sha256()
-    mtime = path.stat().st_mtime_ns
+    size = 0
     lines: list[str] = []
     used = 0
     total = 0
@@ -162,6 +185,7 @@ def _read_text(context: ToolContext, path: Path, name: str, start: int, count: i
     with path.open("rb") as stream:
         for raw in stream:
             digest.update(raw)
+            size += len(raw)
             total += 1
             if total < start or total >= start + count or stopped is not None:
                 continue
@@ -179,7 +203,7 @@ def _read_text(context: ToolContext, path: Path, name: str, start: int, count: i
                 continue
             lines.append(line)
             used += len(line) + 1
-    context.reads.note(path, FileStamp(mtime, digest.hexdigest()))
+    context.reads.note(path, FileStamp(size, digest.hexdigest()))
     if total == 0:
         return f"(The file {name} is empty.)"
     if start > total:
@@ -208,7 +232,7 @@ def _read_image(context: ToolContext, path: Path, name: str, media_type: str) ->
             f"{context.limits.image_bytes / 1e6:.2f} MB. Save a smaller copy (e.g. with PIL) "
             "and read that."
         )
-    context.reads.note(path, FileStamp.of_bytes(path, data))
+    context.reads.note(path, FileStamp.of_bytes(data))
     return ToolResult(
         content=[
             {"type": "text", "text": f"Image {name} ({media_type}, {len(data):,} bytes)"},
@@ -280,11 +304,13 @@ def write_tool(context: ToolContext) -> Tool:
         if path.is_dir():
             raise ToolError(f"{name} is a folder, not a file.")
         existed = path.exists()
-        if existed:
-            _check_fresh(context, path, name, "write over it")
         data = content.encode("utf-8")
-        atomic_write(path, data)
-        context.reads.note(path, FileStamp.of_bytes(path, data))
+        if existed:
+            stamp = _check_fresh(context, path, name, "write over it")
+            _write_over(path, name, data, stamp, "write over it")
+        else:
+            atomic_write(path, data)
+        context.reads.note(path, FileStamp.of_bytes(data))
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Wrote" if existed else "Created"
         size = f"{len(data):,} byte{'s' if len(data) != 1 else ''}"
@@ -326,10 +352,10 @@ def edit_tool(context: ToolContext) -> Tool:
         if old_string == "" and not path.exists():
             data = new_string.encode("utf-8")
             atomic_write(path, data)
-            context.reads.note(path, FileStamp.of_bytes(path, data))
+            context.reads.note(path, FileStamp.of_bytes(data))
             return f"Created {name}."
         path, name = _existing_file(context, file_path)
-        _check_fresh(context, path, name, "edit it")
+        stamp = _check_fresh(context, path, name, "edit it")
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
@@ -338,8 +364,8 @@ def edit_tool(context: ToolContext) -> Tool:
             ) from None
         new_text, first, new, count = _replace(text, name, old_string, new_string, replace_all)
         data = new_text.encode("utf-8")
-        atomic_write(path, data)
-        context.reads.note(path, FileStamp.of_bytes(path, data))
+        _write_over(path, name, data, stamp, "edit it")
+        context.reads.note(path, FileStamp.of_bytes(data))
         plural = "s" if count != 1 else ""
         return f"Edited {name}: replaced {count} occurrence{plural}.\n" + _snippet(
             new_text, first, new

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nbagent.errors import ToolError
-from nbagent.tools.fsutil import FileStamp, atomic_write
+from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _FIRST_LINE_CHARS = 80
@@ -84,11 +84,15 @@ def load_notebook(path: Path, shown_as: str) -> LoadedNotebook:
         for index, cell in enumerate(node.cells):
             cell.setdefault("id", f"cell-{index}")
         node.nbformat_minor = 5
-    return LoadedNotebook(path=path, node=node, stamp=FileStamp.of_bytes(path, data))
+    return LoadedNotebook(path=path, node=node, stamp=FileStamp.of_bytes(data))
 
 
 def save_notebook(notebook: LoadedNotebook) -> FileStamp:
-    """Validate a notebook and write it atomically (temporary file, then rename).
+    """Validate a notebook and write it atomically, unless the file changed since it was loaded.
+
+    The check is made at the moment the new file replaces the old one (see
+    :func:`~nbagent.tools.fsutil.atomic_write`), so a save by Jupyter or another program at
+    any point of the edit is never overwritten.
 
     Args:
         notebook: The notebook, changed in memory.
@@ -102,11 +106,6 @@ def save_notebook(notebook: LoadedNotebook) -> FileStamp:
     """
     import nbformat
 
-    if not notebook.stamp.still_matches(notebook.path):
-        raise ToolError(
-            f"The edit was not saved: {notebook.path.name} changed on disk while it was being "
-            "edited. Read it again with NotebookRead, then edit it."
-        )
     try:
         nbformat.validate(notebook.node)
     except nbformat.ValidationError as exc:
@@ -116,8 +115,21 @@ def save_notebook(notebook: LoadedNotebook) -> FileStamp:
         ) from exc
     text = nbformat.writes(notebook.node)
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
-    atomic_write(notebook.path, data)
-    return FileStamp.of_bytes(notebook.path, data)
+    try:
+        atomic_write(notebook.path, data, expect=notebook.stamp)
+    except ChangedOnDisk as changed:
+        name = notebook.path.name
+        if changed.maybe_kept:
+            raise ToolError(
+                f"The edit may not be in {name}: another program saved it at the moment the "
+                "edit was written, and the file now holds that save (made from the edited "
+                "notebook or not). Read it again with NotebookRead to see, then edit it."
+            ) from None
+        raise ToolError(
+            f"The edit was not saved: {name} changed on disk while it was being edited. "
+            "Read it again with NotebookRead, then edit it."
+        ) from None
+    return FileStamp.of_bytes(data)
 
 
 def source_of(cell: Any) -> str:
