@@ -1,9 +1,11 @@
 """Running the tool calls of one model turn: permission, concurrency, errors.
 
-Consecutive concurrency-safe calls run together on a thread pool; every other call runs
-alone, in order. A tool never kills the loop: a ``ToolError`` becomes an ``is_error`` result
-with its message, and any other exception is logged with its traceback and reported to the
-model the same way.
+Consecutive concurrency-safe calls run together on worker threads; every other call runs
+alone, in order. The workers are daemon threads of the runner's own, not a
+``ThreadPoolExecutor``'s, which are joined at exit: a call abandoned past its time limit must
+not keep the interpreter (and so a kernel shutdown or restart) waiting for it. A tool never
+kills the loop: a ``ToolError`` becomes an ``is_error`` result with its message, and any other
+exception is logged with its traceback and reported to the model the same way.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import json
 import logging
 import queue
 import re
+import threading
 import time
 from collections.abc import Callable, Generator, Mapping
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from nbagent.errors import ToolError
@@ -124,10 +128,10 @@ class ToolRunner:
     """Concurrency-safe calls run at once at most."""
     call_timeout: float = DEFAULT_CALL_TIMEOUT
     """Seconds a call on a worker thread may take before the model is told it timed out (its
-    thread is left to finish alone, outside the pool)."""
+    daemon thread is left to finish alone, or to end with the interpreter)."""
     max_result_chars: int = MAX_RESULT_CHARS
     """Longest text a result may send the model; the rest is cut with a note."""
-    _pool: ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+    _running: set[_Batch] = field(default_factory=set, init=False, repr=False)
 
     def run(
         self, calls: list[dict[str, Any]], outcomes: dict[str, CallOutcome]
@@ -142,8 +146,9 @@ class ToolRunner:
         Yields:
             ToolCallStarted, ToolProgress (what the tools report while they run) and
             ToolCallFinished events. Tools marked ``main_thread`` run on the caller's thread;
-            the others on a pool, under :attr:`call_timeout`, with their progress shown as it
-            comes (consecutive concurrency-safe calls together, the rest one at a time).
+            the others on daemon worker threads, under :attr:`call_timeout`, with their
+            progress shown as it comes (consecutive concurrency-safe calls together, the rest
+            one at a time).
         """
         progress: queue.SimpleQueue[ToolProgress] = queue.SimpleQueue()
         for batch in self._batches(calls):
@@ -156,31 +161,44 @@ class ToolRunner:
                 outcomes[outcome.id] = outcome
                 yield outcome.finished()
                 continue
-            started = time.monotonic()
-            futures = {
-                self._executor().submit(self._run_one, call, tool, progress): call
-                for call, tool in batch
-            }
-            pending = set(futures)
+            yield from self._run_batch(batch, outcomes, progress)
+
+    def close(self) -> None:
+        """Cancel the calls still queued in a run (running calls finish on their own threads)."""
+        for jobs in list(self._running):
+            jobs.cancel()
+
+    def _run_batch(
+        self,
+        batch: list[tuple[dict[str, Any], Tool | ToolError]],
+        outcomes: dict[str, CallOutcome],
+        progress: queue.SimpleQueue[ToolProgress],
+    ) -> Generator[Event, None, None]:
+        """Run a batch on worker threads under the time limit, yielding progress and finishes.
+
+        Calls still running when the time is up are reported timed out and left to their
+        threads; calls not started by then, or when the run stops early, never start.
+        """
+        started = time.monotonic()
+        jobs = _Batch([partial(self._run_one, c, t, progress) for c, t in batch], self.max_workers)
+        calls = dict(zip(jobs.futures, (call for call, _ in batch), strict=True))
+        pending = set(calls)
+        self._running.add(jobs)
+        try:
             while pending:
                 done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
                 yield from _drain(progress)
                 finished = [f.result() for f in done]
                 if pending and time.monotonic() - started > self.call_timeout:
-                    finished += [self._timed_out(futures[f]) for f in pending]
+                    jobs.cancel()
+                    finished += [self._timed_out(calls[f]) for f in pending]
                     pending = set()
-                    # The stuck threads keep their workers: later calls get a new pool, and
-                    # calls still queued in this one never start.
-                    self.close()
                 for outcome in finished:
                     outcomes[outcome.id] = outcome
                     yield outcome.finished()
-
-    def close(self) -> None:
-        """Stop the thread pool (running calls finish in the background)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        finally:
+            jobs.cancel()
+            self._running.discard(jobs)
 
     def _timed_out(self, call: dict[str, Any]) -> CallOutcome:
         """The outcome of a call still running past the time limit (its thread is left)."""
@@ -197,11 +215,6 @@ class ToolRunner:
             ToolResult(content=message, is_error=True),
             duration=self.call_timeout,
         )
-
-    def _executor(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="nbagent-tool")
-        return self._pool
 
     def _batches(
         self, calls: list[dict[str, Any]]
@@ -282,6 +295,45 @@ class ToolRunner:
             content = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
             result, status = ToolResult(content=content, is_error=True), "error"
         return outcome(status, result, duration=time.perf_counter() - started, permission=note)
+
+
+class _Batch:
+    """The calls of one batch, run on up to ``workers`` daemon threads of its own.
+
+    Daemon threads are never joined at exit, unlike a ``ThreadPoolExecutor``'s workers, so a
+    call that hangs cannot hold up the interpreter's exit.
+    """
+
+    def __init__(self, jobs: list[Callable[[], CallOutcome]], workers: int) -> None:
+        self.futures: list[Future[CallOutcome]] = [Future() for _ in jobs]
+        """One future per job, in order."""
+        self._queue: queue.SimpleQueue[tuple[Future[CallOutcome], Callable[[], CallOutcome]]] = (
+            queue.SimpleQueue()
+        )
+        for future, job in zip(self.futures, jobs, strict=True):
+            self._queue.put((future, job))
+        for number in range(min(workers, len(jobs))):
+            name = f"nbagent-tool-{number}"
+            threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def cancel(self) -> None:
+        """Make sure the jobs not started yet never start (running ones go on)."""
+        for future in self.futures:
+            future.cancel()
+
+    def _work(self) -> None:
+        """Run queued jobs until none is left, skipping the cancelled ones."""
+        while True:
+            try:
+                future, job = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # noqa: BLE001 - re-raised by result(), as in a pool
+                future.set_exception(exc)
 
 
 def _drain(progress: queue.SimpleQueue[ToolProgress]) -> Generator[ToolProgress, None, None]:

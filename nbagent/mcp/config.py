@@ -12,9 +12,12 @@ stdio or connects to a remote one::
 ``type`` is ``stdio`` (the default when ``command`` is given), ``http`` (streamable HTTP;
 the default when ``url`` is given) or ``sse`` (the older HTTP+SSE transport). ``${VAR}``
 and ``${VAR:-default}`` are expanded from the environment in ``command``, ``args``,
-``env``, ``cwd``, ``url`` and ``headers``; a relative ``cwd`` is taken from the file's
-folder. Keys this module does not know (other clients' ``disabled``, ``autoApprove``, ...)
-are ignored, so the same file serves every client.
+``env``, ``cwd``, ``url`` and ``headers``; a ``cwd`` may start with ``~`` or ``~user``,
+and a relative one is taken from the file's folder. A value no process or HTTP client could
+use (a NUL character, a bad port, a line break in a header) is refused here, naming the
+server and the field, not when the server starts. Keys this module does not know (other
+clients' ``disabled``, ``autoApprove``, ...) are ignored, so the same file serves every
+client.
 
 Files are looked up in the notebook's folder (``.mcp.json``), then in
 ``~/.nbagent/mcp.json`` (:func:`find_config`), unless a path is given.
@@ -29,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from nbagent.mcp.errors import McpConfigError
 
@@ -42,6 +46,12 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _STDIO_TYPES = ("stdio",)
 _HTTP_TYPES = ("http", "streamable-http", "streamable_http", "streamableHttp")
 _SSE_TYPES = ("sse",)
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""An HTTP header name (a token of RFC 9110)."""
+_NOT_IN_HEADER = re.compile(r"[^\t\x20-\x7e]")
+"""A character an HTTP header value cannot hold (clients send them as ASCII, one line)."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+"""An ASCII control character (no URL may hold one)."""
 
 
 @dataclass(frozen=True)
@@ -198,72 +208,148 @@ def parse_server(
     Raises:
         McpConfigError: The name or a field is bad, or a variable without a default is unset.
     """
-    env_vars = os.environ if environ is None else environ
-
-    def fail(message: str, field_name: str | None = None) -> McpConfigError:
-        return McpConfigError(message, server=name, field=field_name, source=source)
-
     if not isinstance(name, str) or not name.strip():
         raise McpConfigError(
             f"server names must be non-empty strings, not {name!r}.", source=source
         )
-    if not isinstance(entry, dict):
-        raise fail(f"must be an object with a command or a url, not {_kind(entry)}.")
-    kind = entry.get("type")
-    if kind is not None and kind not in (*_STDIO_TYPES, *_HTTP_TYPES, *_SSE_TYPES):
-        raise fail(f'must be "stdio", "http" or "sse", not {kind!r}.', "type")
-    if kind is None:
-        if "command" in entry and "url" in entry:
-            raise fail('has both "command" and "url": give one (or set "type").')
-        if "command" not in entry and "url" not in entry:
-            raise fail('needs a "command" (a local server) or a "url" (a remote one).')
-        kind = "stdio" if "command" in entry else "http"
+    reader = _EntryReader(name, entry, os.environ if environ is None else environ, source)
+    kind = reader.kind()
+    if kind in _STDIO_TYPES:
+        return reader.stdio(base_dir)
+    return reader.http(sse=kind in _SSE_TYPES)
 
-    def text(field_name: str, value: Any) -> str:
+
+@dataclass(frozen=True)
+class _EntryReader:
+    """Reads the fields of one server entry; every fault is an error naming the field."""
+
+    name: str
+    entry: Any
+    environ: Mapping[str, str]
+    source: str | None
+
+    def kind(self) -> str:
+        """Return the entry's ``type``, given or implied by its ``command`` or ``url``."""
+        if not isinstance(self.entry, dict):
+            raise self.fail(f"must be an object with a command or a url, not {_kind(self.entry)}.")
+        kind = self.entry.get("type")
+        if kind is not None and kind not in (*_STDIO_TYPES, *_HTTP_TYPES, *_SSE_TYPES):
+            raise self.fail(f'must be "stdio", "http" or "sse", not {kind!r}.', "type")
+        if kind is not None:
+            return str(kind)
+        if "command" in self.entry and "url" in self.entry:
+            raise self.fail('has both "command" and "url": give one (or set "type").')
+        if "command" not in self.entry and "url" not in self.entry:
+            raise self.fail('needs a "command" (a local server) or a "url" (a remote one).')
+        return "stdio" if "command" in self.entry else "http"
+
+    def stdio(self, base_dir: Path | None) -> StdioSpec:
+        """Read a local server: its command, arguments, variables and folder.
+
+        Args:
+            base_dir: The folder a relative ``cwd`` starts from.
+        """
+        if "command" not in self.entry:
+            raise self.fail('is required for a stdio server ("type": "stdio").', "command")
+        command = self.os_text("command", self.entry["command"])
+        if not command.strip():
+            raise self.fail("must not be empty.", "command")
+        args = self.entry.get("args", [])
+        if not isinstance(args, list):
+            raise self.fail(f"must be a list of strings, not {_kind(args)}.", "args")
+        cwd = self.entry.get("cwd")
+        return StdioSpec(
+            command=command,
+            args=tuple(self.os_text(f"args.{i}", arg) for i, arg in enumerate(args)),
+            env=self.env(),
+            cwd=None if cwd is None else self.folder("cwd", cwd, base_dir),
+        )
+
+    def http(self, sse: bool) -> HttpSpec:
+        """Read a remote server: its address and headers.
+
+        Args:
+            sse: Whether it speaks the older HTTP+SSE transport.
+        """
+        if "url" not in self.entry:
+            raise self.fail(f"is required for an {'sse' if sse else 'http'} server.", "url")
+        url = self.text("url", self.entry["url"])
+        if not re.match(r"^https?://[^/\s]+", url):
+            # The value as written: once expanded, a ${TOKEN} in it would be shown.
+            written = self.entry["url"]
+            raise self.fail(f"must be an http:// or https:// address, not {written!r}.", "url")
+        problem = _url_problem(url)
+        if problem:
+            raise self.fail(problem, "url")
+        return HttpSpec(url=url, headers=self.headers(), transport="sse" if sse else "http")
+
+    def text(self, field_name: str, value: Any) -> str:
+        """Return a string field with its ``${VAR}`` expanded."""
         if not isinstance(value, str):
-            raise fail(f"must be a string, not {_kind(value)}.", field_name)
+            raise self.fail(f"must be a string, not {_kind(value)}.", field_name)
         try:
-            return expand(value, env_vars)
+            return expand(value, self.environ)
         except KeyError as exc:
-            raise fail(
+            raise self.fail(
                 f"uses ${{{exc.args[0]}}}, which is not set (set it, or write "
                 f"${{{exc.args[0]}:-default}}).",
                 field_name,
             ) from None
 
-    def strings(field_name: str) -> dict[str, str]:
-        value = entry.get(field_name, {})
-        if not isinstance(value, dict):
-            raise fail(f"must be an object of strings, not {_kind(value)}.", field_name)
-        return {str(key): text(f"{field_name}.{key}", item) for key, item in value.items()}
+    def os_text(self, field_name: str, value: Any) -> str:
+        """Return a string field the operating system is given (a command, an argument...)."""
+        expanded = self.text(field_name, value)
+        problem = _os_string_problem(expanded)
+        if problem:
+            raise self.fail(problem, field_name)
+        return expanded
 
-    if kind in _STDIO_TYPES:
-        if "command" not in entry:
-            raise fail('is required for a stdio server ("type": "stdio").', "command")
-        command = text("command", entry["command"])
-        if not command.strip():
-            raise fail("must not be empty.", "command")
-        args = entry.get("args", [])
-        if not isinstance(args, list):
-            raise fail(f"must be a list of strings, not {_kind(args)}.", "args")
-        cwd = entry.get("cwd")
-        cwd_text = None if cwd is None else text("cwd", cwd)
-        if cwd_text is not None and base_dir is not None:
-            cwd_text = str(base_dir / Path(cwd_text).expanduser())
-        return StdioSpec(
-            command=command,
-            args=tuple(text(f"args.{i}", arg) for i, arg in enumerate(args)),
-            env=strings("env"),
-            cwd=cwd_text,
-        )
-    if "url" not in entry:
-        raise fail(f"is required for an {kind} server.", "url")
-    url = text("url", entry["url"])
-    if not re.match(r"^https?://[^/\s]+", url):
-        raise fail(f"must be an http:// or https:// address, not {url!r}.", "url")
-    return HttpSpec(
-        url=url, headers=strings("headers"), transport="sse" if kind in _SSE_TYPES else "http"
-    )
+    def folder(self, field_name: str, value: Any, base_dir: Path | None) -> str:
+        """Return a folder with ``~`` and ``~user`` expanded, a relative one under ``base_dir``."""
+        expanded = os.path.expanduser(self.os_text(field_name, value))
+        path = Path(expanded)
+        if expanded.startswith("~"):
+            head = path.parts[0]
+            why = (
+                f"there is no user {head[1:]!r} on this machine"
+                if head != "~"
+                else "HOME is not set and the current user has no home folder"
+            )
+            raise self.fail(
+                f"starts with {head!r}, but {why}; write the folder in full.", field_name
+            )
+        return str(base_dir / path if base_dir is not None else path)
+
+    def env(self) -> dict[str, str]:
+        """Return the variables to add to the server's environment."""
+        variables = self.mapping("env")
+        for key in variables:
+            if not key or "=" in key or "\0" in key:
+                raise self.fail(f"has a variable name that cannot be set: {key!r}.", "env")
+        return {key: self.os_text(f"env.{key}", value) for key, value in variables.items()}
+
+    def headers(self) -> dict[str, str]:
+        """Return the headers to send with every request."""
+        headers = {}
+        for key, value in self.mapping("headers").items():
+            if not _HEADER_NAME.fullmatch(key):
+                raise self.fail(f"has a header name that is not valid: {key!r}.", "headers")
+            headers[key] = self.text(f"headers.{key}", value)
+            problem = _header_value_problem(headers[key])
+            if problem:
+                raise self.fail(problem, f"headers.{key}")
+        return headers
+
+    def mapping(self, field_name: str) -> dict[str, Any]:
+        """Return an object field (empty when missing), its keys as strings."""
+        value = self.entry.get(field_name, {})
+        if not isinstance(value, dict):
+            raise self.fail(f"must be an object of strings, not {_kind(value)}.", field_name)
+        return {str(key): item for key, item in value.items()}
+
+    def fail(self, message: str, field_name: str | None = None) -> McpConfigError:
+        """Return the error for a fault of this entry (of a field of it, when given)."""
+        return McpConfigError(message, server=self.name, field=field_name, source=self.source)
 
 
 def check_names(servers: Mapping[str, ServerSpec], source: str | None = None) -> None:
@@ -320,6 +406,47 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
         raise KeyError(variable)
 
     return _VARIABLE.sub(replace, value)
+
+
+def _os_string_problem(value: str) -> str | None:
+    """Say why a string cannot be handed to the operating system, if it cannot."""
+    if "\0" in value:
+        return "must not hold a NUL character (\\0): no process can be given one."
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError as exc:
+        return (
+            f"holds a character the operating system cannot take ({value[exc.start]!r} at "
+            f"position {exc.start})."
+        )
+    return None
+
+
+def _url_problem(url: str) -> str | None:
+    """Say why an http(s) address cannot be used, if it cannot (its scheme checked already)."""
+    bad = _CONTROL.search(url)
+    if bad:
+        return f"must not hold control characters ({bad.group()!r} at position {bad.start()})."
+    try:
+        url.encode("utf-8")
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range or not a number
+    except (UnicodeEncodeError, ValueError) as exc:
+        return f"is not a valid address: {exc}."
+    if not parts.hostname or " " in parts.hostname:
+        return f"has no valid host name (got {parts.hostname or ''!r})."
+    return None
+
+
+def _header_value_problem(value: str) -> str | None:
+    """Say why a string cannot be sent as a header value, if it cannot."""
+    bad = _NOT_IN_HEADER.search(value)
+    if not bad:
+        return None
+    return (
+        "must hold printable ASCII only (no line breaks or control characters; "
+        f"found {bad.group()!r} at position {bad.start()})."
+    )
 
 
 def _kind(value: Any) -> str:

@@ -9,18 +9,21 @@ configuration files (``parse_config``). Each property runs a deliberate number o
 from __future__ import annotations
 
 import json
+import os
 import string
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nbagent.delta import announced_names, deferred_tools_delta
 from nbagent.errors import SearchQueryError, ToolDefinitionError, ToolError, ToolInputError
 from nbagent.execution import CallOutcome, ToolRunner
-from nbagent.mcp import McpConfigError, parse_config
+from nbagent.mcp import HttpSpec, McpConfigError, ServerSpec, parse_config
+from nbagent.mcp.config import parse_server
 from nbagent.registry import ToolRegistry
 from nbagent.search import MAX_RESULTS_LIMIT, ToolSearch, parse_terms
 from nbagent.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
@@ -378,31 +381,59 @@ def test_whatever_a_handler_returns_the_model_gets_sendable_bounded_content(
 
 # MCP configuration -----------------------------------------------------------------------
 
-field_values = st.one_of(
-    json_values,
-    st.text(string.printable, max_size=20),
-    st.sampled_from(
-        [
-            "${HOME}",
-            "${UNSET}",
-            "${UNSET:-x}",
-            "${",
-            "http://127.0.0.1:1/mcp",
-            "ftp://x",
-            "~/x",
-            ".",
-        ]
+tricky_strings = st.sampled_from(
+    [
+        "${HOME}",
+        "${UNSET}",
+        "${UNSET:-x}",
+        "${",
+        "http://127.0.0.1:1/mcp",
+        "ftp://x",
+        "~/x",
+        "~",
+        "~nobody-by-this-name/x",
+        ".",
+        "a\x00b",
+        "\ud800",
+        "http://[::1/mcp",
+        "http://127.0.0.1:99999/mcp",
+        "http://a b/mcp",
+        "Bearer x\r\nX-Evil: 1",
+    ]
+)
+"""Strings that expand, name a home folder, or hold what no process or HTTP client takes."""
+strings = st.one_of(st.text(string.printable, max_size=20), st.text(max_size=8), tricky_strings)
+field_values = st.one_of(json_values, strings)
+field_keys = st.one_of(st.text(max_size=5), st.sampled_from(["", "A=B", "X Y", "TOKEN"]))
+well_formed_entries = st.one_of(
+    st.fixed_dictionaries(
+        {"command": strings},
+        optional={
+            "type": st.just("stdio"),
+            "args": st.lists(strings, max_size=3),
+            "env": st.dictionaries(field_keys, strings, max_size=3),
+            "cwd": strings,
+        },
+    ),
+    st.fixed_dictionaries(
+        {"url": strings},
+        optional={
+            "type": st.sampled_from(["http", "sse", "streamable-http"]),
+            "headers": st.dictionaries(field_keys, strings, max_size=3),
+        },
     ),
 )
+"""Entries of the right shape, whose strings are what the fuzz varies."""
 entries = st.one_of(
     json_values,
+    well_formed_entries,
     st.dictionaries(
         st.sampled_from(["type", "command", "args", "env", "cwd", "url", "headers", "disabled"]),
         st.one_of(
             field_values,
             st.sampled_from(["stdio", "http", "sse", "streamable-http", "websocket"]),
             st.lists(field_values, max_size=3),
-            st.dictionaries(st.text(max_size=5), field_values, max_size=3),
+            st.dictionaries(field_keys, field_values, max_size=3),
         ),
         max_size=5,
     ),
@@ -415,17 +446,27 @@ configs = st.one_of(
 )
 
 
-def home_of_another_user(data: Any) -> bool:
-    """Whether an entry's cwd starts with ``~name`` (see the known failure below)."""
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    return isinstance(servers, dict) and any(
-        isinstance(entry, dict)
-        and isinstance(entry.get("cwd"), str)
-        and entry["cwd"].startswith("~")
-        and not entry["cwd"].startswith(("~/", "~\\"))
-        and entry["cwd"] != "~"
-        for entry in servers.values()
-    )
+def assert_usable(spec: ServerSpec, base: Path | None) -> None:
+    """Check that a process or an HTTP client can take what an accepted spec holds.
+
+    Args:
+        spec: The spec.
+        base: The file or folder a relative ``cwd`` was taken from, if any.
+    """
+    if isinstance(spec, HttpSpec):
+        assert httpx2.URL(spec.url).host
+        assert httpx2.Headers(dict(spec.headers)).raw is not None  # encoded as they are sent
+        assert not any(c in value for value in spec.headers.values() for c in "\r\n\0")
+        return
+    texts = [spec.command, *spec.args, *spec.env, *spec.env.values()]
+    if spec.cwd is not None:
+        texts.append(spec.cwd)
+        assert not spec.cwd.startswith("~")
+        assert base is None or Path(spec.cwd).is_absolute()
+    for text in texts:
+        assert "\0" not in text
+        os.fsencode(text)
+    assert all(name and "=" not in name for name in spec.env)
 
 
 @settings(FUZZ, max_examples=300)
@@ -434,29 +475,48 @@ def home_of_another_user(data: Any) -> bool:
     st.sampled_from([None, Path("/srv/project/.mcp.json")]),
     st.dictionaries(st.sampled_from(["HOME", "TOKEN", "EMPTY"]), st.text(max_size=5)),
 )
-def test_any_json_is_a_configuration_or_an_mcp_config_error(
+def test_any_json_is_a_usable_configuration_or_an_mcp_config_error(
     data: Any, source: Path | None, environ: dict[str, str]
 ) -> None:
     count("parse_config")
-    assume(source is None or not home_of_another_user(data))
     try:
         config = parse_config(data, source=source, environ=environ)
     except McpConfigError as error:
         assert str(error).startswith(("MCP configuration", "MCP server"))
         return
     assert set(config.servers) == set(data.get("mcpServers", {}))
+    for spec in config.servers.values():
+        assert_usable(spec, source)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="nbagent/mcp/config.py: a cwd of '~user' is expanded with Path.expanduser(), which "
-    "raises RuntimeError for an unknown user instead of McpConfigError",
+@settings(FUZZ, max_examples=300)
+@given(
+    well_formed_entries,
+    st.sampled_from([None, Path("/srv/project")]),
+    st.dictionaries(st.sampled_from(["HOME", "TOKEN"]), st.text(max_size=5)),
 )
-def test_a_cwd_in_the_home_of_an_unknown_user_is_a_config_error() -> None:
+def test_any_well_formed_entry_is_a_usable_spec_or_an_error_naming_its_field(
+    entry: dict[str, Any], base_dir: Path | None, environ: dict[str, str]
+) -> None:
+    count("parse_server")
+    try:
+        spec = parse_server("s", entry, environ=environ, base_dir=base_dir)
+    except McpConfigError as error:
+        assert error.server == "s" and error.field
+        assert str(error).startswith(f"MCP server 's': field {error.field!r} ")
+        return
+    assert_usable(spec, base_dir)
+
+
+@pytest.mark.parametrize("source", [None, Path("/srv/project/.mcp.json")])
+def test_a_cwd_in_the_home_of_an_unknown_user_is_a_config_error(source: Path | None) -> None:
+    """Before the fix: RuntimeError from Path.expanduser with a source file, and the cwd left
+    unexpanded (to fail when the server starts) without one."""
     data = {"mcpServers": {"git": {"command": "git-mcp", "cwd": "~nobody-by-this-name/repo"}}}
-    with pytest.raises(McpConfigError):
-        parse_config(data, source=Path("/srv/project/.mcp.json"), environ={})
+    with pytest.raises(McpConfigError) as caught:
+        parse_config(data, source=source, environ={})
+    assert (caught.value.server, caught.value.field) == ("git", "cwd")
+    assert "there is no user 'nobody-by-this-name' on this machine" in str(caught.value)
 
 
 def test_a_remote_reference_in_a_schema_is_refused_not_fetched() -> None:
