@@ -4,8 +4,8 @@ Loading registers the ``c.NbAgent`` configuration, the magics, the registry brow
 kernel), the built-in tools (files, shell, notebook cells, variables, web; built on a
 background thread, which the magics wait for) and the MCP manager, which starts the
 configured servers in the background: loading never waits for a server. Unloading closes the
-servers (no process is left behind) and removes everything again, so ``%reload_ext nbagent``
-starts clean.
+servers (no process is left behind) and the connections to JupyterLab's live notebook
+documents, and removes everything again, so ``%reload_ext nbagent`` starts clean.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
 
@@ -23,6 +23,9 @@ from nbagent.errors import NbAgentError
 from nbagent.magics import AgentMagics
 from nbagent.mcp_magics import McpMagics
 from nbagent.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from nbagent.tools.livedoc import LiveDocuments
 
 
 @dataclass
@@ -39,6 +42,8 @@ class Loaded:
     """The :class:`~nbagent.mcp.McpManager`."""
     builtin: list[str]
     """The built-in tools registered (files, shell, notebook, variables, web)."""
+    live: LiveDocuments | None = None
+    """The notebook tools' connections to JupyterLab's live documents (made with the tools)."""
 
 
 _loaded: dict[int, Loaded] = {}
@@ -72,7 +77,10 @@ def load(shell: Any) -> Loaded:
     )
 
     def register_builtin() -> None:
-        tools = builtin_tools(ToolContext.for_shell(shell))
+        from nbagent.tools.livedoc import LiveDocuments
+
+        loaded.live = LiveDocuments()
+        tools = builtin_tools(ToolContext.for_shell(shell, live=loaded.live))
         nbagent.registry.register_many(tools, replace=True)
         loaded.builtin = [t.name for t in tools]
 
@@ -105,6 +113,8 @@ def unload(shell: Any) -> None:
         return
     loaded.agent_magics.wait_for()
     loaded.manager.close()
+    if loaded.live is not None:
+        loaded.live.close()
     loaded.agent_magics.close()
     loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager

@@ -4,18 +4,23 @@ One :class:`ToolContext` serves every built-in tool of an agent. It says where r
 start (``root``), how to find the open notebook and the running cell, which IPython shell
 holds the user's variables, and how much a tool may print or wait. It also remembers what the
 model has read (:class:`ReadLedger`), because editing a file or a notebook cell that the model
-has not seen, or that changed since it saw it, is refused.
+has not seen, or that changed since it saw it, is refused. A notebook that JupyterLab shares
+in real time is read and edited through :attr:`ToolContext.live`; its cells are remembered
+one by one, because the user may type in other cells between the model's reads and edits.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbagent.tools.fsutil import FileStamp
+
+if TYPE_CHECKING:
+    from nbagent.tools.livedoc import LiveDocuments
 
 
 def _no_notebook() -> Path | None:
@@ -64,7 +69,8 @@ class Limits:
 
 
 class ReadLedger:
-    """What the model has read: files and notebooks with the stamp they had, and cells seen.
+    """What the model has read: files and notebooks with the stamp they had, cells seen, and
+    each cell of a live document as it was seen.
 
     Thread-safe: read-only tools run on a thread pool.
     """
@@ -72,6 +78,7 @@ class ReadLedger:
     def __init__(self) -> None:
         self._files: dict[Path, FileStamp] = {}
         self._cells: dict[Path, set[str]] = {}
+        self._live: dict[Path, dict[str, str]] = {}
         self._lock = threading.Lock()
 
     def note(self, path: Path, stamp: FileStamp, cells: set[str] | None = None) -> None:
@@ -109,6 +116,35 @@ class ReadLedger:
         with self._lock:
             return set(self._cells.get(path, ()))
 
+    def note_live(self, path: Path, cells: Mapping[str, str], forget: Iterable[str] = ()) -> None:
+        """Record a read of (or an edit to) the live document of notebook ``path``.
+
+        Args:
+            path: The notebook's resolved path.
+            cells: Cells whose whole source the model now knows: id -> digest of type and
+                source (:func:`~nbagent.tools.nbfile.cell_digest`).
+            forget: Ids of cells that are gone.
+        """
+        with self._lock:
+            known = self._live.setdefault(path, {})
+            known.update(cells)
+            for cell_id in forget:
+                known.pop(cell_id, None)
+
+    def live_cells(self, path: Path) -> dict[str, str] | None:
+        """Return what the model knows of the cells of ``path``'s live document.
+
+        Args:
+            path: The notebook's resolved path.
+
+        Returns:
+            Cell id -> digest of the cell as last read or written, or None when the live
+            document was never read.
+        """
+        with self._lock:
+            known = self._live.get(path)
+            return None if known is None else dict(known)
+
 
 @dataclass
 class ToolContext:
@@ -129,6 +165,8 @@ class ToolContext:
     """Caps on output sizes and timeouts."""
     reads: ReadLedger = field(default_factory=ReadLedger, repr=False)
     """What the model has read, for the read-before-edit rule."""
+    live: LiveDocuments | None = field(default=None, repr=False)
+    """JupyterLab's live notebook documents, or None to read and edit notebook files only."""
 
     def __post_init__(self) -> None:
         """Resolve the root to an absolute path without symlinks."""
@@ -141,6 +179,7 @@ class ToolContext:
         notebook: str | Path | None = None,
         root: str | Path | None = None,
         limits: Limits | None = None,
+        live: LiveDocuments | None = None,
     ) -> ToolContext:
         """Build the context of a running IPython kernel.
 
@@ -152,6 +191,8 @@ class ToolContext:
             notebook: The notebook's path, when it is known; found otherwise.
             root: The root folder; the notebook's folder by default, else the working folder.
             limits: Caps; the defaults otherwise.
+            live: JupyterLab's live documents, to edit notebooks through them; files only
+                without.
 
         Returns:
             The context.
@@ -170,4 +211,5 @@ class ToolContext:
             cell_id=lambda: running_cell_id(shell),
             shell=shell,
             limits=limits or Limits(),
+            live=live,
         )

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbagent.tools.exchange import exchange
+from nbagent.tools.pids import process_exists
 
 _TEMP_TAG = "nbagent"
 """Marks the temporary files :func:`atomic_write` makes, so that only those are ever removed."""
@@ -186,22 +187,6 @@ def _remove_orphans(path: Path) -> None:
     pattern = f".{glob.escape(path.name)}.{_TEMP_TAG}-*-*.tmp"
     for orphan in path.parent.glob(pattern):
         pid = orphan.name[len(path.name) + len(_TEMP_TAG) + 3 :].split("-")[0]
-        if pid.isdigit() and not _running(int(pid)):
+        if pid.isdigit() and not process_exists(int(pid)):
             with contextlib.suppress(OSError):
                 orphan.unlink()
-
-
-def _running(pid: int) -> bool:
-    """Tell whether a process with this id runs on this machine.
-
-    On Windows, where signalling a process stops it, every process counts as running.
-    """
-    if os.name == "nt":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

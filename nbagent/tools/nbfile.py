@@ -3,14 +3,17 @@
 No IPython here: Read (for ``.ipynb`` files), NotebookRead and NotebookEdit share this module.
 Cells are addressed by id. A notebook older than nbformat 4.5 has no cell ids; it gets
 ``cell-<index>`` ids when loaded (stable while the file is unchanged) and is saved as 4.5.
+A change to the cells is a :class:`CellEdit`, applied to a file's notebook here and to
+JupyterLab's live document by :mod:`nbagent.tools.livedoc`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from nbagent.errors import ToolError
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
@@ -292,3 +295,72 @@ def render_cells(
         ids.append(cell.get("id"))
         used += len(text) + 1
     return Rendering("\n".join(parts), tuple(ids), None)
+
+
+LIVE_STAMP = FileStamp(-1, "")
+"""The stamp of a notebook read from JupyterLab's live document, not from a file: it matches
+no file, so it can never pass for a read of the file."""
+
+
+def notebook_from_dict(path: Path, data: dict[str, Any]) -> LoadedNotebook:
+    """Build a notebook from its JSON form (a live document's content), not from its file.
+
+    Cells without ids get ``cell-<index>`` ids, as :func:`load_notebook` gives them.
+
+    Args:
+        path: The notebook's resolved path.
+        data: The notebook as nbformat 4 JSON (``cells``, ``metadata``, ``nbformat``, ...).
+
+    Returns:
+        The notebook, stamped :data:`LIVE_STAMP`.
+    """
+    import nbformat
+
+    node = nbformat.from_dict(data)
+    if node.nbformat_minor < 5:
+        for index, cell in enumerate(node.cells):
+            cell.setdefault("id", f"cell-{index}")
+        node.nbformat_minor = 5
+    return LoadedNotebook(path=path, node=node, stamp=LIVE_STAMP)
+
+
+def cell_digest(cell: Any) -> str:
+    """Return a digest of what the model reads of a cell: its type and its source.
+
+    Args:
+        cell: An nbformat cell.
+    """
+    text = f"{cell.get('cell_type')}\0{source_of(cell)}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CellEdit:
+    """One change to a notebook's cells (what NotebookEdit decided), not yet made."""
+
+    action: Literal["insert", "delete", "source", "cell"]
+    """``insert`` puts ``cell`` at ``index``; ``delete`` removes the cell at ``index``;
+    ``source`` sets its source to ``source``; ``cell`` replaces it by ``cell`` (a new type)."""
+    index: int
+    """The position of the cell, in the cells before the change."""
+    cell: Any = None
+    """The nbformat cell to insert or to put in the old one's place."""
+    source: str = ""
+    """The new source, for ``source``."""
+
+
+def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
+    """Make a change to a notebook in memory.
+
+    Args:
+        notebook: The notebook.
+        edit: The change.
+    """
+    if edit.action == "insert":
+        notebook.cells.insert(edit.index, edit.cell)
+    elif edit.action == "delete":
+        del notebook.cells[edit.index]
+    elif edit.action == "source":
+        notebook.cells[edit.index].source = edit.source
+    else:
+        notebook.cells[edit.index] = edit.cell

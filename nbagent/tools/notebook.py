@@ -6,21 +6,30 @@ sets from ``JPY_SESSION_NAME``) or ``JPY_SESSION_NAME`` itself, then VS Code's
 put in the execute request's metadata, read through ``shell.kernel.get_parent()``.
 
 Edits follow Claude Code's contract: cells by id, ``replace`` / ``insert`` / ``delete``.
-They go to the file (:mod:`nbagent.tools.nbfile`: validated, atomic, refused when the
-file changed since it was read). The agent's own running cell cannot be replaced or deleted.
+When JupyterLab shares the notebook in real time (jupyter-collaboration), reads and edits go
+through the live document (:mod:`nbagent.tools.livedoc`): the user sees an edit at once, and
+an edit is refused only when the cell it changes was changed since the model read it. Else
+they go to the file (:mod:`nbagent.tools.nbfile`: validated, atomic, refused when the file
+changed since it was read). The agent's own running cell cannot be replaced or deleted.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, tool
 from nbagent.tools.context import ToolContext
+from nbagent.tools.livedoc import LiveDocument, Route
 from nbagent.tools.nbfile import (
+    CellEdit,
     LoadedNotebook,
+    apply_edit,
+    cell_digest,
     header,
     load_notebook,
     render_cells,
@@ -37,6 +46,9 @@ NO_NOTEBOOK = (
     "one."
 )
 """What the notebook tools say when there is no notebook."""
+
+LIVE = "Live: the document JupyterLab shows (real-time collaboration); edits show there at once."
+"""What NotebookRead's header adds when it read the live document."""
 
 CellType = Literal["code", "markdown", "raw"]
 EditMode = Literal["replace", "insert", "delete"]
@@ -116,6 +128,11 @@ def _notebook_target(tool_input: Any) -> list[str]:
     return [path] if path else []
 
 
+def _route(context: ToolContext, path: Path, editing: bool = False) -> Route:
+    """Where the notebook is read or edited: its live document, or its file."""
+    return context.live.route(path, editing) if context.live is not None else Route(None)
+
+
 def notebook_read_tool(context: ToolContext) -> Tool:
     """Build the NotebookRead tool.
 
@@ -153,7 +170,9 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             outputs: Include the cells' outputs (each cut to a couple of thousand characters).
         """
         path, name, is_open = _target(context, notebook_path)
-        notebook = load_notebook(path, name)
+        route = _route(context, path)
+        live = route.document
+        notebook = live.read() if live is not None else load_notebook(path, name)
         running = context.cell_id() if is_open else None
         total = len(notebook.cells)
         if start < 0 or (total and start >= total) or (count is not None and count < 1):
@@ -162,10 +181,15 @@ def notebook_read_tool(context: ToolContext) -> Tool:
                 f"{f', count={count}' if count is not None else ''} is out of range."
             )
         stop = total if count is None else min(total, start + count)
+        top = " ".join(
+            part
+            for part in (header(notebook, name, running), LIVE if live else "", route.note)
+            if part
+        )
         if overview:
-            context.reads.note(path, notebook.stamp)
+            _note_read(context, notebook, live, ())
             lines = render_overview(notebook, running)[start:stop]
-            head = header(notebook, name, running) + " Overview (index, id, type, first line):"
+            head = top + " Overview (index, id, type, first line):"
             return cap_text("\n".join([head, *lines]), limits.output_chars, "use start/count")
         indices = range(start, stop)
         if cell_id is not None:
@@ -174,8 +198,8 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         rendering = render_cells(
             notebook, indices, running, outputs, limits.cell_output_chars, limits.output_chars
         )
-        context.reads.note(path, notebook.stamp, set(rendering.ids))
-        parts = [header(notebook, name, running), rendering.text]
+        _note_read(context, notebook, live, rendering.ids)
+        parts = [top, rendering.text]
         end = rendering.stopped_at if rendering.stopped_at is not None else indices.stop
         if end < total and cell_id is None:
             parts.append(
@@ -184,6 +208,40 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         return "\n".join(parts)
 
     return notebook_read
+
+
+def _note_read(
+    context: ToolContext,
+    notebook: LoadedNotebook,
+    live: LiveDocument | None,
+    ids: tuple[str, ...],
+) -> None:
+    """Record a read: the file's stamp and the cells seen, or each live cell as it was seen."""
+    if live is None:
+        context.reads.note(notebook.path, notebook.stamp, set(ids))
+        return
+    shown = set(ids)
+    context.reads.note_live(
+        notebook.path,
+        {cell.id: cell_digest(cell) for cell in notebook.cells if cell.get("id") in shown},
+    )
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What NotebookEdit was asked to do."""
+
+    cell_id: str | None
+    """The cell to replace or delete, or to insert after."""
+    new_source: str | None
+    """The new source (for replace and insert)."""
+    cell_type: CellType | None
+    """The new cell's type, or the replaced cell's new type."""
+    edit_mode: EditMode
+    """``replace``, ``insert`` or ``delete``."""
+    running: Callable[[], str | None]
+    """Returns the id of the cell that runs the agent (None when the notebook is not the open
+    one); asked only when an edit would replace or delete a cell."""
 
 
 def notebook_edit_tool(context: ToolContext) -> Tool:
@@ -221,45 +279,115 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
             notebook_path: A notebook other than the open one.
         """
         path, name, is_open = _target(context, notebook_path)
-        stamp = context.reads.stamp(path)
-        if stamp is None:
-            raise ToolError(
-                f"{name} has not been read yet. Read it with NotebookRead first, then edit it."
-            )
-        if not stamp.still_matches(path):
-            raise ToolError(
-                f"{name} has changed on disk since it was last read (saved by Jupyter or edited "
-                "elsewhere). Read it again with NotebookRead, then edit it."
-            )
-        notebook = load_notebook(path, name)
-        seen = context.reads.cells(path)
-        if edit_mode == "insert":
-            message, new_id = _insert(notebook, name, cell_id, new_source, cell_type or "code")
-            seen.add(new_id)
-        else:
-            if not cell_id:
-                raise ToolError(f"cell_id is required to {edit_mode} a cell.")
-            index = notebook.index_of(cell_id)
-            if is_open and cell_id == context.cell_id():
-                raise ToolError(
-                    f"Cell {cell_id} is the cell running this agent: it cannot be "
-                    f"{'deleted' if edit_mode == 'delete' else 'replaced'} while it runs. "
-                    "Insert a new cell instead."
-                )
-            if cell_id not in seen:
-                raise ToolError(
-                    f"Cell {cell_id} has not been read yet. Read it with NotebookRead "
-                    f"(cell_id={cell_id!r}) first, then edit it."
-                )
-            if edit_mode == "delete":
-                message = _delete(notebook, name, index)
-                seen.discard(cell_id)
-            else:
-                message = _replace(notebook, name, index, new_source, cell_type)
-        context.reads.note(path, save_notebook(notebook), seen)
-        return message
+        running = context.cell_id if is_open else _no_cell
+        request = _Request(cell_id, new_source, cell_type, edit_mode, running)
+        route = _route(context, path, editing=True)
+        if route.document is not None:
+            return _edit_live(context, route.document, name, request)
+        message = _edit_file(context, path, name, request)
+        return f"{message}\n\n{route.note}" if route.note else message
 
     return notebook_edit
+
+
+def _no_cell() -> str | None:
+    return None
+
+
+def _not_read(name: str) -> ToolError:
+    return ToolError(
+        f"{name} has not been read yet. Read it with NotebookRead first, then edit it."
+    )
+
+
+def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -> str:
+    """Make an edit in the notebook's file, if it did not change since it was read."""
+    stamp = context.reads.stamp(path)
+    if stamp is None:
+        raise _not_read(name)
+    if not stamp.still_matches(path):
+        raise ToolError(
+            f"{name} has changed on disk since it was last read (saved by Jupyter or edited "
+            "elsewhere). Read it again with NotebookRead, then edit it."
+        )
+    notebook = load_notebook(path, name)
+    seen = context.reads.cells(path)
+    edit, message = _plan(notebook, name, request, seen)
+    if edit.action == "delete":
+        seen.discard(notebook.cells[edit.index].id)
+    apply_edit(notebook, edit)
+    if edit.action == "insert":
+        seen.add(edit.cell.id)
+    context.reads.note(path, save_notebook(notebook), seen)
+    return message
+
+
+def _edit_live(context: ToolContext, live: LiveDocument, name: str, request: _Request) -> str:
+    """Make an edit in the live document, if the cell it changes did not change since read."""
+    known = context.reads.live_cells(live.path)
+    if known is None:
+        raise _not_read(name)
+
+    def change(notebook: LoadedNotebook) -> tuple[CellEdit, tuple[str, dict[str, str]]]:
+        edit, message = _plan(notebook, name, request, known, known)
+        apply_edit(notebook, edit)
+        if edit.action == "delete":
+            return edit, (message, {})
+        cell = notebook.cells[edit.index]
+        return edit, (message, {cell.id: cell_digest(cell)})
+
+    message, written = live.edit(change)
+    gone = [request.cell_id] if request.edit_mode == "delete" and request.cell_id else []
+    context.reads.note_live(live.path, written, gone)
+    return message
+
+
+def _plan(
+    notebook: LoadedNotebook,
+    name: str,
+    request: _Request,
+    seen: Container[str],
+    digests: Mapping[str, str] | None = None,
+) -> tuple[CellEdit, str]:
+    """Check an edit against the notebook as it is, and say what it will do.
+
+    Args:
+        notebook: The notebook (not changed here).
+        name: How it is shown.
+        request: The edit.
+        seen: Ids of the cells the model has read.
+        digests: For the live document, each read cell's digest as the model saw it; an edit
+            of a cell that changed since is refused.
+
+    Returns:
+        The change and the message that reports it.
+    """
+    if request.edit_mode == "insert":
+        kind = request.cell_type or "code"
+        return _insert(notebook, name, request.cell_id, request.new_source, kind)
+    cell_id = request.cell_id
+    if not cell_id:
+        raise ToolError(f"cell_id is required to {request.edit_mode} a cell.")
+    index = notebook.index_of(cell_id)
+    if cell_id == request.running():
+        raise ToolError(
+            f"Cell {cell_id} is the cell running this agent: it cannot be "
+            f"{'deleted' if request.edit_mode == 'delete' else 'replaced'} while it runs. "
+            "Insert a new cell instead."
+        )
+    if cell_id not in seen:
+        raise ToolError(
+            f"Cell {cell_id} has not been read yet. Read it with NotebookRead "
+            f"(cell_id={cell_id!r}) first, then edit it."
+        )
+    if digests is not None and cell_digest(notebook.cells[index]) != digests[cell_id]:
+        raise ToolError(
+            f"Cell {cell_id} has changed in JupyterLab since it was last read. Read it again "
+            f"with NotebookRead (cell_id={cell_id!r}), then edit it."
+        )
+    if request.edit_mode == "delete":
+        return _delete(notebook, name, index)
+    return _replace(notebook, name, index, request.new_source, request.cell_type)
 
 
 def _new_cell(kind: CellType, source: str, existing: set[str], **fields: Any) -> Any:
@@ -288,26 +416,25 @@ def _insert(
     after: str | None,
     source: str | None,
     kind: CellType,
-) -> tuple[str, str]:
+) -> tuple[CellEdit, str]:
     if source is None:
         raise ToolError("new_source is required to insert a cell.")
     position = 0 if after is None else notebook.index_of(after) + 1
     cell = _new_cell(kind, source, {c.get("id") for c in notebook.cells})
-    notebook.cells.insert(position, cell)
     where = f"after cell {after}" if after else "at the top"
-    return (
-        f"Inserted {kind} cell {cell.id} ({_lines(source)}) {where} of {name}, at index "
-        f"{position}.",
-        cell.id,
+    message = (
+        f"Inserted {kind} cell {cell.id} ({_lines(source)}) {where} of {name}, at index {position}."
     )
+    return CellEdit("insert", position, cell=cell), message
 
 
-def _delete(notebook: LoadedNotebook, name: str, index: int) -> str:
-    cell = notebook.cells.pop(index)
+def _delete(notebook: LoadedNotebook, name: str, index: int) -> tuple[CellEdit, str]:
+    cell = notebook.cells[index]
     outputs = len(cell.get("outputs", ()))
     extra = f", with its {outputs} output{'s' if outputs != 1 else ''}" if outputs else ""
     return (
-        f"Deleted {cell.cell_type} cell {cell.id} ({_lines(source_of(cell))}{extra}) from {name}."
+        CellEdit("delete", index),
+        f"Deleted {cell.cell_type} cell {cell.id} ({_lines(source_of(cell))}{extra}) from {name}.",
     )
 
 
@@ -317,19 +444,22 @@ def _replace(
     index: int,
     source: str | None,
     kind: CellType | None,
-) -> str:
+) -> tuple[CellEdit, str]:
     if source is None:
         raise ToolError("new_source is required to replace a cell.")
     cell = notebook.cells[index]
     note = ""
     if kind and kind != cell.cell_type:
         outputs = len(cell.get("outputs", ()))
-        notebook.cells[index] = _new_cell(kind, source, set(), id=cell.id, metadata=cell.metadata)
         if outputs:
             note = f" Its {outputs} output{'s were' if outputs != 1 else ' was'} removed."
+        new = _new_cell(kind, source, set(), id=cell.id, metadata=cell.metadata)
         changed = f"{cell.cell_type} to {kind}"
-        return f"Replaced cell {cell.id} in {name} ({changed}, {_lines(source)}).{note}"
-    cell.source = source
+        message = f"Replaced cell {cell.id} in {name} ({changed}, {_lines(source)}).{note}"
+        return CellEdit("cell", index, cell=new), message
     if cell.get("outputs"):
         note = " Its outputs are from the old source until the cell runs again."
-    return f"Replaced cell {cell.id} in {name} ({cell.cell_type}, {_lines(source)}).{note}"
+    return (
+        CellEdit("source", index, source=source),
+        f"Replaced cell {cell.id} in {name} ({cell.cell_type}, {_lines(source)}).{note}",
+    )
