@@ -20,7 +20,6 @@ import asyncio
 import atexit
 import concurrent.futures
 import os
-import sys
 import threading
 from collections.abc import Mapping
 from contextlib import suppress
@@ -29,6 +28,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from nbagent.errors import NbAgentError, ToolError
+from nbagent.loopthread import LoopThread
 from nbagent.mcp.config import (
     HttpSpec,
     McpConfig,
@@ -101,8 +101,7 @@ class McpManager:
         )
         self._entries: dict[str, _Entry] = {}
         self._changed = threading.Condition()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._background = LoopThread("nbagent-mcp")
         self._closed = False
 
     # -- configuration ----------------------------------------------------------------------
@@ -291,14 +290,8 @@ class McpManager:
             entries = list(self._entries.values())
             self._entries.clear()
         atexit.unregister(self.close)
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
         self._stop(entries, timeout)
-        with suppress(concurrent.futures.TimeoutError, RuntimeError):
-            asyncio.run_coroutine_threadsafe(_cancel_leftovers(), loop).result(timeout)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout)
+        self._background.stop(timeout)
 
     def __enter__(self) -> Self:
         """Use the manager as a context manager that closes it."""
@@ -317,16 +310,9 @@ class McpManager:
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         """Start the manager's thread and event loop on first use."""
-        if self._loop is None:
-            # Kernels on Windows use a selector loop, which cannot start processes.
-            loop = (
-                asyncio.ProactorEventLoop() if sys.platform == "win32" else asyncio.new_event_loop()
-            )
-            thread = threading.Thread(target=_serve, args=(loop,), name="nbagent-mcp", daemon=True)
-            thread.start()
-            self._loop, self._thread = loop, thread
+        if not self._background.started:
             atexit.register(self.close)
-        return self._loop
+        return self._background.loop()
 
     async def _run(
         self, name: str, entry: _Entry, after: concurrent.futures.Future[None] | None = None
@@ -353,10 +339,11 @@ class McpManager:
 
     def _stop(self, entries: list[_Entry], timeout: float) -> None:
         """Cancel entries' runs and wait for them to end."""
-        if self._loop is None:
+        if not self._background.started:
             return
+        loop = self._background.loop()
         for entry in entries:
-            self._loop.call_soon_threadsafe(self._cancel, entry)
+            loop.call_soon_threadsafe(self._cancel, entry)
         futures = [entry.future for entry in entries if entry.future is not None]
         concurrent.futures.wait(futures, timeout)
 
@@ -387,21 +374,3 @@ class McpManager:
             return entry.connection.status()
         state = "stopped" if entry.cancelled else "connecting"
         return ServerStatus(name=name, state=state, transport=entry.spec.transport, tool_count=0)
-
-
-def _serve(loop: asyncio.AbstractEventLoop) -> None:
-    """Run the loop until stopped, then close it (the manager's thread)."""
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        loop.close()
-
-
-async def _cancel_leftovers() -> None:
-    """Cancel what is left on the loop (the SDK's helpers), so it closes cleanly."""
-    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    for task in others:
-        task.cancel()
-    await asyncio.gather(*others, return_exceptions=True)
-    await asyncio.get_running_loop().shutdown_asyncgens()

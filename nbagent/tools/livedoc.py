@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from nbagent.errors import ToolError
+from nbagent.loopthread import LoopThread
 from nbagent.tools import ysync
 from nbagent.tools.jpservers import JupyterServer, find_server
 from nbagent.tools.nbfile import CellEdit, LoadedNotebook
@@ -84,8 +85,7 @@ class LiveDocuments:
         self._file_only: dict[JupyterServer, bool] = {}
         self._hinted = False
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._background = LoopThread("nbagent-livedoc")
         self._closed = False
 
     def route(self, path: Path, editing: bool = False) -> Route:
@@ -154,13 +154,12 @@ class LiveDocuments:
             self._closed = True
             documents = list(self._documents.values())
             self._documents.clear()
-            loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
+        if not self._background.started:
             return
+        loop = self._background.loop()
         with suppress(TimeoutError, RuntimeError):
-            asyncio.run_coroutine_threadsafe(_shut_down(documents), loop).result(timeout)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout)
+            asyncio.run_coroutine_threadsafe(_disconnect(documents), loop).result(timeout)
+        self._background.stop(timeout)
 
     def _file_route(self, missing_extra: bool, editing: bool) -> Route:
         """The file route, with the missing-extra note on the first edit that needs it."""
@@ -186,13 +185,7 @@ class LiveDocuments:
             if self._closed:
                 work.close()
                 raise ToolError("nbagent is being unloaded: the notebook was not read or changed.")
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(
-                    target=_serve, args=(self._loop,), name="nbagent-livedoc", daemon=True
-                )
-                self._thread.start()
-            loop = self._loop
+            loop = self._background.loop()
         future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(work, self.timeout), loop)
         try:
             return future.result(self.timeout + 5)
@@ -318,20 +311,7 @@ def _reason(exc: BaseException, timeout: float) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _serve(loop: asyncio.AbstractEventLoop) -> None:
-    """Run the loop until stopped, then close it (the thread's body)."""
-    asyncio.set_event_loop(loop)
-    try:
-        loop.run_forever()
-    finally:
-        loop.close()
-
-
-async def _shut_down(documents: list[LiveDocument]) -> None:
-    """Close the connections and end every task left on the loop."""
+async def _disconnect(documents: list[LiveDocument]) -> None:
+    """Close the documents' connections (on the loop)."""
     for document in documents:
         await document.disconnect()
-    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    for task in others:
-        task.cancel()
-    await asyncio.gather(*others, return_exceptions=True)

@@ -192,8 +192,10 @@ def test_lookup_prefers_the_notebooks_folder_then_home(tmp_path: Path) -> None:
 # -- ${VAR} expansion, by property -----------------------------------------------------------
 
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
-PLAIN = st.text(st.characters(blacklist_characters="$\x00"), max_size=30)
-"""Text without variables, and without NUL (which no process can be given)."""
+PLAIN = st.text(
+    st.characters(blacklist_characters="$\x00", blacklist_categories=("Cs",)), max_size=30
+)
+"""Text without variables, NUL or lone surrogates (which no process can be given)."""
 VALUES = st.text(min_size=1, max_size=20)
 
 
