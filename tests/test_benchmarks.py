@@ -30,6 +30,7 @@ pytestmark = pytest.mark.skipif(
         ("preload_savings.py", "| ranker | round trips saved |"),
         pytest.param("load_time.py", "| statement | kernels |", marks=pytest.mark.slow),
         pytest.param("display_throughput.py", "| tool calls | events |", marks=pytest.mark.slow),
+        pytest.param("live_document.py", "| notebook | first call |", marks=pytest.mark.slow),
     ],
 )
 def test_quick_run_prints_a_table(script: str, header: str) -> None:

@@ -1,30 +1,34 @@
-"""Figures of NotebookRead and NotebookEdit through the live document, against the file.
+"""NotebookRead and NotebookEdit through JupyterLab's live document, against the file.
 
-Starts a Jupyter server with jupyter-collaboration (``$NBAGENT_RTC_ENV``) on 127.0.0.1 and,
-for a small notebook and a large one, times the first call (connect and sync), reads and
-edits of one cell, and the time from an edit's call until a second Y client (the user's
-browser) sees it; then the same reads and edits on a copy of the notebook as a plain file.
+Starts a Jupyter server with jupyter-collaboration (``$NBAGENT_RTC_ENV``, which ``.ci/run``
+builds) on 127.0.0.1 and, for a small notebook and a large one, times the first call
+(connect and sync), reads and edits of one cell, and the time from an edit's call until a
+second Y client (the user's browser) sees it; then the same reads and edits on a copy of the
+notebook as a plain file. Medians.
 
-    python -m tests.tools.livedoc_figures
+Run: ``python benchmarks/live_document.py [--quick]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import nbformat
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nbagent.tool import Tool
-from nbagent.tools import ToolContext, builtin_tools
-from nbagent.tools.livedoc import LiveDocuments
-from tests.tools.rtc import RTC_PYTHON, YUser, jupyter_server
+import nbformat  # noqa: E402
+from catalogue import markdown_table, run_line  # noqa: E402
 
-RUNS = 20
-"""Reads and edits timed per notebook."""
+from nbagent.tool import Tool  # noqa: E402
+from nbagent.tools import ToolContext, builtin_tools  # noqa: E402
+from nbagent.tools.livedoc import LiveDocuments  # noqa: E402
+from tests.tools.rtc import RTC_PYTHON, YUser, jupyter_server  # noqa: E402
 
 
 def make_notebook(cells: int, output_bytes: int) -> Any:
@@ -57,7 +61,7 @@ def ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f} ms"
 
 
-def measure(server: Any, cells: int, output_bytes: int) -> str:
+def measure(server: Any, cells: int, output_bytes: int, runs: int) -> list[str]:
     """One row of the table."""
     name = f"n{cells}.ipynb"
     path = (server.root / name).resolve()
@@ -69,7 +73,7 @@ def measure(server: Any, cells: int, output_bytes: int) -> str:
     user = YUser(server, name)
     reads, edits, seen = [], [], []
     try:
-        for run in range(RUNS):
+        for run in range(runs):
             reads.append(timed(lambda: tools["NotebookRead"].call({"cell_id": "c1"})))
             started = time.perf_counter()
             tools["NotebookEdit"].call({"cell_id": "c1", "new_source": f"x1 = {run}"})
@@ -82,26 +86,36 @@ def measure(server: Any, cells: int, output_bytes: int) -> str:
     nbformat.write(make_notebook(cells, output_bytes), copy)
     on_file = notebook_tools(copy, None)
     file_reads, file_edits = [], []
-    for run in range(RUNS):
+    for run in range(runs):
         file_reads.append(timed(lambda: on_file["NotebookRead"].call({"cell_id": "c1"})))
         edit = {"cell_id": "c1", "new_source": f"x1 = {run}"}
         file_edits.append(timed(lambda e=edit: on_file["NotebookEdit"].call(e)))
-    return (
-        f"| {cells} cells, {size:.1f} MB | {first * 1000:.0f} ms | {ms(reads)} · "
-        f"{ms(file_reads)} | {ms(edits)} · {ms(file_edits)} | {ms(seen)} |"
-    )
+    return [
+        f"{cells} cells, {size:.1f} MB",
+        f"{first * 1000:.0f} ms",
+        f"{ms(reads)} · {ms(file_reads)}",
+        f"{ms(edits)} · {ms(file_edits)}",
+        ms(seen),
+    ]
 
 
 def main() -> None:
-    """Print the table (medians of :data:`RUNS`)."""
+    """Print the run line and the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 reads and edits, not 20")
+    runs = 3 if parser.parse_args().quick else 20
+    print(run_line(sys.argv))
+    print(f"Medians of {runs} reads and edits per notebook.\n")
     with tempfile.TemporaryDirectory() as base, jupyter_server(RTC_PYTHON, Path(base)) as server:
-        print(
-            "| notebook | first call | NotebookRead, live · file | NotebookEdit, live · file "
-            "| edit → seen by the user |"
-        )
-        print("|---|---|---|---|---|")
-        print(measure(server, 4, 0))
-        print(measure(server, 200, 50_000))
+        rows = [measure(server, 4, 0, runs), measure(server, 200, 50_000, runs)]
+    headers = [
+        "notebook",
+        "first call",
+        "NotebookRead, live · file",
+        "NotebookEdit, live · file",
+        "edit → seen by the user",
+    ]
+    print(markdown_table(headers, rows))
 
 
 if __name__ == "__main__":
