@@ -1,9 +1,10 @@
-"""A real JupyterLab server on 127.0.0.1 for browser tests."""
+"""A real JupyterLab server on 127.0.0.1 and Debian's Chromium, for browser tests."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -13,6 +14,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+CHROMIUM = Path("/usr/bin/chromium")
+"""Debian's Chromium (``apt-get install chromium``): the tests never download a browser."""
+
+LAB_OPTIONS = (
+    "--LabApp.news_url=None",
+    "--LabApp.expose_app_in_browser=True",
+    "--LabApp.extension_manager=readonly",
+)
+"""JupyterLab's options for tests: no news or extension index fetched, ``window.jupyterapp``."""
 
 
 @dataclass(frozen=True)
@@ -57,11 +69,9 @@ def jupyterlab(root: Path, env: dict[str, str] | None = None) -> Iterator[LabSer
         "--ServerApp.ip=127.0.0.1",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
-        "--LabApp.news_url=None",
-        "--LabApp.expose_app_in_browser=True",
         "--ServerApp.port_retries=0",
         "--ServerApp.allow_root=True",
-        "--LabApp.extension_manager=readonly",
+        *LAB_OPTIONS,
     ]
     log = open(root.parent / "jupyterlab.log", "w")  # noqa: SIM115 (closed below)
     process = subprocess.Popen(
@@ -86,3 +96,41 @@ def jupyterlab(root: Path, env: dict[str, str] | None = None) -> Iterator[LabSer
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Run Debian's Chromium (:data:`CHROMIUM`) under Playwright until the block ends.
+
+    Yields:
+        The Playwright ``Browser``.
+    """
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def screenshot(page: Any, name: str, folder: Path) -> Path:
+    """Save a screenshot of the whole page as ``folder/name.png``, and return its path.
+
+    JupyterLab's "get notified about news?" prompt is answered No first. With
+    ``$NBAGENT_SCREENSHOTS`` set, a copy goes to that folder too.
+    """
+    news = page.get_by_role("button", name="No", exact=True)
+    if news.count():
+        news.first.click()  # JupyterLab's "get notified about news?" prompt
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    keep = os.environ.get("NBAGENT_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / path.name)
+    return path

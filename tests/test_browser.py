@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,17 +9,16 @@ from typing import Any
 
 import pytest
 
-from tests.jupyterlab_server import LabServer, jupyterlab
+from tests.jupyterlab_server import CHROMIUM, LabServer, chromium, jupyterlab, screenshot
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
 NOTEBOOK = Path(__file__).resolve().parents[1] / "example_notebooks" / "00_quick_tour.ipynb"
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    if not Path(CHROMIUM).exists():
+    if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     root = tmp_path_factory.mktemp("lab") / "root"
     root.mkdir()
@@ -31,13 +29,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 @pytest.fixture(scope="module")
 def page(lab: LabServer) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.goto(lab.page(f"lab/tree/{NOTEBOOK.name}"))
         page.wait_for_selector(".jp-Notebook", timeout=60_000)
@@ -53,20 +45,6 @@ def page(lab: LabServer) -> Iterator[Any]:
         page.evaluate("window.jupyterapp.commands.execute('editmenu:clear-all')")
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         yield page
-        browser.close()
-
-
-def screenshot(page: Any, name: str, tmp_path: Path) -> Path:
-    news = page.get_by_role("button", name="No", exact=True)
-    if news.count():
-        news.first.click()  # JupyterLab's "get notified about news?" prompt
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    keep = os.environ.get("NBAGENT_SCREENSHOTS")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(keep) / path.name)
-    return path
 
 
 def test_the_agent_cell_shows_cards_search_table_and_banner(page: Any, tmp_path: Path) -> None:

@@ -5,7 +5,8 @@
 - :func:`jupyter_server`: a real Jupyter server on 127.0.0.1, with jupyter-collaboration
   (from its own virtual environment, ``$NBAGENT_RTC_ENV``) or without;
 - :class:`YUser`: a second Y client of a real room, on its own thread, playing the user's
-  browser (pycrdt's own ``Provider``, independent of nbagent's client).
+  browser (pycrdt's own ``Provider``, independent of nbagent's client);
+- the test notebook, the tools on it, and reading back what the server saved.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+import nbformat
+
+from nbagent.tool import Tool
+from nbagent.tools import ToolContext
+from nbagent.tools.livedoc import LiveDocuments
+from tests.tools.helpers import LazyTools
 
 T = TypeVar("T")
 
@@ -407,3 +415,53 @@ class _TornadoChannel:
 
     async def recv(self) -> bytes:
         return await self.__anext__()
+
+
+def make_notebook() -> Any:
+    """The test notebook: a heading, a cell with an output, a cell, the agent's cell."""
+    notebook = nbformat.v4.new_notebook()
+    load = nbformat.v4.new_code_cell("data = [1, 2, 3]", id="load", execution_count=1)
+    load.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ok\n")]
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Analysis", id="intro"),
+        load,
+        nbformat.v4.new_code_cell("total = sum(data)", id="sum"),
+        nbformat.v4.new_code_cell("%%agent\nTidy up", id="agent"),
+    ]
+    return notebook
+
+
+def tools_for(root: Path, path: Path, live: LiveDocuments | None) -> dict[str, Tool]:
+    """NotebookRead and NotebookEdit on ``path``, the open notebook; the agent runs in cell
+    ``agent``."""
+    return LazyTools(
+        ToolContext(root=root, notebook_path=lambda: path, cell_id=lambda: "agent", live=live)
+    )
+
+
+def has_collaboration(python: Path) -> bool:
+    """Tell whether an interpreter has jupyter-collaboration's server extension."""
+    if not python.exists():
+        return False
+    check = subprocess.run(
+        [python, "-c", "import jupyter_server_ydoc"], capture_output=True, check=False
+    )
+    return check.returncode == 0
+
+
+def saved_sources(path: Path, expected: list[str], timeout: float = 15) -> list[str]:
+    """The sources in the notebook's file, once they are the expected ones (or the timeout).
+
+    The server writes the file in place, so a read can see it half-written: that one is retried.
+    """
+    deadline = time.monotonic() + timeout
+    sources: list[str] = []
+    while time.monotonic() < deadline:
+        try:
+            sources = [cell.source for cell in nbformat.read(path, as_version=4).cells]
+        except ValueError:  # nbformat's NotJSONError: read in the middle of a save
+            sources = []
+        if sources == expected:
+            break
+        time.sleep(0.1)
+    return sources

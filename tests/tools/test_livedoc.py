@@ -26,29 +26,27 @@ from hypothesis import strategies as st
 
 from nbagent.errors import ToolError
 from nbagent.tool import Tool
-from nbagent.tools import ToolContext, ysync
+from nbagent.tools import ysync
 from nbagent.tools.jpservers import find_server
 from nbagent.tools.livedoc import MISSING_EXTRA, LiveDocuments
 from nbagent.tools.notebook import LIVE
 from nbagent.tools.ysync import retype
-from tests.tools.helpers import LazyTools, error, text
-from tests.tools.rtc import KERNEL, RTC_ENV, RTC_PYTHON, FakeRoom, YUser, jupyter_server
+from tests.tools.helpers import error, text
+from tests.tools.rtc import (
+    KERNEL,
+    RTC_ENV,
+    RTC_PYTHON,
+    FakeRoom,
+    YUser,
+    has_collaboration,
+    jupyter_server,
+    make_notebook,
+    saved_sources,
+    tools_for,
+)
 
 pycrdt = pytest.importorskip("pycrdt", reason="the rtc extra: pip install 'nbagent[rtc]'")
 pytest.importorskip("jupyter_ydoc", reason="the rtc extra: pip install 'nbagent[rtc]'")
-
-
-def make_notebook() -> Any:
-    notebook = nbformat.v4.new_notebook()
-    load = nbformat.v4.new_code_cell("data = [1, 2, 3]", id="load", execution_count=1)
-    load.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ok\n")]
-    notebook.cells = [
-        nbformat.v4.new_markdown_cell("# Analysis", id="intro"),
-        load,
-        nbformat.v4.new_code_cell("total = sum(data)", id="sum"),
-        nbformat.v4.new_code_cell("%%agent\nTidy up", id="agent"),
-    ]
-    return notebook
 
 
 def write_server_file(runtime: Path, root: Path, pid: int, name: str = "", **extra: Any) -> None:
@@ -84,12 +82,6 @@ def live(runtime: Path) -> Iterator[LiveDocuments]:
     documents = LiveDocuments(timeout=2.0, runtime_dir=runtime)
     yield documents
     documents.close()
-
-
-def tools_for(root: Path, path: Path, live: LiveDocuments | None) -> dict[str, Tool]:
-    return LazyTools(
-        ToolContext(root=root, notebook_path=lambda: path, cell_id=lambda: "agent", live=live)
-    )
 
 
 @pytest.fixture
@@ -351,16 +343,6 @@ def test_close_ends_the_thread_and_the_sockets(
 # -- a real Jupyter server with jupyter-collaboration ----------------------------------------
 
 
-def has_collaboration(python: Path) -> bool:
-    """Tell whether an interpreter has jupyter-collaboration's server extension."""
-    if not python.exists():
-        return False
-    check = subprocess.run(
-        [python, "-c", "import jupyter_server_ydoc"], capture_output=True, check=False
-    )
-    return check.returncode == 0
-
-
 @pytest.fixture(scope="module")
 def rtc_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Jupyter server with jupyter-collaboration, from its own environment."""
@@ -386,24 +368,6 @@ def served(request: pytest.FixtureRequest, rtc_server: Any) -> Iterator[tuple[Pa
     finally:
         user.close()
         live.close()
-
-
-def saved_sources(path: Path, expected: list[str], timeout: float = 15) -> list[str]:
-    """The sources in the notebook's file, once they are the expected ones (or the timeout).
-
-    The server writes the file in place, so a read can see it half-written: that one is retried.
-    """
-    deadline = time.monotonic() + timeout
-    sources: list[str] = []
-    while time.monotonic() < deadline:
-        try:
-            sources = [cell.source for cell in nbformat.read(path, as_version=4).cells]
-        except ValueError:  # nbformat's NotJSONError: read in the middle of a save
-            sources = []
-        if sources == expected:
-            break
-        time.sleep(0.1)
-    return sources
 
 
 @pytest.mark.slow
