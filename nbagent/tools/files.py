@@ -17,7 +17,8 @@ from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
-from nbagent.tools.nbfile import header, load_notebook, render_cells
+from nbagent.tools.nbfile import header, render_cells
+from nbagent.tools.notebook import snapshot
 from nbagent.tools.paths import (
     ask_outside_root,
     refuse_open_notebook,
@@ -251,7 +252,8 @@ def _read_image(context: ToolContext, path: Path, name: str, media_type: str) ->
 def _read_notebook(
     context: ToolContext, path: Path, name: str, start: int, count: int | None
 ) -> str:
-    notebook = load_notebook(path, name)
+    seen = snapshot(context, path, name)
+    notebook = seen.notebook
     total = len(notebook.cells)
     if total and start > total:
         raise ToolError(f"{name} has {total} cells; offset {start} is past its end.")
@@ -265,8 +267,8 @@ def _read_notebook(
         output_chars=context.limits.cell_output_chars,
         budget=context.limits.read_chars,
     )
-    context.reads.note(path, notebook.stamp, set(rendering.ids))
-    parts = [header(notebook, name, running), rendering.text]
+    seen.remember(context, rendering.ids)
+    parts = [" ".join(p for p in (header(notebook, name, running), seen.note) if p), rendering.text]
     last = rendering.stopped_at if rendering.stopped_at is not None else indices.stop
     if last < total:
         parts.append(

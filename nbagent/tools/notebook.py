@@ -133,6 +133,54 @@ def _route(context: ToolContext, path: Path, editing: bool = False) -> Route:
     return context.live.route(path, editing) if context.live is not None else Route(None)
 
 
+@dataclass(frozen=True)
+class NotebookSnapshot:
+    """A notebook as a reading tool sees it: from its live document, or else its file."""
+
+    notebook: LoadedNotebook
+    """The notebook's content."""
+    live: LiveDocument | None
+    """The live document it was read from, or None for the file."""
+    note: str
+    """What the header adds: that the live document was read, or why the file was."""
+
+    def remember(self, context: ToolContext, ids: tuple[str, ...]) -> None:
+        """Record the read: the file's stamp and the cells seen, or each live cell as seen.
+
+        Args:
+            context: The tools' context, whose read ledger is updated.
+            ids: The ids of the cells whose whole source was shown.
+        """
+        notebook, shown = self.notebook, set(ids)
+        if self.live is None:
+            context.reads.note(notebook.path, notebook.stamp, shown)
+            return
+        context.reads.note_live(
+            notebook.path,
+            {cell.id: cell_digest(cell) for cell in notebook.cells if cell.get("id") in shown},
+        )
+
+
+def snapshot(context: ToolContext, path: Path, name: str) -> NotebookSnapshot:
+    """Read a notebook from its live document when JupyterLab shares it, else from its file.
+
+    Args:
+        context: The tools' context.
+        path: The notebook's resolved path.
+        name: How it is shown in messages.
+
+    Raises:
+        ToolError: The notebook cannot be read.
+    """
+    route = _route(context, path)
+    live = route.document
+    if live is None:
+        return NotebookSnapshot(load_notebook(path, name), None, route.note)
+    return NotebookSnapshot(
+        live.read(), live, " ".join(part for part in (LIVE, route.note) if part)
+    )
+
+
 def notebook_read_tool(context: ToolContext) -> Tool:
     """Build the NotebookRead tool.
 
@@ -170,9 +218,8 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             outputs: Include the cells' outputs (each cut to a couple of thousand characters).
         """
         path, name, is_open = _target(context, notebook_path)
-        route = _route(context, path)
-        live = route.document
-        notebook = live.read() if live is not None else load_notebook(path, name)
+        seen = snapshot(context, path, name)
+        notebook = seen.notebook
         running = context.cell_id() if is_open else None
         total = len(notebook.cells)
         if start < 0 or (total and start >= total) or (count is not None and count < 1):
@@ -181,13 +228,9 @@ def notebook_read_tool(context: ToolContext) -> Tool:
                 f"{f', count={count}' if count is not None else ''} is out of range."
             )
         stop = total if count is None else min(total, start + count)
-        top = " ".join(
-            part
-            for part in (header(notebook, name, running), LIVE if live else "", route.note)
-            if part
-        )
+        top = " ".join(part for part in (header(notebook, name, running), seen.note) if part)
         if overview:
-            _note_read(context, notebook, live, ())
+            seen.remember(context, ())
             lines = render_overview(notebook, running)[start:stop]
             head = top + " Overview (index, id, type, first line):"
             return cap_text("\n".join([head, *lines]), limits.output_chars, "use start/count")
@@ -198,7 +241,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         rendering = render_cells(
             notebook, indices, running, outputs, limits.cell_output_chars, limits.output_chars
         )
-        _note_read(context, notebook, live, rendering.ids)
+        seen.remember(context, rendering.ids)
         parts = [top, rendering.text]
         end = rendering.stopped_at if rendering.stopped_at is not None else indices.stop
         if end < total and cell_id is None:
@@ -208,23 +251,6 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         return "\n".join(parts)
 
     return notebook_read
-
-
-def _note_read(
-    context: ToolContext,
-    notebook: LoadedNotebook,
-    live: LiveDocument | None,
-    ids: tuple[str, ...],
-) -> None:
-    """Record a read: the file's stamp and the cells seen, or each live cell as it was seen."""
-    if live is None:
-        context.reads.note(notebook.path, notebook.stamp, set(ids))
-        return
-    shown = set(ids)
-    context.reads.note_live(
-        notebook.path,
-        {cell.id: cell_digest(cell) for cell in notebook.cells if cell.get("id") in shown},
-    )
 
 
 @dataclass(frozen=True)

@@ -225,6 +225,19 @@ def test_edits_go_to_the_live_document_and_leave_the_file_to_the_server(
     assert path.read_bytes() == before
 
 
+def test_read_shows_the_live_document_and_counts_as_reading_it(
+    path: Path, nb: dict[str, Tool], room: FakeRoom
+) -> None:
+    """The file lags the live document: Read of the notebook shows what JupyterLab shows."""
+    room.type("sum", "  # typed, not saved yet")
+    shown = text(nb["Read"], file_path="analysis.ipynb")
+    assert LIVE in shown.splitlines()[0]
+    assert "total = sum(data)  # typed, not saved yet" in shown
+    assert "# typed" not in path.read_text()
+    said = text(nb["NotebookEdit"], cell_id="sum", new_source="total = sum(data)  # kept")
+    assert said.startswith("Replaced cell sum")
+
+
 def test_typing_in_other_cells_does_not_block_an_edit(
     path: Path, nb: dict[str, Tool], room: FakeRoom
 ) -> None:
