@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 CHROMIUM = Path("/usr/bin/chromium")
 """Debian's Chromium (``apt-get install chromium``): the tests never download a browser."""
@@ -90,12 +90,17 @@ def jupyterlab(root: Path, env: dict[str, str] | None = None) -> Iterator[LabSer
                 time.sleep(0.3)
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        stop_server(process, log)
+
+
+def stop_server(process: subprocess.Popen[Any], log: IO[Any]) -> None:
+    """End a server's process (SIGTERM, then SIGKILL after 20 s) and close its log."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
 
 
 @contextmanager

@@ -31,6 +31,7 @@ import nbformat
 from nbagent.tool import Tool
 from nbagent.tools import ToolContext
 from nbagent.tools.livedoc import LiveDocuments
+from tests.jupyterlab_server import stop_server
 from tests.tools.helpers import LazyTools
 
 T = TypeVar("T")
@@ -273,12 +274,7 @@ def jupyter_server(python: Path | str, base: Path, args: Sequence[str] = ()) -> 
         data = json.loads(info.read_text())
         yield Server(data["url"], token, root, runtime, process)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        stop_server(process, log)
 
 
 # -- the user's browser ----------------------------------------------------------------------
