@@ -83,11 +83,16 @@ def load_notebook(path: Path, shown_as: str) -> LoadedNotebook:
         node = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as exc:  # nbformat raises several kinds for a bad file
         raise ToolError(f"{shown_as} is not a readable notebook: {exc}") from exc
+    _give_cell_ids(node)
+    return LoadedNotebook(path=path, node=node, stamp=FileStamp.of_bytes(data))
+
+
+def _give_cell_ids(node: Any) -> None:
+    """Give the cells of a notebook older than nbformat 4.5 ``cell-<index>`` ids (as 4.5)."""
     if node.nbformat_minor < 5:
         for index, cell in enumerate(node.cells):
             cell.setdefault("id", f"cell-{index}")
         node.nbformat_minor = 5
-    return LoadedNotebook(path=path, node=node, stamp=FileStamp.of_bytes(data))
 
 
 def save_notebook(notebook: LoadedNotebook) -> FileStamp:
@@ -317,10 +322,7 @@ def notebook_from_dict(path: Path, data: dict[str, Any]) -> LoadedNotebook:
     import nbformat
 
     node = nbformat.from_dict(data)
-    if node.nbformat_minor < 5:
-        for index, cell in enumerate(node.cells):
-            cell.setdefault("id", f"cell-{index}")
-        node.nbformat_minor = 5
+    _give_cell_ids(node)
     return LoadedNotebook(path=path, node=node, stamp=LIVE_STAMP)
 
 
