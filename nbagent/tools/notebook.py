@@ -331,12 +331,17 @@ def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -
     stamp = context.reads.stamp(path)
     if stamp is None:
         raise _not_read(name)
-    if not stamp.still_matches(path):
+    try:
+        notebook: LoadedNotebook | None = load_notebook(path, name)
+    except ToolError:
+        if stamp.still_matches(path):
+            raise
+        notebook = None
+    if notebook is None or notebook.stamp != stamp:  # one read of the file checks and loads
         raise ToolError(
             f"{name} has changed on disk since it was last read (saved by Jupyter or edited "
             "elsewhere). Read it again with NotebookRead, then edit it."
         )
-    notebook = load_notebook(path, name)
     seen = context.reads.cells(path)
     edit, message = _plan(notebook, name, request, seen)
     if edit.action == "delete":

@@ -251,6 +251,32 @@ def test_edits_need_a_read_and_a_fresh_one(nb_tools: dict[str, Tool], notebook: 
     assert source(notebook, 0) == "# Changed by the user"
 
 
+def test_a_notebook_gone_or_made_unreadable_since_it_was_read_has_changed(
+    nb_tools: dict[str, Tool], notebook: Path
+) -> None:
+    edit = nb_tools["NotebookEdit"]
+    changed = (
+        "analysis.ipynb has changed on disk since it was last read (saved by Jupyter or edited "
+        "elsewhere). Read it again with NotebookRead, then edit it."
+    )
+    text(nb_tools["NotebookRead"])
+    notebook.write_text("{ half a save")
+    assert error(edit, cell_id="load", new_source="x") == changed
+    notebook.unlink()
+    assert error(edit, edit_mode="insert", new_source="x") == changed
+
+
+def test_an_unreadable_notebook_written_by_the_model_is_named_unreadable(
+    root: Path, nb_tools: dict[str, Tool]
+) -> None:
+    """Not "changed": the file is exactly what the model wrote (with Write) and read."""
+    text(nb_tools["Write"], file_path="draft.ipynb", content="not json")
+    message = error(
+        nb_tools["NotebookEdit"], notebook_path="draft.ipynb", new_source="x", edit_mode="insert"
+    )
+    assert message.startswith("draft.ipynb is not a readable notebook: ")
+
+
 def test_the_running_cell_cannot_be_edited(nb_tools: dict[str, Tool], notebook: Path) -> None:
     text(nb_tools["NotebookRead"])
     edit = nb_tools["NotebookEdit"]
