@@ -121,7 +121,7 @@ def save_notebook(notebook: LoadedNotebook) -> FileStamp:
             f"The edit was not saved: {notebook.path.name} would not be a valid notebook "
             f"({exc.message})."
         ) from exc
-    text = nbformat.writes(notebook.node)
+    text = nbformat.v4.writes(notebook.node)  # nbformat.writes would validate it again
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
     try:
         atomic_write(notebook.path, data, expect=notebook.stamp)
