@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult
-from nbagent.tools import ToolContext, builtin_tools
+from nbagent.tools import ToolContext, builtin_tools, fsutil
+from nbagent.tools import exchange as exchange_module
 
 
 def call(tool: Tool, **tool_input: Any) -> ToolResult:
@@ -41,3 +44,29 @@ class LazyTools(dict[str, Tool]):
         [built] = builtin_tools(self.context, [name])
         self[name] = built
         return built
+
+
+def save_around_the_swap(
+    path: Path, monkeypatch: pytest.MonkeyPatch, before: bytes | None, after: bytes | None
+) -> list[int]:
+    """Make another writer save ``path`` just before and just after the first swap.
+
+    Returns the list that counts the swaps made.
+    """
+    swaps: list[int] = []
+
+    def save(content: bytes | None) -> None:
+        if content is not None and len(swaps) == 1:
+            other = path.with_name("other-writer.tmp")
+            other.write_bytes(content)
+            os.replace(other, path)
+
+    def exchange_between_saves(first: Path, second: Path) -> bool:
+        swaps.append(1)
+        save(before)
+        swapped = exchange_module.exchange(first, second)
+        save(after)
+        return swapped
+
+    monkeypatch.setattr(fsutil, "exchange", exchange_between_saves)
+    return swaps

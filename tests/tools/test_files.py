@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.files import binary_kind, image_type
-from tests.tools.helpers import LazyTools, call, error, text
+from tests.tools.helpers import LazyTools, call, error, save_around_the_swap, text
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(40)
 
@@ -367,3 +367,32 @@ def test_edit_equals_a_single_str_replace(
     text(tools["Read"], file_path="f.txt")
     text(tools["Edit"], file_path="f.txt", old_string=old, new_string=new)
     assert path.read_bytes().decode("utf-8") == content.replace(old, new, 1)
+
+
+def test_a_save_landing_while_edit_writes_is_never_overwritten(
+    root: Path, tools: dict[str, Tool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user saves after Edit's check, right before the new file goes in: refused."""
+    target = root / "a.txt"
+    target.write_text("one\n")
+    text(tools["Read"], file_path="a.txt")
+    save_around_the_swap(target, monkeypatch, b"the user's save\n", None)
+    assert error(tools["Edit"], file_path="a.txt", old_string="one", new_string="1") == (
+        "a.txt has changed on disk since it was last read (by the user or another program). "
+        "Read it again, then edit it."
+    )
+    assert target.read_text() == "the user's save\n"
+
+
+def test_a_save_over_the_new_content_in_its_instant_is_reported(
+    root: Path, tools: dict[str, Tool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = root / "a.txt"
+    target.write_text("one\n")
+    text(tools["Read"], file_path="a.txt")
+    save_around_the_swap(target, monkeypatch, b"first save\n", b"second save\n")
+    assert error(tools["Write"], file_path="a.txt", content="new") == (
+        "The change may not be in a.txt: another program saved it at the moment the change was "
+        "written, and the file now holds that save. Read it again to see, then write over it."
+    )
+    assert target.read_text() == "second save\n"

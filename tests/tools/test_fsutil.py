@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.tools import exchange as exchange_module
 from nbagent.tools import fsutil
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
+from tests.tools.helpers import save_around_the_swap
 
 
 def test_a_stamp_survives_a_touch_but_not_a_change(tmp_path: Path) -> None:
@@ -96,32 +96,6 @@ def test_a_deleted_file_is_not_brought_back(tmp_path: Path) -> None:
     with pytest.raises(ChangedOnDisk):
         atomic_write(path, b"the model's edit", expect=stamp)
     assert list(tmp_path.iterdir()) == []
-
-
-def save_around_the_swap(
-    path: Path, monkeypatch: pytest.MonkeyPatch, before: bytes | None, after: bytes | None
-) -> list[int]:
-    """Make another writer save ``path`` just before and just after the first swap.
-
-    Returns the list that counts the swaps made.
-    """
-    swaps: list[int] = []
-
-    def save(content: bytes | None) -> None:
-        if content is not None and len(swaps) == 1:
-            other = path.with_name("other-writer.tmp")
-            other.write_bytes(content)
-            os.replace(other, path)
-
-    def exchange_between_saves(first: Path, second: Path) -> bool:
-        swaps.append(1)
-        save(before)
-        swapped = exchange_module.exchange(first, second)
-        save(after)
-        return swapped
-
-    monkeypatch.setattr(fsutil, "exchange", exchange_between_saves)
-    return swaps
 
 
 def test_a_save_between_the_check_and_the_swap_is_swapped_back(

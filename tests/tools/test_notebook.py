@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from nbagent.tool import Tool
 from nbagent.tools import ToolContext
 from nbagent.tools.notebook import NO_NOTEBOOK, find_notebook, running_cell_id
-from tests.tools.helpers import LazyTools, error, text
+from tests.tools.helpers import LazyTools, error, save_around_the_swap, text
 
 
 def make_notebook(path: Path) -> Path:
@@ -364,3 +364,22 @@ def test_edit_sequences_match_a_list_model(scratch: Path, ops: list[tuple[str, i
                 model[index] = (cell_id, new_source, outputs)
     assert [(c["id"], "".join(c["source"]), c.get("outputs")) for c in cells_of(path)] == model
     nbformat.validate(nbformat.read(str(path), as_version=4))
+
+
+def test_a_save_over_the_edited_notebook_in_its_instant_is_reported(
+    nb_tools: dict[str, Tool], notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another program saves after the check and again onto the just-swapped-in edit: its
+    last save is what the file holds, and the model is told the edit may not be in it."""
+    text(nb_tools["NotebookRead"])
+    first, second = (nbformat.read(notebook, as_version=4) for _ in range(2))
+    first.cells[0].source, second.cells[0].source = "# first save", "# second save"
+    save_around_the_swap(
+        notebook, monkeypatch, nbformat.writes(first).encode(), nbformat.writes(second).encode()
+    )
+    assert error(nb_tools["NotebookEdit"], edit_mode="insert", new_source="x") == (
+        "The edit may not be in analysis.ipynb: another program saved it at the moment the edit "
+        "was written, and the file now holds that save (made from the edited notebook or not). "
+        "Read it again with NotebookRead to see, then edit it."
+    )
+    assert source(notebook, 0) == "# second save"
