@@ -74,6 +74,8 @@ _VOID = frozenset(
         "param",
     }
 )
+_EMPHASIS = {"code": "`", "strong": "**", "b": "**", "em": "*", "i": "*"}
+"""Inline tags and the Markdown marks that open and close them (no code marks inside <pre>)."""
 _SPACES = re.compile(r"[ \t\r\n\f\v]+")
 
 
@@ -201,12 +203,8 @@ class _Converter(HTMLParser):
             self._break()
             self._write("```\n" + self._prefix())
             self._pre += 1
-        elif tag == "code" and not self._pre:
-            self._write("`")
-        elif tag in ("strong", "b"):
-            self._write("**")
-        elif tag in ("em", "i"):
-            self._write("*")
+        elif tag in _EMPHASIS and not (tag == "code" and self._pre):
+            self._write(_EMPHASIS[tag])
         elif tag == "a":
             href = attr.get("href") or ""
             usable = href and not href.startswith(("#", "javascript:"))
@@ -250,12 +248,8 @@ class _Converter(HTMLParser):
             self._pre = max(self._pre - 1, 0)
             self._write("\n" + self._prefix() + "```")
             self._break()
-        elif tag == "code" and not self._pre:
-            self._write("`")
-        elif tag in ("strong", "b"):
-            self._write("**")
-        elif tag in ("em", "i"):
-            self._write("*")
+        elif tag in _EMPHASIS and not (tag == "code" and self._pre):
+            self._write(_EMPHASIS[tag])
         elif tag == "a":
             href = self._links.pop() if self._links else None
             if href:
