@@ -2,10 +2,11 @@
 
 Loading registers the ``c.NbAgent`` configuration, the magics, the registry browser (in a
 kernel), the built-in tools (files, shell, notebook cells, variables, web; built on a
-background thread, which the magics wait for) and the MCP manager, which starts the
-configured servers in the background: loading never waits for a server. Unloading closes the
-servers (no process is left behind) and the connections to JupyterLab's live notebook
-documents, and removes everything again, so ``%reload_ext nbagent`` starts clean.
+background thread, which the magics wait for), the channel to nbagent's JupyterLab extension
+(in a kernel) and the MCP manager, which starts the configured servers in the background:
+loading never waits for a server. Unloading closes the servers (no process is left behind),
+the channel and the connections to JupyterLab's live notebook documents, and removes
+everything again, so ``%reload_ext nbagent`` starts clean.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from nbagent.mcp_magics import McpMagics
 from nbagent.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from nbagent.frontend.channel import FrontEndChannel
     from nbagent.tools.livedoc import LiveDocuments
 
 
@@ -44,6 +46,8 @@ class Loaded:
     """The built-in tools registered (files, shell, notebook, variables, web)."""
     live: LiveDocuments | None = None
     """The notebook tools' connections to JupyterLab's live documents (made with the tools)."""
+    frontend: FrontEndChannel | None = None
+    """The channel to nbagent's JupyterLab extension (in a kernel only)."""
 
 
 _loaded: dict[int, Loaded] = {}
@@ -60,6 +64,7 @@ def load(shell: Any) -> Loaded:
         What was set up.
     """
     import nbagent
+    from nbagent.frontend.channel import FrontEndChannel
     from nbagent.mcp import McpManager
     from nbagent.tools import ToolContext, builtin_tools
 
@@ -68,19 +73,22 @@ def load(shell: Any) -> Loaded:
     settings = NbAgent(parent=shell)
     shell.configurables.append(settings)
     manager = McpManager(nbagent.registry)
+    frontend = FrontEndChannel() if in_kernel() else None
     loaded = Loaded(
         settings,
-        AgentMagics(shell, settings, nbagent.registry, mcp_manager=manager),
+        AgentMagics(shell, settings, nbagent.registry, mcp_manager=manager, frontend=frontend),
         McpMagics(shell, manager),
         manager,
         [],
+        frontend=frontend,
     )
 
     def register_builtin() -> None:
         from nbagent.tools.livedoc import LiveDocuments
 
         loaded.live = LiveDocuments()
-        tools = builtin_tools(ToolContext.for_shell(shell, live=loaded.live))
+        context = ToolContext.for_shell(shell, live=loaded.live, frontend=frontend)
+        tools = builtin_tools(context)
         nbagent.registry.register_many(tools, replace=True)
         loaded.builtin = [t.name for t in tools]
 
@@ -115,6 +123,8 @@ def unload(shell: Any) -> None:
     loaded.manager.close()
     if loaded.live is not None:
         loaded.live.close()
+    if loaded.frontend is not None:
+        loaded.frontend.close()
     loaded.agent_magics.close()
     loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager

@@ -20,6 +20,7 @@ from nbagent.agent import Agent, AgentResult
 from nbagent.config import NbAgent
 from nbagent.display import CellTranscript, Markdown, table_cell
 from nbagent.errors import ModelAPIError, NbAgentError
+from nbagent.frontend.channel import FrontEndChannel
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
@@ -39,15 +40,24 @@ class AgentMagics(Magics):
         shell: The IPython shell.
         settings: The ``c.NbAgent`` configuration.
         registry: The tools.
+        mcp_manager: The MCP servers' manager, for the session tools that reach it.
+        frontend: The channel to nbagent's JupyterLab extension, opened anew at each
+            ``%%agent`` cell (so a reloaded page or a new tab answers too).
     """
 
     def __init__(
-        self, shell: Any, settings: NbAgent, registry: ToolRegistry, mcp_manager: Any = None
+        self,
+        shell: Any,
+        settings: NbAgent,
+        registry: ToolRegistry,
+        mcp_manager: Any = None,
+        frontend: FrontEndChannel | None = None,
     ) -> None:
         super().__init__(shell)
         self.settings = settings
         self.registry = registry
         self.mcp_manager = mcp_manager
+        self.frontend = frontend
         self.tasks = TaskBoard()
         self._agent: Agent | None = None
         self._session_tools: list[str] = []
@@ -105,6 +115,8 @@ class AgentMagics(Magics):
         if args.max_turns is not None and args.max_turns < 1:
             raise UsageError("--max-turns must be at least 1.")
         agent = self._agent_for(args)
+        if self.frontend is not None:
+            self.frontend.open()
         result = self._run(agent, prompt, args.quiet)
         if args.output:
             self.shell.user_ns[args.output] = result

@@ -6,7 +6,7 @@
 ['Read', 'Grep']
 
 Loaded by default (the model sees their definitions from the first turn): Read, Write, Edit,
-Glob, Grep, Bash, NotebookRead, NotebookEdit and ListVariables, the tools nearly every
+Glob, Grep, Bash, NotebookRead, NotebookEdit, NotebookRun and ListVariables, the tools nearly every
 notebook session uses. Deferred (found with ToolSearch): InspectVariable, RunCode and
 WebFetch. A tool's module is imported only when the tool is built.
 """
@@ -31,6 +31,7 @@ _BUILDERS: dict[str, tuple[str, str]] = {
     "Bash": ("shell", "bash_tool"),
     "NotebookRead": ("notebook", "notebook_read_tool"),
     "NotebookEdit": ("notebook", "notebook_edit_tool"),
+    "NotebookRun": ("notebookrun", "notebook_run_tool"),
     "ListVariables": ("variables", "list_variables_tool"),
     "InspectVariable": ("variables", "inspect_variable_tool"),
     "RunCode": ("runcode", "run_code_tool"),

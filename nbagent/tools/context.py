@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from nbagent.tools.fsutil import FileStamp
 
 if TYPE_CHECKING:
+    from nbagent.frontend.channel import FrontEndChannel
     from nbagent.tools.livedoc import LiveDocuments
 
 
@@ -59,7 +60,11 @@ class Limits:
     web_bytes: int = 5_000_000
     """Bytes of a page WebFetch downloads at most."""
     cell_output_chars: int = 2000
-    """Characters of one cell output NotebookRead shows."""
+    """Characters of one cell output NotebookRead and NotebookRun show."""
+    images: int = 4
+    """Images one NotebookRead, NotebookRun or RunCode result carries at most."""
+    run_seconds: float = 300.0
+    """Seconds a cell NotebookRun runs may take before it is stopped, as Ctrl-C would."""
     repr_chars: int = 300
     """Characters of a value's preview in ListVariables and InspectVariable."""
     repr_seconds: float = 0.5
@@ -167,6 +172,9 @@ class ToolContext:
     """What the model has read, for the read-before-edit rule."""
     live: LiveDocuments | None = field(default=None, repr=False)
     """JupyterLab's live notebook documents, or None to read and edit notebook files only."""
+    frontend: FrontEndChannel | None = field(default=None, repr=False)
+    """The channel to nbagent's JupyterLab extension in the front ends that show the kernel's
+    notebook; set in a kernel, where the notebook's file is then never written behind them."""
 
     def __post_init__(self) -> None:
         """Resolve the root to an absolute path without symlinks."""
@@ -180,6 +188,7 @@ class ToolContext:
         root: str | Path | None = None,
         limits: Limits | None = None,
         live: LiveDocuments | None = None,
+        frontend: FrontEndChannel | None = None,
     ) -> ToolContext:
         """Build the context of a running IPython kernel.
 
@@ -193,6 +202,7 @@ class ToolContext:
             limits: Caps; the defaults otherwise.
             live: JupyterLab's live documents, to edit notebooks through them; files only
                 without.
+            frontend: The channel to the front ends that show the kernel's notebook.
 
         Returns:
             The context.
@@ -212,4 +222,5 @@ class ToolContext:
             shell=shell,
             limits=limits or Limits(),
             live=live,
+            frontend=frontend,
         )

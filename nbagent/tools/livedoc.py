@@ -34,7 +34,7 @@ from nbagent.errors import ToolError
 from nbagent.loopthread import LoopThread
 from nbagent.tools import ysync
 from nbagent.tools.jpservers import JupyterServer, find_server
-from nbagent.tools.nbfile import CellEdit, LoadedNotebook
+from nbagent.tools.nbfile import CellEdit, Document, LoadedNotebook
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,8 @@ the kernel cannot use it."""
 class Route:
     """Where a notebook is read and edited: its live document, or its file."""
 
-    document: LiveDocument | None
-    """The live document, or None for the file."""
+    document: Document | None
+    """The front end's or live document, or None for the file."""
     note: str = ""
     """What the tool result should add (why the file is used), or empty."""
 

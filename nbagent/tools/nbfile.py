@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from nbagent.errors import ToolError
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
+from nbagent.tools.images import ImageBudget
+
+T = TypeVar("T")
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _FIRST_LINE_CHARS = 80
@@ -198,7 +202,12 @@ def render_overview(notebook: LoadedNotebook, running: str | None) -> list[str]:
 
 
 def render_cell(
-    cell: Any, index: int, running: str | None, outputs: bool, output_chars: int
+    cell: Any,
+    index: int,
+    running: str | None,
+    outputs: bool,
+    output_chars: int,
+    images: ImageBudget | None = None,
 ) -> str:
     """Render one cell with its whole source and, optionally, its outputs (each cut).
 
@@ -208,6 +217,8 @@ def render_cell(
         running: The id of the cell that runs the agent, if known.
         outputs: Include the outputs.
         output_chars: Characters of each output shown at most.
+        images: Where image outputs go as image blocks (their place in the text named);
+            without one, images are only named.
     """
     attributes = f'index="{index}" id="{cell.get("id")}" type="{cell.cell_type}"'
     if cell.cell_type == "code" and cell.get("execution_count") is not None:
@@ -216,15 +227,35 @@ def render_cell(
         attributes += ' running="true"'
     parts = [f"<cell {attributes}>\n{source_of(cell)}\n</cell>"]
     if outputs:
-        for output in cell.get("outputs", ()):
-            kind, text = _output_text(output)
-            text = _cut(text.rstrip("\n"), output_chars)
-            parts.append(f'<output type="{kind}">\n{text}\n</output>')
+        parts.extend(render_outputs(cell.get("outputs", ()), output_chars, images, cell.get("id")))
     return "\n".join(parts)
 
 
-def _output_text(output: Any) -> tuple[str, str]:
-    """Return an output's kind and its text: plain text kept, other types (images, HTML) named."""
+def render_outputs(
+    outputs: Any, output_chars: int, images: ImageBudget | None = None, cell_id: Any = None
+) -> list[str]:
+    """Render cell outputs for the model, each cut to ``output_chars``.
+
+    Args:
+        outputs: nbformat outputs.
+        output_chars: Characters of each output shown at most.
+        images: Where image outputs go as image blocks; without one, images are only named.
+        cell_id: The cell's id, for notes about images left out.
+
+    Returns:
+        One ``<output>`` element per output.
+    """
+    parts = []
+    for number, output in enumerate(outputs, 1):
+        kind, text = _output_text(output, images, f"cell {cell_id}, output {number}")
+        text = _cut(text.rstrip("\n"), output_chars)
+        parts.append(f'<output type="{kind}">\n{text}\n</output>')
+    return parts
+
+
+def _output_text(output: Any, images: ImageBudget | None, where: str) -> tuple[str, str]:
+    """Return an output's kind and its text: plain text kept, images taken or named, other
+    types (HTML) named."""
     kind = output.get("output_type", "unknown")
     if kind == "stream":
         return f"stream {output.get('name', '')}".strip(), _ANSI.sub(
@@ -235,13 +266,19 @@ def _output_text(output: Any) -> tuple[str, str]:
         head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
         return "error", trace if head in trace else f"{head}\n{trace}".strip()
     data = output.get("data", {})
-    notes = [
+    image = images.take(data, where) if images is not None else None
+    notes = [image] if image else []
+    notes += [
         f"[{mime} output, {len(_joined(data[mime])):,} characters]"
         for mime in data
-        if mime != "text/plain"
+        if mime != "text/plain" and not (image and _is_binary(mime))
     ]
     text = _ANSI.sub("", _joined(data.get("text/plain", "")))
     return kind, "\n".join(part for part in (text, *notes) if part)
+
+
+def _is_binary(mime: str) -> bool:
+    return mime.startswith("image/") or mime == "application/pdf"
 
 
 def _joined(value: Any) -> str:
@@ -275,6 +312,7 @@ def render_cells(
     outputs: bool,
     output_chars: int,
     budget: int,
+    images: ImageBudget | None = None,
 ) -> Rendering:
     """Render a range of cells whole, stopping before the cell that would pass the budget.
 
@@ -287,14 +325,18 @@ def render_cells(
         outputs: Include outputs.
         output_chars: Characters of each output shown at most.
         budget: Characters of text at most.
+        images: Where image outputs go as image blocks; without one, images are only named.
     """
     parts: list[str] = []
     ids: list[str] = []
     used = 0
     for index in indices:
         cell = notebook.cells[index]
-        text = render_cell(cell, index, running, outputs, output_chars)
+        taken = len(images.blocks) if images is not None else 0
+        text = render_cell(cell, index, running, outputs, output_chars, images)
         if parts and used + len(text) > budget:
+            if images is not None:
+                del images.blocks[taken:]
             return Rendering("\n".join(parts), tuple(ids), index)
         parts.append(text)
         ids.append(cell.get("id"))
@@ -340,15 +382,22 @@ def cell_digest(cell: Any) -> str:
 class CellEdit:
     """One change to a notebook's cells (what NotebookEdit decided), not yet made."""
 
-    action: Literal["insert", "delete", "source", "cell"]
+    action: Literal["insert", "delete", "source", "cell", "outputs"]
     """``insert`` puts ``cell`` at ``index``; ``delete`` removes the cell at ``index``;
-    ``source`` sets its source to ``source``; ``cell`` replaces it by ``cell`` (a new type)."""
+    ``source`` sets its source to ``source``; ``cell`` replaces it by ``cell`` (a new type);
+    ``outputs`` sets its outputs and execution count (a code cell that ran, or runs)."""
     index: int
     """The position of the cell, in the cells before the change."""
     cell: Any = None
     """The nbformat cell to insert or to put in the old one's place."""
     source: str = ""
     """The new source, for ``source``."""
+    outputs: tuple[dict[str, Any], ...] = ()
+    """The new outputs (nbformat dicts), for ``outputs``."""
+    execution_count: int | None = None
+    """The new execution count, for ``outputs``."""
+    running: bool = False
+    """For ``outputs``: the cell is running now (shown as ``[*]``), its outputs still to come."""
 
 
 def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
@@ -364,5 +413,29 @@ def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
         del notebook.cells[edit.index]
     elif edit.action == "source":
         notebook.cells[edit.index].source = edit.source
+    elif edit.action == "outputs":
+        import nbformat
+
+        cell = notebook.cells[edit.index]
+        cell.outputs = [nbformat.from_dict(output) for output in edit.outputs]
+        cell.execution_count = edit.execution_count
     else:
         notebook.cells[edit.index] = edit.cell
+
+
+class Document(Protocol):
+    """A notebook as the user sees it, not its file: the front end's model or the live
+    document (:class:`~nbagent.frontend.document.FrontEndDocument`,
+    :class:`~nbagent.tools.livedoc.LiveDocument`)."""
+
+    path: Path
+    """The notebook's resolved path."""
+
+    def read(self) -> LoadedNotebook:
+        """Return the notebook as it is now (stamped :data:`LIVE_STAMP`)."""
+        ...
+
+    def edit(self, change: Callable[[LoadedNotebook], tuple[CellEdit, T]]) -> T:
+        """Decide a change from the notebook as it is now and make it, at once, where the user
+        sees it; ``change`` refuses by raising :class:`~nbagent.errors.ToolError`."""
+        ...

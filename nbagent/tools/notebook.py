@@ -6,27 +6,36 @@ sets from ``JPY_SESSION_NAME``) or ``JPY_SESSION_NAME`` itself, then VS Code's
 put in the execute request's metadata, read through ``shell.kernel.get_parent()``.
 
 Edits follow Claude Code's contract: cells by id, ``replace`` / ``insert`` / ``delete``.
-When JupyterLab shares the notebook in real time (jupyter-collaboration), reads and edits go
-through the live document (:mod:`nbagent.tools.livedoc`): the user sees an edit at once, and
-an edit is refused only when the cell it changes was changed since the model read it. Else
-they go to the file (:mod:`nbagent.tools.nbfile`: validated, atomic, refused when the file
-changed since it was read). The agent's own running cell cannot be replaced or deleted.
+The kernel's own notebook is read and edited where the user sees it: in the front end that
+shows it, through nbagent's JupyterLab extension (:mod:`nbagent.frontend`), else in
+JupyterLab's live document when it shares the notebook in real time (jupyter-collaboration,
+:mod:`nbagent.tools.livedoc`). An edit shows at once, and is refused only when the cell it
+changes was changed since the model read it. In a kernel, the own notebook's file is never
+written: the front end holds it open and its next save would undo the edit (or ask the user
+which to keep); with neither channel, an edit is refused and says what to enable. Other
+notebooks go to their files (:mod:`nbagent.tools.nbfile`: validated, atomic, refused when the
+file changed since it was read). The agent's own running cell cannot be replaced or deleted.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from nbagent.errors import ToolError
-from nbagent.tool import Tool, tool
+from nbagent.frontend.channel import FrontEnd
+from nbagent.frontend.document import FrontEndDocument
+from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
-from nbagent.tools.livedoc import LiveDocument, Route
+from nbagent.tools.images import ImageBudget
+from nbagent.tools.livedoc import Route
 from nbagent.tools.nbfile import (
     CellEdit,
+    Document,
     LoadedNotebook,
     apply_edit,
     cell_digest,
@@ -49,6 +58,16 @@ NO_NOTEBOOK = (
 
 LIVE = "Live: the document JupyterLab shows (real-time collaboration); edits show there at once."
 """What NotebookRead's header adds when it read the live document."""
+
+NO_FRONT_END = (
+    "{name} was not changed: it is open in a front end that nbagent cannot reach, and an edit "
+    "of its file would be undone by the front end's next save. To let the agent edit it, "
+    "install nbagent in the environment that runs JupyterLab too (its JupyterLab extension "
+    "shows edits at once) and reload the page, or turn on "
+    "JupyterLab's real-time collaboration (jupyter-collaboration). Tell the user this, and give "
+    "the code in your answer meanwhile."
+)
+"""Why an edit of the kernel's own notebook is refused when no front end can show it."""
 
 CellType = Literal["code", "markdown", "raw"]
 EditMode = Literal["replace", "insert", "delete"]
@@ -123,36 +142,67 @@ def _target(context: ToolContext, notebook_path: str | None) -> tuple[Path, str,
     return path, shown(context, path), is_open
 
 
+def with_images(text: str, images: ImageBudget) -> str | ToolResult:
+    """A tool's text, followed by the images it took as image blocks (the text alone without).
+
+    Args:
+        text: The text, naming each image where it belongs (``[image 1: ...]``).
+        images: The images taken.
+    """
+    if not images.blocks:
+        return text
+    return ToolResult(content=[{"type": "text", "text": text}, *images.blocks])
+
+
 def _notebook_target(tool_input: Any) -> list[str]:
     path = tool_input.get("notebook_path")
     return [path] if path else []
 
 
-def _route(context: ToolContext, path: Path, editing: bool = False) -> Route:
-    """Where the notebook is read or edited: its live document, or its file."""
-    return context.live.route(path, editing) if context.live is not None else Route(None)
+def _route(context: ToolContext, path: Path, is_open: bool, editing: bool = False) -> Route:
+    """Where a notebook is read or edited: the front end that shows it, its live document, or
+    its file.
+
+    Raises:
+        ToolError: An edit of the kernel's own notebook, in a kernel, and neither the front end
+            nor a live document can take it (its file must not be written behind them).
+    """
+    if is_open and context.frontend is not None:
+        front = context.frontend.front_end()
+        if front is not None and _shows(front, path):
+            return Route(FrontEndDocument(context.frontend, front, path))
+    route = context.live.route(path, editing) if context.live is not None else Route(None)
+    if route.document is None and editing and is_open and context.frontend is not None:
+        raise ToolError(NO_FRONT_END.format(name=path.name))
+    return route
+
+
+def _shows(front: FrontEnd, path: Path) -> bool:
+    """Whether a front end's notebook (a path from the server's root) is this file."""
+    parts = PurePosixPath(front.path).parts
+    return bool(parts) and path.parts[-len(parts) :] == parts
 
 
 @dataclass(frozen=True)
 class NotebookSnapshot:
-    """A notebook as a reading tool sees it: from its live document, or else its file."""
+    """A notebook as a reading tool sees it: from a front end or live document, or its file."""
 
     notebook: LoadedNotebook
     """The notebook's content."""
-    live: LiveDocument | None
-    """The live document it was read from, or None for the file."""
+    document: Document | None
+    """The front end's or live document it was read from, or None for the file."""
     note: str
-    """What the header adds: that the live document was read, or why the file was."""
+    """What the header adds: where it was read from, and what that leaves out."""
 
     def remember(self, context: ToolContext, ids: tuple[str, ...]) -> None:
-        """Record the read: the file's stamp and the cells seen, or each live cell as seen.
+        """Record the read: the file's stamp and the cells seen, or each cell as seen.
 
         Args:
             context: The tools' context, whose read ledger is updated.
             ids: The ids of the cells whose whole source was shown.
         """
         notebook, shown = self.notebook, set(ids)
-        if self.live is None:
+        if self.document is None:
             context.reads.note(notebook.path, notebook.stamp, shown)
             return
         context.reads.note_live(
@@ -162,7 +212,7 @@ class NotebookSnapshot:
 
 
 def snapshot(context: ToolContext, path: Path, name: str) -> NotebookSnapshot:
-    """Read a notebook from its live document when JupyterLab shares it, else from its file.
+    """Read a notebook where the user sees it when it is the kernel's own, else from its file.
 
     Args:
         context: The tools' context.
@@ -172,13 +222,48 @@ def snapshot(context: ToolContext, path: Path, name: str) -> NotebookSnapshot:
     Raises:
         ToolError: The notebook cannot be read.
     """
-    route = _route(context, path)
-    live = route.document
-    if live is None:
-        return NotebookSnapshot(load_notebook(path, name), None, route.note)
-    return NotebookSnapshot(
-        live.read(), live, " ".join(part for part in (LIVE, route.note) if part)
-    )
+    open_notebook = context.notebook_path()
+    is_open = open_notebook is not None and open_notebook.resolve() == path
+    route = _route(context, path, is_open)
+    document = route.document
+    if document is None:
+        note = " ".join(
+            p for p in (_file_note(path, is_open and context.frontend), route.note) if p
+        )
+        return NotebookSnapshot(load_notebook(path, name), None, note)
+    notebook = document.read()
+    if isinstance(document, FrontEndDocument):
+        unsaved = "with changes not yet saved" if document.state.dirty else "all saved"
+        note = f"Read from the notebook as {document.front_end.app} shows it ({unsaved})."
+    else:
+        note = " ".join(part for part in (LIVE, route.note) if part)
+    return NotebookSnapshot(notebook, document, note)
+
+
+def _file_note(path: Path, unseen: bool) -> str:
+    """Say that a notebook was read from its file, how old the save is, and (for the kernel's
+    own notebook, ``unseen``) that unsaved changes are not in it."""
+    try:
+        age = f"saved {_age(time.time() - path.stat().st_mtime)} ago"
+    except OSError:
+        age = "saved earlier"
+    if unseen:
+        return (
+            f"[Read from the file, {age}: no front end that shows this notebook answered, so "
+            "what is typed there but not saved is not included.]"
+        )
+    return f"[Read from the file, {age}.]"
+
+
+def _age(seconds: float) -> str:
+    """A duration in words: ``12 s``, ``4 min``, ``3 h``, ``2 days``."""
+    if seconds < 90:
+        return f"{max(0, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} h"
+    return f"{round(seconds / 86400)} days"
 
 
 def notebook_read_tool(context: ToolContext) -> Tool:
@@ -202,12 +287,14 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         count: int | None = None,
         overview: bool = False,
         outputs: bool = True,
-    ) -> str:
-        """Read the notebook's cells: ids, types, sources and (cut) outputs.
+    ) -> str | ToolResult:
+        """Read the notebook's cells: ids, types, sources and outputs (images included).
 
-        Reads the open notebook unless `notebook_path` names another. For a long notebook
-        use `overview` first (one line per cell), then read cells by `cell_id` or by
-        `start`/`count`. A cell must be read in full before NotebookEdit can change it.
+        Reads the open notebook as the user sees it (unsaved typing included) unless
+        `notebook_path` names another. For a long notebook use `overview` first (one line per
+        cell), then read cells by `cell_id` or by `start`/`count`. A cell must be read in full
+        before NotebookEdit can change it. Figures and other image outputs come back as
+        images (a few per read); text outputs are cut to a couple of thousand characters.
 
         Args:
             notebook_path: A notebook other than the open one.
@@ -215,7 +302,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             start: The index of the first cell to read (0 = the first cell).
             count: How many cells to read; all the rest by default.
             overview: One line per cell (index, id, type, first line) instead of full cells.
-            outputs: Include the cells' outputs (each cut to a couple of thousand characters).
+            outputs: Include the cells' outputs.
         """
         path, name, is_open = _target(context, notebook_path)
         seen = snapshot(context, path, name)
@@ -238,8 +325,15 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         if cell_id is not None:
             index = notebook.index_of(cell_id)
             indices = range(index, index + 1)
+        images = ImageBudget(limits.images, limits.image_bytes)
         rendering = render_cells(
-            notebook, indices, running, outputs, limits.cell_output_chars, limits.output_chars
+            notebook,
+            indices,
+            running,
+            outputs,
+            limits.cell_output_chars,
+            limits.output_chars,
+            images,
         )
         seen.remember(context, rendering.ids)
         parts = [top, rendering.text]
@@ -248,7 +342,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             parts.append(
                 f"[Cells {indices.start}-{end - 1} of {total} shown. Read on with start={end}.]"
             )
-        return "\n".join(parts)
+        return with_images("\n".join(parts), images)
 
     return notebook_read
 
@@ -307,7 +401,7 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         path, name, is_open = _target(context, notebook_path)
         running = context.cell_id if is_open else _no_cell
         request = _Request(cell_id, new_source, cell_type, edit_mode, running)
-        route = _route(context, path, editing=True)
+        route = _route(context, path, is_open, editing=True)
         if route.document is not None:
             return _edit_live(context, route.document, name, request)
         message = _edit_file(context, path, name, request)
@@ -353,8 +447,9 @@ def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -
     return message
 
 
-def _edit_live(context: ToolContext, live: LiveDocument, name: str, request: _Request) -> str:
-    """Make an edit in the live document, if the cell it changes did not change since read."""
+def _edit_live(context: ToolContext, live: Document, name: str, request: _Request) -> str:
+    """Make an edit where the user sees the notebook (the front end's or the live document),
+    if the cell it changes did not change since it was read."""
     known = context.reads.live_cells(live.path)
     if known is None:
         raise _not_read(name)

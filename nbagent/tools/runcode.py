@@ -3,8 +3,9 @@
 The code goes through IPython's input transformers (so ``%magic`` and ``!shell`` lines
 work), then runs like a cell: statements in order, the value of a final expression returned.
 What it prints to stdout and stderr is captured (start and end kept within the limit), not
-shown in the notebook; rich displays (plots, widgets) still go to the notebook. It uses only
-the shell object it is given (no IPython import). Top-level ``await`` is not supported.
+shown in the notebook; rich displays (plots, widgets) still go to the notebook, and the images
+among them (matplotlib's inline figures flushed at the end) come back to the model too. Top-level
+``await`` is not supported.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import contextlib
 import dataclasses
 import itertools
 import linecache
+import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nbagent.errors import ToolError
 from nbagent.permissions import PermissionDecision, ask
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
+from nbagent.tools.images import ImageBudget
 from nbagent.tools.output import HeadTail
 from nbagent.tools.summary import safe_repr
 
@@ -81,8 +84,9 @@ def run_code_tool(context: ToolContext) -> Tool:
 
         Works like running a cell that nobody sees: variables it defines stay defined,
         `%magics` work, and the value of a final expression is returned with what the code
-        printed (stdout, stderr) and the traceback of any error. Plots and other rich
-        displays are not returned. Each run asks the user's permission.
+        printed (stdout, stderr), the traceback of any error, and the figures and other
+        images it displays. To run code the user should see in the notebook, write it into a
+        cell and use NotebookRun. Each run asks the user's permission.
 
         Args:
             code: The Python code.
@@ -116,14 +120,16 @@ def execute(shell: Any, code: str, limits: Limits) -> ToolResult:
     stdout, stderr = _Capture(limits.output_chars), _Capture(limits.output_chars)
     result: Any = None
     error: str | None = None
-    try:
-        body, last = _compile(source, filename)
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            exec(body, shell.user_ns)
-            if last is not None:
-                result = eval(last, shell.user_ns)
-    except Exception as exc:
-        error = _traceback(exc, filename, limits.output_chars)
+    with _displays_seen(shell) as displayed:
+        try:
+            body, last = _compile(source, filename)
+            with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                exec(body, shell.user_ns)
+                if last is not None:
+                    result = eval(last, shell.user_ns)
+        except Exception as exc:
+            error = _traceback(exc, filename, limits.output_chars)
+        _flush_inline_figures()
     parts = []
     for label, stream in (("stdout", stdout), ("stderr", stderr)):
         text = stream.text()
@@ -133,8 +139,46 @@ def execute(shell: Any, code: str, limits: Limits) -> ToolResult:
         parts.append(f"result: {safe_repr(result, limits.output_chars // 4, limits.repr_seconds)}")
     if error:
         parts.append(f"error:\n{error.rstrip()}")
-    content = "\n\n".join(parts) or "(The code ran without output or result.)"
+    images = ImageBudget(limits.images, limits.image_bytes)
+    shown = [
+        line
+        for number, data in enumerate(displayed, 1)
+        if (line := images.take(data, f"display {number}"))
+    ]
+    if shown:
+        parts.append("displayed:\n" + "\n".join(shown))
+    text = "\n\n".join(parts) or "(The code ran without output or result.)"
+    content: Any = [{"type": "text", "text": text}, *images.blocks] if images.blocks else text
     return ToolResult(content=content, is_error=error is not None)
+
+
+@contextlib.contextmanager
+def _displays_seen(shell: Any) -> Iterator[list[dict[str, Any]]]:
+    """Record the mime bundles the code displays, which still go to the notebook."""
+    publisher = getattr(shell, "display_pub", None)
+    bundles: list[dict[str, Any]] = []
+    if publisher is None:
+        yield bundles
+        return
+
+    def publish(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        bundles.append(data)
+        return type(publisher).publish(publisher, data, *args, **kwargs)
+
+    publisher.publish = publish
+    try:
+        yield bundles
+    finally:
+        del publisher.publish
+
+
+def _flush_inline_figures() -> None:
+    """Display the figures the code drew, now (matplotlib's inline backend waits for the end of
+    the cell, after the model has moved on)."""
+    inline = sys.modules.get("matplotlib_inline.backend_inline")
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if inline is not None and pyplot is not None and "inline" in pyplot.get_backend():
+        inline.flush_figures()
 
 
 def _compile(source: str, filename: str) -> tuple[Any, Any]:

@@ -246,7 +246,7 @@ def _nbformat_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
 def _apply(notebook: Any, edit: CellEdit) -> None:
     """Make a change to a ``jupyter_ydoc.YNotebook`` (inside the caller's transaction)."""
-    from pycrdt import Text
+    from pycrdt import Array, Text
 
     cells = notebook.ycells
     if edit.action == "insert":
@@ -259,8 +259,24 @@ def _apply(notebook: Any, edit: CellEdit) -> None:
             retype(text, edit.source)
         else:
             cells[edit.index]["source"] = Text(edit.source)
+    elif edit.action == "outputs":
+        cell = cells[edit.index]
+        cell["outputs"] = Array([_youtput(output) for output in edit.outputs])
+        cell["execution_count"] = edit.execution_count
+        cell["execution_state"] = "running" if edit.running else "idle"
     else:
         cells[edit.index] = notebook.create_ycell(edit.cell)
+
+
+def _youtput(output: dict[str, Any]) -> Any:
+    """An output as JupyterLab keeps it in a Y document (a stream's text as a Y text)."""
+    from pycrdt import Map, Text
+
+    output = dict(output)
+    if output.get("output_type") == "stream":
+        text = output.get("text", "")
+        output["text"] = Text("".join(text) if isinstance(text, list) else text)
+    return Map(output)
 
 
 def retype(text: Any, new: str) -> None:

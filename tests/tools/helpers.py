@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,15 @@ def text(tool: Tool, **tool_input: Any) -> str:
     result = call(tool, **tool_input)
     assert isinstance(result.content, str) and not result.is_error, result.content
     return result.content
+
+
+FILE_NOTE = re.compile(r" \[Read from the file, saved \d+ s ago\.\]")
+"""The note a read of a notebook's file adds to the header (the age of the save varies)."""
+
+
+def without_file_note(said: str) -> str:
+    """A notebook read's text without the note that it was read from the file, saved N s ago."""
+    return FILE_NOTE.sub("", said, count=1)
 
 
 def error(tool: Tool, **tool_input: Any) -> str:

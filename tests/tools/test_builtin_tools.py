@@ -26,6 +26,7 @@ FLAGS = {
     "Bash": (False, False, False, False),
     "NotebookRead": (True, True, False, True),
     "NotebookEdit": (False, False, False, True),
+    "NotebookRun": (False, False, False, True),
     "ListVariables": (True, True, False, False),
     "InspectVariable": (True, True, True, False),
     "RunCode": (False, False, True, True),

@@ -1,0 +1,142 @@
+"""A notebook as a front end shows it, read and changed through nbagent's JupyterLab extension.
+
+:class:`FrontEndDocument` has the interface of :class:`~nbagent.tools.livedoc.LiveDocument`
+(``path``, ``read``, ``edit``), so the notebook tools treat both alike. A read returns the
+notebook model JupyterLab holds, unsaved typing included. An edit is planned on a fresh read
+and sent with a guard (the cell count and the cells it was planned on, with their sources); the
+extension makes it only if the guard still holds, in one step of the browser's event loop, so
+nothing the user types can come in between. When the user changed those cells in the
+meantime, the edit is planned again on a new read (:data:`TRIES` times at most).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from nbagent.errors import ToolError
+from nbagent.frontend.channel import FrontEnd, FrontEndChannel, FrontEndError
+from nbagent.tools.nbfile import CellEdit, LoadedNotebook, notebook_from_dict, source_of
+
+T = TypeVar("T")
+
+TRIES = 3
+"""Times an edit is planned and sent before it is given up (the user kept changing cells)."""
+
+
+@dataclass(frozen=True)
+class FrontEndState:
+    """What a front end said of its notebook beside the cells."""
+
+    dirty: bool
+    """Whether it has changes not yet saved."""
+    saved: str | None
+    """When the file was last saved (ISO 8601, as the server said), if known."""
+
+
+class FrontEndDocument:
+    """One notebook as one front end shows it.
+
+    Args:
+        channel: The channel to the front ends.
+        front_end: The front end that shows the notebook.
+        path: The notebook's resolved path.
+    """
+
+    def __init__(self, channel: FrontEndChannel, front_end: FrontEnd, path: Path) -> None:
+        self.path = path
+        """The notebook's resolved path."""
+        self.front_end = front_end
+        """The front end that shows it."""
+        self.state = FrontEndState(dirty=False, saved=None)
+        """What the last read said of unsaved changes."""
+        self._channel = channel
+
+    def read(self) -> LoadedNotebook:
+        """Return the notebook as the front end shows it now.
+
+        Raises:
+            ToolError: The front end did not answer.
+        """
+        try:
+            answer = self._channel.request(self.front_end, "read")
+        except FrontEndError as exc:
+            raise ToolError(
+                f"{self.front_end.app} did not show {self.path.name} ({exc}). Try again in a "
+                "moment."
+            ) from exc
+        self.state = FrontEndState(bool(answer.get("dirty")), answer.get("saved"))
+        return notebook_from_dict(self.path, answer["notebook"])
+
+    def edit(self, change: Callable[[LoadedNotebook], tuple[CellEdit, T]]) -> T:
+        """Decide a change from the notebook as the front end shows it, and make it there.
+
+        Args:
+            change: Given the notebook, returns the change and what :meth:`edit` returns; it
+                refuses by raising :class:`~nbagent.errors.ToolError`.
+
+        Returns:
+            What ``change`` returned beside the change.
+
+        Raises:
+            ToolError: ``change`` refused, the front end did not answer, or the user kept
+                changing the same cells.
+        """
+        for _ in range(TRIES):
+            notebook = self.read()
+            edit, result = change(notebook)
+            try:
+                answer = self._channel.request(
+                    self.front_end, "edit", edit=edit_json(edit), guard=guard(notebook, edit)
+                )
+            except FrontEndError as exc:
+                raise ToolError(
+                    f"The edit of {self.path.name} got no answer from {self.front_end.app} "
+                    f"({exc}); it may or may not have been made. Read the notebook again with "
+                    "NotebookRead before editing it."
+                ) from exc
+            if not answer.get("changed"):
+                return result
+        raise ToolError(
+            f"{self.path.name} kept changing in {self.front_end.app} while the edit was made "
+            f"({TRIES} tries). Read it again with NotebookRead, then edit it."
+        )
+
+
+def edit_json(edit: CellEdit) -> dict[str, Any]:
+    """The change as the extension takes it.
+
+    Args:
+        edit: The change.
+    """
+    data: dict[str, Any] = {"action": edit.action, "index": edit.index, "source": edit.source}
+    if edit.cell is not None:
+        data["cell"] = {**edit.cell, "source": source_of(edit.cell)}
+    if edit.action == "outputs":
+        data.update(
+            outputs=list(edit.outputs), execution_count=edit.execution_count, running=edit.running
+        )
+    return data
+
+
+def guard(notebook: LoadedNotebook, edit: CellEdit) -> dict[str, Any]:
+    """What must still hold in the front end for the change to be made as planned.
+
+    The cell count, and the cell the change is about (its id, and its source unless only its
+    outputs change), or for an insert the cell it follows.
+
+    Args:
+        notebook: The notebook the change was planned on.
+        edit: The change.
+    """
+    cells: list[tuple[int, str, str | None]] = []
+    if edit.action == "insert":
+        if edit.index > 0:
+            cells.append((edit.index - 1, notebook.cells[edit.index - 1].id, None))
+    else:
+        cell = notebook.cells[edit.index]
+        source = None if edit.action == "outputs" else source_of(cell)
+        cells.append((edit.index, cell.id, source))
+    return {"length": len(notebook.cells), "cells": cells}

@@ -1,0 +1,286 @@
+/*
+ * nbagent's JupyterLab extension: the notebook JupyterLab shows, served to the kernel.
+ *
+ * Written directly as the module-federation container that JupyterLab (and Notebook 7)
+ * load for a prebuilt extension, so it needs no build step: `init(shareScope)` receives the
+ * application's shared packages, `get('./extension')` returns the plugin.
+ *
+ * The kernel opens a comm with target `nbagent.frontend` at the start of each `%%agent`
+ * cell. For each notebook whose kernel does, this plugin answers `hello` and then serves
+ * requests (read, edit) against the notebook model the user sees, unsaved
+ * typing included. Its replies go over a kernel subshell of their own, so the kernel receives
+ * them while the `%%agent` cell is still running (the main shell is busy then). Every request
+ * names the front end it is for (`to`), so several tabs on one kernel never both answer.
+ */
+var _JUPYTERLAB;
+(function () {
+  'use strict';
+
+  const NAME = 'nbagent-frontend';
+  const VERSION = '0.1.0';
+  const TARGET = 'nbagent.frontend';
+  let shareScope = null;
+
+  /** A module JupyterLab shares, as the application itself loaded it. */
+  function shared(pkg) {
+    const versions = shareScope && shareScope[pkg];
+    if (!versions) {
+      return Promise.reject(new Error(`${NAME}: JupyterLab shares no ${pkg}`));
+    }
+    const entries = Object.values(versions);
+    const entry =
+      entries.find(e => e.loaded) ||
+      entries.find(e => e.from === '@jupyterlab/application-top') ||
+      entries[0];
+    return Promise.resolve(entry.get()).then(factory => {
+      entry.loaded = 1;
+      return factory();
+    });
+  }
+
+  function uuid() {
+    const hex = () => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0');
+    return hex() + hex() + hex() + hex();
+  }
+
+  /** A subshell for this connection's replies (null when the kernel has none). */
+  async function openSubshell(kernel) {
+    await kernel.info;
+    if (!kernel.supportsSubshells) {
+      return null;
+    }
+    const reply = await kernel.requestCreateSubshell({}).done;
+    return reply.content.subshell_id;
+  }
+
+  /** Send a comm message to the kernel on a subshell (the comm API sends on the main one). */
+  function send(kernel, commId, subshellId, data) {
+    if (kernel.isDisposed || kernel.status === 'dead') {
+      return;
+    }
+    kernel.sendShellMessage(
+      {
+        header: {
+          msg_id: uuid(),
+          msg_type: 'comm_msg',
+          session: kernel.clientId,
+          username: kernel.username,
+          date: new Date().toISOString(),
+          version: '5.3',
+          subshell_id: subshellId
+        },
+        parent_header: {},
+        metadata: {},
+        content: { comm_id: commId, data: data },
+        channel: 'shell',
+        buffers: []
+      },
+      false,
+      true
+    );
+  }
+
+  function sourceOf(cell) {
+    return cell.sharedModel.getSource();
+  }
+
+  /** Replace only the span between the common head and tail: the caret and typing elsewhere
+   * in the cell stay where they are. */
+  function retype(shared, source) {
+    const old = shared.getSource();
+    if (old === source) {
+      return;
+    }
+    let head = 0;
+    const room = Math.min(old.length, source.length);
+    while (head < room && old[head] === source[head]) {
+      head++;
+    }
+    let tail = 0;
+    while (
+      tail < room - head &&
+      old[old.length - 1 - tail] === source[source.length - 1 - tail]
+    ) {
+      tail++;
+    }
+    shared.updateSource(head, old.length - tail, source.slice(head, source.length - tail));
+  }
+
+  /** Check that the cells the edit was planned on are still as the kernel saw them. */
+  function guardHolds(model, guard) {
+    if (guard.length !== model.cells.length) {
+      return false;
+    }
+    for (const [index, id, source] of guard.cells) {
+      const cell = index < model.cells.length ? model.cells.get(index) : null;
+      if (!cell || cell.id !== id || (source !== null && sourceOf(cell) !== source)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  function newCell(cell) {
+    const data = {
+      id: cell.id,
+      cell_type: cell.cell_type,
+      source: cell.source,
+      metadata: cell.metadata || {}
+    };
+    if (cell.cell_type === 'code') {
+      data.outputs = cell.outputs || [];
+      data.execution_count = cell.execution_count === undefined ? null : cell.execution_count;
+    }
+    return data;
+  }
+
+  function cellWidget(panel, id) {
+    return panel.content.widgets.find(widget => widget.model.id === id) || null;
+  }
+
+  /** Show a code cell's outputs and execution count, or that it is running (`[*]`). */
+  function setOutputs(panel, cell, edit) {
+    cell.outputs.clear();
+    for (const output of edit.outputs) {
+      cell.outputs.add(output);
+    }
+    cell.executionCount = edit.execution_count;
+    if (cell.sharedModel.executionState !== undefined) {
+      cell.sharedModel.executionState = edit.running ? 'running' : 'idle';
+    }
+    const widget = cellWidget(panel, cell.id);
+    if (widget && widget.setPrompt) {
+      const count = edit.execution_count === null ? ' ' : String(edit.execution_count);
+      widget.setPrompt(edit.running ? '*' : count);
+    }
+  }
+
+  function applyEdit(panel, edit, guard) {
+    const model = panel.content.model;
+    if (!guardHolds(model, guard)) {
+      return { changed: true };
+    }
+    if (edit.action === 'outputs') {
+      setOutputs(panel, model.cells.get(edit.index), edit);
+      return { changed: false };
+    }
+    const notebook = model.sharedModel;
+    const cell = edit.cell ? newCell(edit.cell) : null; // before any change: no half edits
+    notebook.transact(() => {
+      if (edit.action === 'insert') {
+        notebook.insertCell(edit.index, cell);
+      } else if (edit.action === 'delete') {
+        notebook.deleteCell(edit.index);
+      } else if (edit.action === 'source') {
+        retype(model.cells.get(edit.index).sharedModel, edit.source);
+      } else {
+        notebook.deleteCell(edit.index);
+        notebook.insertCell(edit.index, cell);
+      }
+    });
+    return { changed: false };
+  }
+
+  function read(panel) {
+    const context = panel.context;
+    const saved = context.contentsModel ? context.contentsModel.last_modified : null;
+    return { notebook: context.model.toJSON(), dirty: context.model.dirty, saved: saved };
+  }
+
+  const handlers = {
+    read: (panel, data) => read(panel),
+    edit: (panel, data) => applyEdit(panel, data.edit, data.guard)
+  };
+
+  /** Serve one comm the kernel opened, for one notebook panel. */
+  function serve(panel, kernel, subshell, app, comm) {
+    const reply = data => subshell.then(id => send(kernel, comm.commId, id, data));
+    comm.onMsg = msg => {
+      const data = msg.content.data || {};
+      if (data.to !== kernel.clientId) {
+        return;
+      }
+      const handler = handlers[data.op];
+      let answer;
+      try {
+        if (!handler) {
+          throw new Error(`unknown request ${data.op}`);
+        }
+        answer = Object.assign({ id: data.id, ok: true }, handler(panel, data));
+      } catch (error) {
+        answer = { id: data.id, ok: false, error: String((error && error.message) || error) };
+      }
+      reply(answer);
+    };
+    panel.disposed.connect(() => reply({ op: 'bye', client: kernel.clientId }));
+    subshell.then(id =>
+      send(kernel, comm.commId, id, {
+        op: 'hello',
+        client: kernel.clientId,
+        path: panel.context.path,
+        app: `${app.name} ${app.version}`,
+        subshell: id !== null,
+        version: VERSION
+      })
+    );
+  }
+
+  function watch(panel, app, subshells) {
+    const attach = () => {
+      const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+      if (!kernel || subshells.has(kernel)) {
+        return;
+      }
+      let subshell = null;
+      const ensure = () => {
+        if (subshell === null) {
+          subshell = openSubshell(kernel).catch(error => {
+            console.warn(`${NAME}: no subshell, replies wait for the kernel`, error);
+            return null;
+          });
+        }
+        return subshell;
+      };
+      subshells.set(kernel, ensure);
+      kernel.statusChanged.connect(() => {
+        if (kernel.status === 'restarting' || kernel.status === 'autorestarting') {
+          subshell = null;
+        }
+      });
+      kernel.registerCommTarget(TARGET, comm => serve(panel, kernel, ensure(), app, comm));
+    };
+    panel.sessionContext.kernelChanged.connect(attach);
+    panel.sessionContext.ready.then(attach);
+    attach();
+  }
+
+  function plugin(notebook) {
+    return {
+      id: `${NAME}:plugin`,
+      description: "Shows nbagent's notebook edits and cell runs in the open notebook.",
+      autoStart: true,
+      requires: [notebook.INotebookTracker],
+      activate: (app, tracker) => {
+        const subshells = new WeakMap();
+        tracker.forEach(panel => watch(panel, app, subshells));
+        tracker.widgetAdded.connect((_, panel) => watch(panel, app, subshells));
+      }
+    };
+  }
+
+  _JUPYTERLAB = window._JUPYTERLAB = window._JUPYTERLAB || {};
+  _JUPYTERLAB[NAME] = {
+    init: scope => {
+      shareScope = scope;
+    },
+    get: module => {
+      if (module !== './extension') {
+        return Promise.reject(new Error(`${NAME} has no module ${module}`));
+      }
+      return shared('@jupyterlab/notebook').then(notebook => {
+        const exports = { __esModule: true, default: plugin(notebook) };
+        return () => exports;
+      });
+    }
+  };
+})();

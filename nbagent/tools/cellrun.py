@@ -1,0 +1,255 @@
+"""Running a cell's source in the kernel with IPython's semantics, its outputs captured.
+
+:func:`run_source` runs code as ``%%capture`` runs a nested cell: through ``shell.run_cell``
+(input transformers, magics, the display hook, ``post_execute`` hooks, so matplotlib's
+inline figures are flushed), with stdout, stderr, displays, the result and the error taken
+as nbformat outputs, in order, instead of going to the running ``%%agent`` cell. The run
+is not stored in the history and does not advance the execution count: the outputs carry
+the count of the ``%%agent`` cell that ran them. A time limit stops the code as Ctrl-C does.
+"""
+
+from __future__ import annotations
+
+import _thread
+import io
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+STREAM_CHARS = 1_000_000
+"""Characters of stdout and stderr each that a run keeps for the notebook (the rest is cut)."""
+
+
+@dataclass
+class CellRun:
+    """What running a cell produced."""
+
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    """The outputs, as nbformat 4 output dicts, in the order they came."""
+    error: BaseException | None = None
+    """The exception the code raised (a syntax error included), or None."""
+    timed_out: bool = False
+    """Whether the time limit stopped it."""
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the user stopped it (Ctrl-C, not the time limit)."""
+        return isinstance(self.error, KeyboardInterrupt) and not self.timed_out
+
+
+class _Recorder:
+    """Collects a run's outputs as nbformat dicts."""
+
+    def __init__(self, execution_count: int | None, stream_chars: int) -> None:
+        self.outputs: list[dict[str, Any]] = []
+        self.execution_count = execution_count
+        self.stream_chars = stream_chars
+        self._streamed = {"stdout": 0, "stderr": 0}
+        self._clear_on_next = False
+
+    def _add(self, output: dict[str, Any]) -> None:
+        if self._clear_on_next:
+            self.outputs.clear()
+            self._clear_on_next = False
+        self.outputs.append(output)
+
+    def stream(self, name: str, text: str) -> None:
+        room = self.stream_chars - self._streamed[name]
+        if room <= 0:
+            return
+        if len(text) > room:
+            text = text[:room] + f"\n[output cut: more than {self.stream_chars:,} characters]\n"
+        self._streamed[name] += len(text)
+        last = self.outputs[-1] if self.outputs and not self._clear_on_next else None
+        if last is not None and last["output_type"] == "stream" and last["name"] == name:
+            last["text"] += text
+        else:
+            self._add({"output_type": "stream", "name": name, "text": text})
+
+    def display(self, data: dict[str, Any], metadata: Any, transient: Any, update: bool) -> None:
+        display_id = (transient or {}).get("display_id")
+        if update:
+            for output in self.outputs:
+                if output.get("_display_id") == display_id:
+                    output.update(data=data, metadata=metadata or {})
+            return
+        output = {"output_type": "display_data", "data": data, "metadata": metadata or {}}
+        if display_id:
+            output["_display_id"] = display_id
+        self._add(output)
+
+    def result(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        self._add(
+            {
+                "output_type": "execute_result",
+                "data": data,
+                "metadata": metadata,
+                "execution_count": self.execution_count,
+            }
+        )
+
+    def error(self, ename: str, evalue: str, traceback: list[str]) -> None:
+        self._add(
+            {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback}
+        )
+
+    def clear(self, wait: bool) -> None:
+        if wait:
+            self._clear_on_next = True
+        else:
+            self.outputs.clear()
+
+    def finished(self) -> list[dict[str, Any]]:
+        for output in self.outputs:
+            output.pop("_display_id", None)
+        return self.outputs
+
+
+class _Stream(io.TextIOBase):
+    """A text stream that hands what is written to the recorder."""
+
+    def __init__(self, recorder: _Recorder, name: str) -> None:
+        self._recorder = recorder
+        self.name = name
+
+    def write(self, text: str) -> int:
+        self._recorder.stream(self.name, text)
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _publisher(shell: Any, recorder: _Recorder) -> Any:
+    """A display publisher (IPython's interface) that records instead of sending."""
+    from IPython.core.displaypub import DisplayPublisher
+
+    class RecordingPublisher(DisplayPublisher):
+        def publish(
+            self,
+            data: Any,
+            metadata: Any = None,
+            source: Any = None,
+            *,
+            transient: Any = None,
+            update: bool = False,
+            **kwargs: Any,
+        ) -> None:
+            recorder.display(data, metadata, transient, update)
+
+        def clear_output(self, wait: bool = False) -> None:
+            recorder.clear(wait)
+
+    return RecordingPublisher(shell=shell)
+
+
+def _display_hook(shell: Any, recorder: _Recorder, source: str) -> Any:
+    """The display hook of the run: a final expression's value becomes an execute_result."""
+    from IPython.core.displayhook import DisplayHook
+
+    quiet = DisplayHook.semicolon_at_end_of_expression(source)
+
+    def hook(value: Any = None) -> None:
+        if value is None or quiet:
+            return
+        data, metadata = shell.display_formatter.format(value)
+        recorder.result(data, metadata)
+
+    return hook
+
+
+class _Deadline:
+    """Interrupts the main thread once ``seconds`` pass, unless stopped first."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.fired = False
+        self._active = True
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire) if seconds else None
+        if self._timer is not None:
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._active:
+                self.fired = True
+                _thread.interrupt_main()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._active = False
+        if self._timer is not None:
+            self._timer.cancel()
+
+
+@contextmanager
+def _captured(shell: Any, recorder: _Recorder, source: str) -> Iterator[None]:
+    """Send a run's stdout, stderr, displays, result and traceback to the recorder."""
+    saved = (sys.stdout, sys.stderr, sys.displayhook, shell.display_pub, shell._showtraceback)
+    exec_result = shell.displayhook.exec_result
+
+    def show_traceback(etype: Any, evalue: Any, stb: list[str]) -> None:
+        recorder.error(getattr(etype, "__name__", str(etype)), str(evalue), list(stb))
+
+    sys.stdout, sys.stderr = _Stream(recorder, "stdout"), _Stream(recorder, "stderr")
+    sys.displayhook = _display_hook(shell, recorder, source)
+    shell.display_pub = _publisher(shell, recorder)
+    shell._showtraceback = show_traceback
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr, sys.displayhook, shell.display_pub = saved[:4]
+        shell._showtraceback = saved[4]
+        shell.displayhook.exec_result = exec_result
+
+
+def run_source(
+    shell: Any,
+    source: str,
+    execution_count: int | None,
+    timeout: float | None = None,
+    stream_chars: int = STREAM_CHARS,
+) -> CellRun:
+    """Run code as a cell of the kernel's, capturing its outputs. Main thread only.
+
+    Args:
+        shell: The IPython shell.
+        source: The cell's source.
+        execution_count: The count the outputs carry (that of the running ``%%agent`` cell).
+        timeout: Seconds before the code is interrupted (None: no limit).
+        stream_chars: Characters of stdout and stderr each kept.
+
+    Returns:
+        The outputs and the error, if any. A Ctrl-C during the run ends it with a
+        ``KeyboardInterrupt`` error (:attr:`CellRun.interrupted`); it is not raised.
+    """
+    recorder = _Recorder(execution_count, stream_chars)
+    run = CellRun()
+    deadline = _Deadline(timeout)
+    try:
+        try:
+            with _captured(shell, recorder, source):
+                result = shell.run_cell(source, store_history=False, silent=False)
+        finally:
+            deadline.stop()
+        run.error = result.error_before_exec or result.error_in_exec
+    except KeyboardInterrupt as exc:  # the deadline fired between the run and its stop
+        deadline.stop()
+        run.error = exc
+    run.timed_out = deadline.fired and isinstance(run.error, KeyboardInterrupt)
+    if run.timed_out:
+        recorder.outputs = [o for o in recorder.outputs if o["output_type"] != "error"]
+        recorder.error(
+            "TimeoutError",
+            f"stopped by nbagent after {timeout:g} s (the tool time limit)",
+            [f"TimeoutError: stopped by nbagent after {timeout:g} s (the tool time limit)"],
+        )
+    run.outputs = recorder.finished()
+    return run
