@@ -10,6 +10,7 @@ exception is logged with its traceback and reported to the model the same way.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import queue
@@ -301,7 +302,11 @@ class _Batch:
     """The calls of one batch, run on up to ``workers`` daemon threads of its own.
 
     Daemon threads are never joined at exit, unlike a ``ThreadPoolExecutor``'s workers, so a
-    call that hangs cannot hold up the interpreter's exit.
+    call that hangs cannot hold up the interpreter's exit. Each job runs in a copy of the
+    context variables of the thread that made the batch: in a kernel, they say which request
+    the tool's prints, displays and stdin prompts belong to. (A plain thread would fall back
+    to ipykernel's last-handled message, which may be a front end's comm message on a
+    subshell: a prompt would then go to no cell and never be answered.)
     """
 
     def __init__(self, jobs: list[Callable[[], CallOutcome]], workers: int) -> None:
@@ -311,7 +316,7 @@ class _Batch:
             queue.SimpleQueue()
         )
         for future, job in zip(self.futures, jobs, strict=True):
-            self._queue.put((future, job))
+            self._queue.put((future, partial(contextvars.copy_context().run, job)))
         for number in range(min(workers, len(jobs))):
             name = f"nbagent-tool-{number}"
             threading.Thread(target=self._work, name=name, daemon=True).start()

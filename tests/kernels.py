@@ -43,6 +43,7 @@ def execute(
     timeout: float = 60,
     on_output: Any = None,
     stdin: Any = None,
+    cell_id: str | None = None,
 ) -> Execution:
     """Run code in the kernel and collect its outputs until it is idle again.
 
@@ -53,11 +54,27 @@ def execute(
         on_output: Called with the content of each output (and widget message) as it arrives.
         stdin: Answers the kernel's input requests: called with the prompt, returns the reply
             (without it, the cell has no stdin).
+        cell_id: The id of the cell being run, sent in the request's metadata as JupyterLab
+            sends it.
 
     Returns:
         The execution.
     """
-    msg_id = client.execute(code, allow_stdin=stdin is not None)
+    request = client.session.msg(
+        "execute_request",
+        {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": stdin is not None,
+            "stop_on_error": True,
+        },
+    )
+    if cell_id is not None:
+        request["metadata"]["cellId"] = cell_id
+    client.shell_channel.send(request)
+    msg_id = request["header"]["msg_id"]
     result = Execution()
     quiet_since = time.monotonic()
     while True:

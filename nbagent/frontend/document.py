@@ -86,10 +86,11 @@ class FrontEndDocument:
         """
         for _ in range(TRIES):
             notebook = self.read()
+            cells = list(notebook.cells)  # as planned on: ``change`` may change the notebook
             edit, result = change(notebook)
             try:
                 answer = self._channel.request(
-                    self.front_end, "edit", edit=edit_json(edit), guard=guard(notebook, edit)
+                    self.front_end, "edit", edit=edit_json(edit), guard=guard(cells, edit)
                 )
             except FrontEndError as exc:
                 raise ToolError(
@@ -121,22 +122,21 @@ def edit_json(edit: CellEdit) -> dict[str, Any]:
     return data
 
 
-def guard(notebook: LoadedNotebook, edit: CellEdit) -> dict[str, Any]:
+def guard(cells: list[Any], edit: CellEdit) -> dict[str, Any]:
     """What must still hold in the front end for the change to be made as planned.
 
     The cell count, and the cell the change is about (its id, and its source unless only its
     outputs change), or for an insert the cell it follows.
 
     Args:
-        notebook: The notebook the change was planned on.
+        cells: The cells the change was planned on.
         edit: The change.
     """
-    cells: list[tuple[int, str, str | None]] = []
+    checked: list[tuple[int, str, str | None]] = []
     if edit.action == "insert":
         if edit.index > 0:
-            cells.append((edit.index - 1, notebook.cells[edit.index - 1].id, None))
+            checked.append((edit.index - 1, cells[edit.index - 1].id, None))
     else:
-        cell = notebook.cells[edit.index]
-        source = None if edit.action == "outputs" else source_of(cell)
-        cells.append((edit.index, cell.id, source))
-    return {"length": len(notebook.cells), "cells": cells}
+        cell = cells[edit.index]
+        checked.append((edit.index, cell.id, None if edit.action == "outputs" else source_of(cell)))
+    return {"length": len(cells), "cells": checked}

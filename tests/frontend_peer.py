@@ -1,0 +1,164 @@
+"""A front end that speaks nbagent's comm protocol, in Python, for kernel tests without a browser.
+
+:class:`FrontEndPeer` is a second jupyter_client client of a real kernel, playing the part of
+nbagent's JupyterLab extension (``nbagent/frontend/labextension``): it answers the kernel's
+``nbagent.frontend`` comm with ``hello`` over a subshell of its own, and serves ``read`` and
+``edit`` against an in-memory notebook, the "model" the user sees (which a test can type into
+without saving). The browser tests check the extension itself against the same protocol.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from jupyter_client.manager import KernelManager
+
+TARGET = "nbagent.frontend"
+
+
+class FrontEndPeer:
+    """A front end showing one notebook, attached to a kernel.
+
+    Args:
+        manager: The kernel's manager (a client of its own is started from it).
+        notebook: The notebook file; the peer shows its content, then keeps its own.
+        subshell: Whether to answer over a subshell (False plays an old front end).
+    """
+
+    def __init__(self, manager: KernelManager, notebook: Path, subshell: bool = True) -> None:
+        self.notebook = nbformat.read(notebook, as_version=4)
+        """What the user sees (changed by the kernel's edits and by :meth:`type`)."""
+        self.path = notebook.name
+        self.use_subshell = subshell
+        self.requests: list[dict[str, Any]] = []
+        """Every request the kernel sent, in order."""
+        self.dirty = False
+        self.runs: list[tuple[str, bool]] = []
+        """Each outputs edit: (cell id, whether it said the cell is running)."""
+        self._client = manager.blocking_client()
+        self._client.start_channels()
+        self._client.wait_for_ready(timeout=60)
+        self._comms: set[str] = set()
+        self._subshell: str | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="frontend-peer", daemon=True)
+        self._thread.start()
+
+    @property
+    def client_id(self) -> str:
+        """The id requests name to reach this front end."""
+        return self._client.session.session
+
+    def cells(self) -> list[tuple[str, str]]:
+        """The cells the user sees: (type, source)."""
+        with self._lock:
+            return [(c.cell_type, c.source) for c in self.notebook.cells]
+
+    def cell(self, cell_id: str) -> Any:
+        """One cell as the user sees it (a copy)."""
+        with self._lock:
+            return copy.deepcopy(next(c for c in self.notebook.cells if c.id == cell_id))
+
+    def type(self, cell_id: str, text: str) -> None:
+        """Add text at the end of a cell, as the user typing without saving."""
+        with self._lock:
+            cell = next(c for c in self.notebook.cells if c.id == cell_id)
+            cell.source += text
+            self.dirty = True
+
+    def close(self) -> None:
+        """Stop serving and close the client."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._client.stop_channels()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                message = self._client.get_iopub_msg(timeout=0.1)
+            except queue.Empty:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if kind == "comm_open" and content.get("target_name") == TARGET:
+                self._comms.add(content["comm_id"])
+                self._reply(content["comm_id"], self._hello())
+            elif kind == "comm_msg" and content.get("comm_id") in self._comms:
+                data = content.get("data") or {}
+                if data.get("to") == self.client_id:
+                    self.requests.append(data)
+                    self._reply(content["comm_id"], self._answer(data))
+
+    def _hello(self) -> dict[str, Any]:
+        return {
+            "op": "hello",
+            "client": self.client_id,
+            "path": self.path,
+            "app": "TestLab 1.0",
+            "subshell": self._ensure_subshell() is not None,
+            "version": "0.1.0",
+        }
+
+    def _ensure_subshell(self) -> str | None:
+        if self.use_subshell and self._subshell is None:
+            request = self._client.session.msg("create_subshell_request", {})
+            self._client.control_channel.send(request)
+            while True:
+                reply = self._client.get_control_msg(timeout=10)
+                if reply["parent_header"].get("msg_id") == request["header"]["msg_id"]:
+                    self._subshell = reply["content"]["subshell_id"]
+                    break
+        return self._subshell
+
+    def _reply(self, comm_id: str, data: dict[str, Any]) -> None:
+        message = self._client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        message["header"]["subshell_id"] = self._subshell
+        self._client.shell_channel.send(message)
+
+    def _answer(self, data: dict[str, Any]) -> dict[str, Any]:
+        try:
+            with self._lock:
+                if data["op"] == "read":
+                    notebook = copy.deepcopy(self.notebook)
+                    return {"id": data["id"], "ok": True, "notebook": notebook, "dirty": self.dirty}
+                if data["op"] == "edit":
+                    changed = not self._guard_holds(data["guard"])
+                    if not changed:
+                        self._apply(data["edit"])
+                    return {"id": data["id"], "ok": True, "changed": changed}
+            raise ValueError(f"unknown request {data['op']}")
+        except Exception as exc:
+            return {"id": data["id"], "ok": False, "error": str(exc)}
+
+    def _guard_holds(self, guard: dict[str, Any]) -> bool:
+        cells = self.notebook.cells
+        if guard["length"] != len(cells):
+            return False
+        for index, cell_id, source in guard["cells"]:
+            if index >= len(cells) or cells[index].id != cell_id:
+                return False
+            if source is not None and cells[index].source != source:
+                return False
+        return True
+
+    def _apply(self, edit: dict[str, Any]) -> None:
+        cells, index = self.notebook.cells, edit["index"]
+        action = edit["action"]
+        if action == "insert":
+            cells.insert(index, nbformat.from_dict(edit["cell"]))
+        elif action == "delete":
+            del cells[index]
+        elif action == "source":
+            cells[index].source = edit["source"]
+        elif action == "cell":
+            cells[index] = nbformat.from_dict(edit["cell"])
+        elif action == "outputs":
+            cells[index].outputs = [nbformat.from_dict(o) for o in edit["outputs"]]
+            cells[index].execution_count = edit["execution_count"]
+            self.runs.append((cells[index].id, edit["running"]))
+        self.dirty = True
