@@ -46,6 +46,7 @@ class FrontEndPeer:
         self._comms: set[str] = set()
         self._subshell: str | None = None
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="frontend-peer", daemon=True)
         self._thread.start()
@@ -71,6 +72,11 @@ class FrontEndPeer:
             cell = next(c for c in self.notebook.cells if c.id == cell_id)
             cell.source += text
             self.dirty = True
+
+    def wait_for_run(self, cell_id: str, running: bool, timeout: float = 30) -> bool:
+        """Wait until the kernel said that a cell runs (or finished); True once it did."""
+        with self._changed:
+            return self._changed.wait_for(lambda: (cell_id, running) in self.runs, timeout)
 
     def close(self) -> None:
         """Stop serving and close the client."""
@@ -161,4 +167,5 @@ class FrontEndPeer:
             cells[index].outputs = [nbformat.from_dict(o) for o in edit["outputs"]]
             cells[index].execution_count = edit["execution_count"]
             self.runs.append((cells[index].id, edit["running"]))
+            self._changed.notify_all()
         self.dirty = True

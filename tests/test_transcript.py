@@ -135,13 +135,15 @@ def test_a_search_the_model_did_not_make_has_no_context_column() -> None:
 def test_a_sub_agents_events_nest_under_its_card() -> None:
     from nbagent.events import ToolProgress
 
-    t = folded([
-        ToolCallStarted("p", "Agent", {"prompt": "look"}),
-        ToolProgress("p", ToolCallStarted("c", "Read", {"file_path": "a.txt"})),
-        ToolProgress("p", ToolCallFinished("c", "Read", "ok", "hello", 0.1)),
-        ToolProgress("p", TextDelta("It says hello.")),
-        ToolCallFinished("p", "Agent", "ok", "It says hello.", 1.0),
-    ])
+    t = folded(
+        [
+            ToolCallStarted("p", "Agent", {"prompt": "look"}),
+            ToolProgress("p", ToolCallStarted("c", "Read", {"file_path": "a.txt"})),
+            ToolProgress("p", ToolCallFinished("c", "Read", "ok", "hello", 0.1)),
+            ToolProgress("p", TextDelta("It says hello.")),
+            ToolCallFinished("p", "Agent", "ok", "It says hello.", 1.0),
+        ]
+    )
     [card] = t.calls
     assert card.inner is not None and [c.name for c in card.inner.calls] == ["Read"]
     page = t.to_html()
@@ -153,10 +155,14 @@ def test_a_sub_agents_events_nest_under_its_card() -> None:
 def test_the_task_list_is_one_checklist_updated_in_place() -> None:
     from nbagent.events import TaskItem, TaskListChanged
 
-    t = folded([
-        TaskListChanged((TaskItem("1", "Load"), TaskItem("2", "Plot"))),
-        TextDelta("Working."),
-        TaskListChanged((TaskItem("1", "Load", "completed"), TaskItem("2", "Plot", "in_progress"))),
-    ])
+    t = folded(
+        [
+            TaskListChanged((TaskItem("1", "Load"), TaskItem("2", "Plot"))),
+            TextDelta("Working."),
+            TaskListChanged(
+                (TaskItem("1", "Load", "completed"), TaskItem("2", "Plot", "in_progress"))
+            ),
+        ]
+    )
     assert sum(type(i).__name__ == "Tasks" for i in t.items) == 1
     assert "**Tasks** (1/2 done)\n☑ 1. Load\n▶ 2. Plot" in t.to_markdown()

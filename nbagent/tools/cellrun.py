@@ -14,6 +14,7 @@ import _thread
 import io
 import sys
 import threading
+import tokenize
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -153,7 +154,10 @@ def _display_hook(shell: Any, recorder: _Recorder, source: str) -> Any:
     """The display hook of the run: a final expression's value becomes an execute_result."""
     from IPython.core.displayhook import DisplayHook
 
-    quiet = DisplayHook.semicolon_at_end_of_expression(source)
+    try:
+        quiet = DisplayHook.semicolon_at_end_of_expression(source)
+    except (SyntaxError, ValueError, tokenize.TokenError):  # the run reports it
+        quiet = False
 
     def hook(value: Any = None) -> None:
         if value is None or quiet:
@@ -193,13 +197,14 @@ class _Deadline:
 def _captured(shell: Any, recorder: _Recorder, source: str) -> Iterator[None]:
     """Send a run's stdout, stderr, displays, result and traceback to the recorder."""
     saved = (sys.stdout, sys.stderr, sys.displayhook, shell.display_pub, shell._showtraceback)
-    exec_result = shell.displayhook.exec_result
+    exec_result, trap_hook = shell.displayhook.exec_result, shell.display_trap.hook
 
     def show_traceback(etype: Any, evalue: Any, stb: list[str]) -> None:
         recorder.error(getattr(etype, "__name__", str(etype)), str(evalue), list(stb))
 
     sys.stdout, sys.stderr = _Stream(recorder, "stdout"), _Stream(recorder, "stderr")
-    sys.displayhook = _display_hook(shell, recorder, source)
+    # The display trap sets sys.displayhook when no cell is running (else it already has).
+    sys.displayhook = shell.display_trap.hook = _display_hook(shell, recorder, source)
     shell.display_pub = _publisher(shell, recorder)
     shell._showtraceback = show_traceback
     try:
@@ -207,7 +212,7 @@ def _captured(shell: Any, recorder: _Recorder, source: str) -> Iterator[None]:
     finally:
         sys.stdout, sys.stderr, sys.displayhook, shell.display_pub = saved[:4]
         shell._showtraceback = saved[4]
-        shell.displayhook.exec_result = exec_result
+        shell.displayhook.exec_result, shell.display_trap.hook = exec_result, trap_hook
 
 
 def run_source(

@@ -53,9 +53,8 @@ class ImageBudget:
         if mime not in API_IMAGE_TYPES:
             return self._leave_out(f"{mime} output not sent: the API takes PNG, JPEG, GIF, WebP")
         if self.count <= len(self.blocks):
-            return self._leave_out(
-                f"{mime} output not sent: {self.count} images per result at most"
-            )
+            most = f"{self.count} image{'s' if self.count != 1 else ''}"
+            return self._leave_out(f"{mime} output not sent: one result carries {most} at most")
         try:
             raw = base64.b64decode(_joined(data[mime]), validate=False)
         except (binascii.Error, ValueError):
@@ -104,8 +103,8 @@ def fit(raw: bytes, mime: str, max_bytes: int) -> tuple[bytes | None, str, str, 
     try:
         image = Image.open(io.BytesIO(raw))
         width, height = image.size
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
-        return None, mime, "", f"it does not decode as {mime} ({exc})"
+    except (UnidentifiedImageError, OSError, ValueError):
+        return None, mime, "", f"it does not decode as {mime}"
     size = f"{width}×{height}"
     if max(width, height) <= LONG_SIDE and len(raw) <= max_bytes:
         return raw, mime, size, ""

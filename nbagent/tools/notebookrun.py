@@ -71,12 +71,14 @@ def notebook_run_tool(context: ToolContext) -> Tool:
         seen = _snapshot(context)
         cell = _cell(seen.notebook, cell_id, context.cell_id())
         count = getattr(context.shell, "execution_count", None)
-        if seen.document is not None:
-            _show(seen.document, cell_id, CellRun(), count, running=True)
-        started = time.perf_counter()
-        run = run_source(context.shell, source_of(cell), count, context.limits.run_seconds)
-        elapsed = time.perf_counter() - started
-        where = _place(context, seen, cell_id, run, count)
+        run, started = CellRun(), time.perf_counter()
+        try:
+            if seen.document is not None:
+                _show(seen.document, cell_id, run, count, running=True)
+            run = run_source(context.shell, source_of(cell), count, context.limits.run_seconds)
+        finally:  # a Ctrl-C at any point still leaves the cell with its outputs, not at [*]
+            elapsed = time.perf_counter() - started
+            where = _place(context, seen, cell_id, run, count)
         if run.interrupted:
             raise KeyboardInterrupt
         return _report(context, cell_id, run, count, elapsed, where)

@@ -62,9 +62,7 @@ def notebook(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def session(
-    notebook: Path, fake_api: FakeAnthropicServer
-) -> Iterator[tuple[Any, Any]]:
+def session(notebook: Path, fake_api: FakeAnthropicServer) -> Iterator[tuple[Any, Any]]:
     env = {
         "ANTHROPIC_API_KEY": "test-key",
         "ANTHROPIC_BASE_URL": fake_api.url,
