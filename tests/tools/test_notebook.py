@@ -121,8 +121,8 @@ def test_read_the_whole_notebook(nb_tools: dict[str, Tool]) -> None:
         '<cell index="1" id="load" type="code" execution_count="1">\n'
         "import pandas as pd\ndf = pd.DataFrame()\n</cell>\n"
         '<cell index="2" id="plot" type="code" execution_count="2">\ndf.plot()\n</cell>\n'
-        '<output type="display_data">\n<Figure>\n[image/png output not sent: its data is not base64]\n'
-        "</output>\n"
+        '<output type="display_data">\n<Figure>\n'
+        "[image/png output not sent: its data is not base64]\n</output>\n"
         '<cell index="3" id="agent" type="code" running="true">\n%%agent\nTidy this notebook\n'
         "</cell>"
     )
