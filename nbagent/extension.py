@@ -95,6 +95,7 @@ def load(shell: Any) -> Loaded:
     # Building the tools imports pydantic (about 0.25 s): done beside the user's next cell.
     builder = threading.Thread(target=register_builtin, name="nbagent-builtin-tools", daemon=True)
     builder.start()
+    threading.Thread(target=_warm_imports, name="nbagent-warm-imports", daemon=True).start()
     loaded.agent_magics.wait_for = builder.join
     shell.register_magics(loaded.agent_magics)
     shell.register_magics(loaded.mcp_magics)
@@ -108,6 +109,16 @@ def load(shell: Any) -> Loaded:
     except NbAgentError as exc:
         display(Markdown(f"> **MCP configuration not used**: {exc}"))
     return loaded
+
+
+def _warm_imports() -> None:
+    """Import what the notebook tools need at first use, beside the user's next cells.
+
+    nbformat imports jsonschema, whose format checkers can take a second to load (a grammar is
+    compiled); a first NotebookRead would otherwise wait for it. Nobody waits for this thread:
+    a tool that needs the module meanwhile just waits for the import it would have done.
+    """
+    import nbformat  # noqa: F401
 
 
 def unload(shell: Any) -> None:

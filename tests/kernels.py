@@ -24,6 +24,8 @@ class Execution:
     """iopub messages' contents, in order (stream, display_data, update_display_data, ...)."""
     error: dict[str, Any] = field(default_factory=dict)
     """The reply content when the status is error."""
+    execution_count: int | None = None
+    """The count the reply gave the cell."""
 
     @property
     def text(self) -> str:
@@ -102,6 +104,7 @@ def execute(
             on_output(content)
     reply = client.get_shell_msg(timeout=timeout)
     result.status = reply["content"]["status"]
+    result.execution_count = reply["content"].get("execution_count")
     if result.status == "error":
         result.error = reply["content"]
     return result

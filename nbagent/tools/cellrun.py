@@ -215,6 +215,17 @@ def _captured(shell: Any, recorder: _Recorder, source: str) -> Iterator[None]:
         shell.displayhook.exec_result, shell.display_trap.hook = exec_result, trap_hook
 
 
+def running_count(shell: Any) -> int | None:
+    """The execution count of the cell running now (the ``%%agent`` cell), or None.
+
+    IPython 9 advances ``shell.execution_count`` as a cell starts, older IPython as it ends;
+    the running cell's own result knows its count either way.
+    """
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    return count if isinstance(count, int) else getattr(shell, "execution_count", None)
+
+
 def run_source(
     shell: Any,
     source: str,

@@ -19,7 +19,7 @@ from typing import Any
 from nbagent.errors import ToolError
 from nbagent.permissions import PermissionDecision, ask
 from nbagent.tool import Tool, ToolResult, tool
-from nbagent.tools.cellrun import CellRun, run_source
+from nbagent.tools.cellrun import CellRun, run_source, running_count
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget
 from nbagent.tools.nbfile import CellEdit, Document, LoadedNotebook, render_outputs, source_of
@@ -70,7 +70,7 @@ def notebook_run_tool(context: ToolContext) -> Tool:
             raise ToolError("NotebookRun needs an IPython kernel, and none is running here.")
         seen = _snapshot(context)
         cell = _cell(seen.notebook, cell_id, context.cell_id())
-        count = getattr(context.shell, "execution_count", None)
+        count = running_count(context.shell)
         run, started = CellRun(), time.perf_counter()
         try:
             if seen.document is not None:

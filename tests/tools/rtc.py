@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,7 +213,12 @@ class Server:
 
 
 @contextmanager
-def jupyter_server(python: Path | str, base: Path, args: Sequence[str] = ()) -> Iterator[Server]:
+def jupyter_server(
+    python: Path | str,
+    base: Path,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[Server]:
     """Run ``python -m jupyter_server`` on 127.0.0.1 until the block ends.
 
     Everything it reads or writes stays under ``base``: the root folder ``base/root``, the
@@ -224,6 +229,7 @@ def jupyter_server(python: Path | str, base: Path, args: Sequence[str] = ()) -> 
         python: The interpreter whose jupyter_server (and server extensions) run.
         base: A fresh folder.
         args: More command-line options (e.g. ``--LabApp.expose_app_in_browser=True``).
+        env: More environment variables for the server and its kernels.
 
     Yields:
         The server, once it answers.
@@ -239,7 +245,7 @@ def jupyter_server(python: Path | str, base: Path, args: Sequence[str] = ()) -> 
     }
     (kernels / "kernel.json").write_text(json.dumps(spec))
     token = secrets.token_hex(16)
-    env = {
+    extra, env = env or {}, {
         **os.environ,
         "JUPYTER_RUNTIME_DIR": str(runtime),
         "JUPYTER_CONFIG_DIR": str(base / "config"),
@@ -248,6 +254,7 @@ def jupyter_server(python: Path | str, base: Path, args: Sequence[str] = ()) -> 
         "JUPYTER_PLATFORM_DIRS": "0",
     }
     env.pop("ANTHROPIC_API_KEY", None)
+    env.update(extra)
     command = [
         str(python),
         "-m",
