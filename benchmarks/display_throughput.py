@@ -45,8 +45,10 @@ nbagent.registry.register(echo, replace=True)
 
 def script(turns: int, per_turn: int) -> list[Reply]:
     """The model's replies: ``turns`` turns of ``per_turn`` calls, then an answer."""
-    calls = [Reply.tool_uses(*[("echo", {"text": f"{t}.{i}"}) for i in range(per_turn)])
-             for t in range(turns)]
+    calls = [
+        Reply.tool_uses(*[("echo", {"text": f"{t}.{i}"}) for i in range(per_turn)])
+        for t in range(turns)
+    ]
     return [*calls, Reply.text("All echoed.")]
 
 
@@ -78,12 +80,30 @@ def main() -> None:
     quiet_s = statistics.median(t for t, _, _ in quiet)
     print("## Live display of a long run\n")
     print(run_line(sys.argv) + "\n")
-    print(markdown_table(
-        ["tool calls", "events", "runs", "live display (s)", "--quiet (s)",
-         "display cost per event (ms)", "cell outputs (live)"],
-        [[calls, events, runs, f"{live_s:.2f}", f"{quiet_s:.2f}",
-          f"{(live_s - quiet_s) / events * 1e3:.2f}", live[0][2]]],
-    ))
+    print(
+        markdown_table(
+            [
+                "tool calls",
+                "events",
+                "runs",
+                "live display (s)",
+                "--quiet (s)",
+                "display cost per event (ms)",
+                "cell outputs (live)",
+            ],
+            [
+                [
+                    calls,
+                    events,
+                    runs,
+                    f"{live_s:.2f}",
+                    f"{quiet_s:.2f}",
+                    f"{(live_s - quiet_s) / events * 1e3:.2f}",
+                    live[0][2],
+                ]
+            ],
+        )
+    )
 
 
 if __name__ == "__main__":

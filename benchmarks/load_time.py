@@ -44,8 +44,15 @@ def main() -> None:
         ("import json (floor)", "import json"),
     ):
         times = [time_in_fresh_kernel(statement) for _ in range(runs)]
-        rows.append([label, runs, f"{statistics.median(times):.3f}", f"{min(times):.3f}",
-                     f"{max(times):.3f}"])
+        rows.append(
+            [
+                label,
+                runs,
+                f"{statistics.median(times):.3f}",
+                f"{min(times):.3f}",
+                f"{max(times):.3f}",
+            ]
+        )
     print("## %load_ext in a fresh kernel\n")
     print(run_line(sys.argv) + "\n")
     print(markdown_table(["statement", "kernels", "median (s)", "min (s)", "max (s)"], rows))

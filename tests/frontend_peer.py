@@ -132,6 +132,13 @@ class FrontEndPeer:
                 if data["op"] == "read":
                     notebook = copy.deepcopy(self.notebook)
                     return {"id": data["id"], "ok": True, "notebook": notebook, "dirty": self.dirty}
+                if data["op"] == "edit" and data["edit"]["action"] == "outputs":
+                    ids = [cell.id for cell in self.notebook.cells]
+                    edit = data["edit"]
+                    if edit["cell_id"] not in ids:
+                        return {"id": data["id"], "ok": True, "missing": True}
+                    self._apply({**edit, "index": ids.index(edit["cell_id"])})
+                    return {"id": data["id"], "ok": True, "missing": False}
                 if data["op"] == "edit":
                     changed = not self._guard_holds(data["guard"])
                     if not changed:

@@ -101,12 +101,16 @@ class FrontEndChannel:
             usable = self._usable()
             return usable[-1] if usable else None
 
-    def request(self, front_end: FrontEnd, op: str, **data: Any) -> dict[str, Any]:
+    def request(
+        self, front_end: FrontEnd, op: str, wait: bool = True, **data: Any
+    ) -> dict[str, Any]:
         """Send a request to one front end and wait for its answer.
 
         Args:
             front_end: The front end that should answer.
-            op: ``read``, ``edit``, ``outputs`` or ``running``.
+            op: ``read`` or ``edit``.
+            wait: Wait for the answer; False sends it and returns an empty answer at once
+                (for what the user need not see before the work goes on, as ``[*]``).
             **data: The request's fields.
 
         Returns:
@@ -119,9 +123,13 @@ class FrontEndChannel:
             comm = self._comm
             request_id = f"r{next(self._ids)}"
             waiter: tuple[threading.Event, list[dict[str, Any]]] = (threading.Event(), [])
-            self._pending[request_id] = waiter
+            if wait:
+                self._pending[request_id] = waiter
         if comm is None:
             raise FrontEndError("the connection to JupyterLab is closed")
+        if not wait:
+            comm.send({"op": op, "id": request_id, "to": front_end.client, **data})
+            return {}
         try:
             comm.send({"op": op, "id": request_id, "to": front_end.client, **data})
             if not waiter[0].wait(self.timeout):

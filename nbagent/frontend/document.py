@@ -105,6 +105,43 @@ class FrontEndDocument:
             f"({TRIES} tries). Read it again with NotebookRead, then edit it."
         )
 
+    def show_outputs(
+        self,
+        cell_id: str,
+        outputs: tuple[dict[str, Any], ...],
+        execution_count: int | None,
+        running: bool = False,
+    ) -> None:
+        """Show a code cell's outputs and execution count, or that it runs (``[*]``).
+
+        The cell is found by id where the front end is, so no read comes first; the start of a
+        run is not waited for (the run goes on at once), its outputs are.
+
+        Args:
+            cell_id: The cell.
+            outputs: Its outputs (nbformat dicts); none while it runs.
+            execution_count: Its execution count.
+            running: Whether it runs now.
+
+        Raises:
+            ToolError: The front end did not answer, or the cell is gone.
+        """
+        edit = {
+            "action": "outputs",
+            "cell_id": cell_id,
+            "outputs": list(outputs),
+            "execution_count": execution_count,
+            "running": running,
+        }
+        try:
+            answer = self._channel.request(
+                self.front_end, "edit", wait=not running, edit=edit, guard=None
+            )
+        except FrontEndError as exc:
+            raise ToolError(f"{self.front_end.app} did not show the outputs ({exc})") from exc
+        if answer.get("missing"):
+            raise ToolError(f"cell {cell_id} is no longer in {self.path.name}")
+
 
 def edit_json(edit: CellEdit) -> dict[str, Any]:
     """The change as the extension takes it.
@@ -115,10 +152,6 @@ def edit_json(edit: CellEdit) -> dict[str, Any]:
     data: dict[str, Any] = {"action": edit.action, "index": edit.index, "source": edit.source}
     if edit.cell is not None:
         data["cell"] = {**edit.cell, "source": source_of(edit.cell)}
-    if edit.action == "outputs":
-        data.update(
-            outputs=list(edit.outputs), execution_count=edit.execution_count, running=edit.running
-        )
     return data
 
 

@@ -263,6 +263,38 @@ class LiveDocument:
                 f"({reason}). Read the notebook again with NotebookRead, then edit it."
             ) from exc
 
+    def show_outputs(
+        self,
+        cell_id: str,
+        outputs: tuple[dict[str, Any], ...],
+        execution_count: int | None,
+        running: bool = False,
+    ) -> None:
+        """Show a code cell's outputs and execution count, or that it runs (``[*]``).
+
+        Args:
+            cell_id: The cell.
+            outputs: Its outputs (nbformat dicts); none while it runs.
+            execution_count: Its execution count.
+            running: Whether it runs now.
+
+        Raises:
+            ToolError: The cell is gone, or the change could not be sent.
+        """
+
+        def change(notebook: LoadedNotebook) -> tuple[CellEdit, None]:
+            index = notebook.index_of(cell_id)
+            edit = CellEdit(
+                "outputs",
+                index,
+                outputs=outputs,
+                execution_count=execution_count,
+                running=running,
+            )
+            return edit, None
+
+        self.edit(change)
+
     async def connect(self) -> None:
         """Open the connection unless it is open (on the loop).
 

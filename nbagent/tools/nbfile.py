@@ -439,3 +439,13 @@ class Document(Protocol):
         """Decide a change from the notebook as it is now and make it, at once, where the user
         sees it; ``change`` refuses by raising :class:`~nbagent.errors.ToolError`."""
         ...
+
+    def show_outputs(
+        self,
+        cell_id: str,
+        outputs: tuple[dict[str, Any], ...],
+        execution_count: int | None,
+        running: bool = False,
+    ) -> None:
+        """Show a code cell's outputs and execution count, or that it runs (``[*]``)."""
+        ...

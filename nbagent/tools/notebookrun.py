@@ -22,7 +22,7 @@ from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.cellrun import CellRun, run_source, running_count
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget
-from nbagent.tools.nbfile import CellEdit, Document, LoadedNotebook, render_outputs, source_of
+from nbagent.tools.nbfile import Document, LoadedNotebook, render_outputs, source_of
 from nbagent.tools.notebook import NO_NOTEBOOK, NotebookSnapshot, snapshot, with_images
 from nbagent.tools.output import cap_text
 from nbagent.tools.paths import shown
@@ -116,15 +116,7 @@ def _show(
     document: Document, cell_id: str, run: CellRun, count: int | None, running: bool = False
 ) -> None:
     """Write a run's outputs (or that it runs) into the cell, where the user sees it."""
-
-    def change(notebook: LoadedNotebook) -> tuple[CellEdit, None]:
-        index = notebook.index_of(cell_id)
-        edit = CellEdit(
-            "outputs", index, outputs=tuple(run.outputs), execution_count=count, running=running
-        )
-        return edit, None
-
-    document.edit(change)
+    document.show_outputs(cell_id, tuple(run.outputs), count, running)
 
 
 def _place(

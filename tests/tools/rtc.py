@@ -245,14 +245,17 @@ def jupyter_server(
     }
     (kernels / "kernel.json").write_text(json.dumps(spec))
     token = secrets.token_hex(16)
-    extra, env = env or {}, {
-        **os.environ,
-        "JUPYTER_RUNTIME_DIR": str(runtime),
-        "JUPYTER_CONFIG_DIR": str(base / "config"),
-        "JUPYTER_DATA_DIR": str(base / "data"),
-        "JUPYTER_PATH": str(base / "share"),
-        "JUPYTER_PLATFORM_DIRS": "0",
-    }
+    extra, env = (
+        env or {},
+        {
+            **os.environ,
+            "JUPYTER_RUNTIME_DIR": str(runtime),
+            "JUPYTER_CONFIG_DIR": str(base / "config"),
+            "JUPYTER_DATA_DIR": str(base / "data"),
+            "JUPYTER_PATH": str(base / "share"),
+            "JUPYTER_PLATFORM_DIRS": "0",
+        },
+    )
     env.pop("ANTHROPIC_API_KEY", None)
     env.update(extra)
     command = [

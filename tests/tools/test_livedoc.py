@@ -551,3 +551,36 @@ def test_the_agent_in_a_kernel_of_the_server_edits_the_live_document(
     finally:
         client.stop_channels()
         rtc_server.call("DELETE", f"api/sessions/{session['id']}")
+
+
+def test_a_runs_outputs_go_into_the_live_cell_while_the_user_types_in_it(
+    path: Path, room: FakeRoom, live: LiveDocuments
+) -> None:
+    from nbagent.tools.nbfile import CellEdit
+
+    document = live.route(path).document
+    assert document is not None
+    outputs = (
+        {"output_type": "stream", "name": "stdout", "text": "6\n"},
+        {"output_type": "display_data", "data": {"image/png": "iVBORw0K"}, "metadata": {}},
+    )
+
+    def show(running: bool) -> Any:
+        def change(notebook: Any) -> tuple[CellEdit, None]:
+            index = notebook.index_of("sum")
+            shown = () if running else outputs
+            return CellEdit(
+                "outputs", index, outputs=shown, execution_count=4, running=running
+            ), None
+
+        return change
+
+    document.edit(show(running=True))
+    assert room.cell("sum")["execution_state"] == "running"
+    room.type("sum", "  # typed meanwhile")
+    document.edit(show(running=False))
+    cell = room.cell("sum").to_py()
+    assert cell["execution_state"] == "idle" and cell["execution_count"] == 4
+    assert cell["outputs"] == [dict(o) for o in outputs]
+    assert cell["source"] == "total = sum(data)  # typed meanwhile"
+    assert document.read().cells[2].outputs[0].text == "6\n"

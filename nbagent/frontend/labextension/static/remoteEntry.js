@@ -80,6 +80,15 @@ var _JUPYTERLAB;
     );
   }
 
+  function cellIndex(model, id) {
+    for (let i = 0; i < model.cells.length; i++) {
+      if (model.cells.get(i).id === id) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   function sourceOf(cell) {
     return cell.sharedModel.getSource();
   }
@@ -157,12 +166,16 @@ var _JUPYTERLAB;
 
   function applyEdit(panel, edit, guard) {
     const model = panel.content.model;
+    if (edit.action === 'outputs') {
+      const cell = model.cells.get(cellIndex(model, edit.cell_id));
+      if (!cell || cell.type !== 'code') {
+        return { missing: true };
+      }
+      setOutputs(panel, cell, edit);
+      return { missing: false };
+    }
     if (!guardHolds(model, guard)) {
       return { changed: true };
-    }
-    if (edit.action === 'outputs') {
-      setOutputs(panel, model.cells.get(edit.index), edit);
-      return { changed: false };
     }
     const notebook = model.sharedModel;
     const cell = edit.cell ? newCell(edit.cell) : null; // before any change: no half edits
