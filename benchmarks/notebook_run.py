@@ -61,9 +61,10 @@ for cell_id, code in CELLS.items():
         result = run.call({"cell_id": cell_id})
         tool.append(time.perf_counter() - started)
         paired.append(tool[-1] - direct[-1])
-    images = [b for b in result.content if b["type"] == "image"] if isinstance(result.content, list) else []
-    rows.append([cell_id, statistics.median(direct), statistics.median(tool), statistics.median(paired),
-                 sum(len(b["source"]["data"]) for b in images)])
+    blocks = result.content if isinstance(result.content, list) else []
+    sent = sum(len(b["source"]["data"]) for b in blocks if b["type"] == "image")
+    medians = [statistics.median(times) for times in (direct, tool, paired)]
+    rows.append([cell_id, *medians, sent])
 print("ROWS" + json.dumps(rows))
 """
 
@@ -83,7 +84,7 @@ def in_peer(path: Path, cells: dict[str, str], repeat: int) -> tuple[str, str]:
 def in_browser(path: Path, cells: dict[str, str], repeat: int) -> tuple[str, str]:
     """Run the timing code as a cell of the notebook open in JupyterLab, in Chromium."""
     from tests.jupyterlab_server import LAB_OPTIONS, chromium
-    from tests.test_browser_notebook import CELLS, PANEL_READY, run_cell, wait_until
+    from tests.test_browser_notebook import PANEL_READY, run_cell, wait_until
     from tests.tools.rtc import KERNEL, jupyter_server
 
     notebook = nbformat.read(path, as_version=4)
