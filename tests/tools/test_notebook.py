@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 from nbagent.tool import Tool
 from nbagent.tools import ToolContext
 from nbagent.tools.notebook import NO_NOTEBOOK, find_notebook, running_cell_id
-from tests.tools.helpers import LazyTools, error, save_around_the_swap, text, without_file_note
+from tests.tools.helpers import (
+    LazyTools,
+    call,
+    error,
+    save_around_the_swap,
+    text,
+    without_file_note,
+)
 
 
 def make_notebook(path: Path) -> Path:
@@ -384,3 +391,33 @@ def test_a_save_over_the_edited_notebook_in_its_instant_is_reported(
         "Read it again with NotebookRead to see, then edit it."
     )
     assert source(notebook, 0) == "# second save"
+
+
+def test_read_returns_figures_as_images_and_names_the_rest(root: Path) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (320, 200), "steelblue").save(buffer, "PNG")
+    png = base64.b64encode(buffer.getvalue()).decode()
+    notebook = nbformat.v4.new_notebook()
+    figures = nbformat.v4.new_code_cell("plot()", id="figs")
+    figures.outputs = [
+        nbformat.v4.new_output("display_data", {"image/png": png, "text/plain": "<Figure>"}),
+        nbformat.v4.new_output("display_data", {"image/svg+xml": "<svg/>", "text/plain": "svg"}),
+    ]
+    notebook.cells = [figures]
+    path = root / "figures.ipynb"
+    nbformat.write(notebook, path)
+    context = ToolContext(root=root, notebook_path=lambda: path)
+    result = call(LazyTools(context)["NotebookRead"])
+    assert isinstance(result.content, list) and not result.is_error
+    said, image = result.content
+    assert "<Figure>\n[image 1: image/png, 320×200]" in said["text"]
+    assert "[image/svg+xml output not sent: the API takes PNG, JPEG, GIF, WebP]" in said["text"]
+    assert image == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": png},
+    }
