@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from nbagent.tools.livedoc import LiveDocuments
-from nbagent.tools.notebook import LIVE
+from nbagent.tools.nbaccess import LIVE
 from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot
 from tests.tools.helpers import text
 from tests.tools.rtc import (

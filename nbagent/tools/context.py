@@ -207,7 +207,7 @@ class ToolContext:
         Returns:
             The context.
         """
-        from nbagent.tools.notebook import find_notebook, running_cell_id
+        from nbagent.tools.nbaccess import find_notebook, running_cell_id
 
         def notebook_path() -> Path | None:
             return find_notebook(shell, notebook)

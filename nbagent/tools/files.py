@@ -17,8 +17,8 @@ from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
+from nbagent.tools.nbaccess import snapshot
 from nbagent.tools.nbfile import header, render_cells
-from nbagent.tools.notebook import snapshot
 from nbagent.tools.paths import (
     ask_outside_root,
     refuse_open_notebook,

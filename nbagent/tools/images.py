@@ -14,6 +14,8 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from nbagent.tool import ToolResult
+
 API_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """The image media types the Messages API accepts."""
 
@@ -124,3 +126,15 @@ def fit(raw: bytes, mime: str, max_bytes: int) -> tuple[bytes | None, str, str, 
 
 def _joined(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
+
+
+def with_images(text: str, images: ImageBudget) -> str | ToolResult:
+    """A tool's text, followed by the images it took as image blocks (the text alone without).
+
+    Args:
+        text: The text, naming each image where it belongs (``[image 1: ...]``).
+        images: The images taken.
+    """
+    if not images.blocks:
+        return text
+    return ToolResult(content=[{"type": "text", "text": text}, *images.blocks])

@@ -1,38 +1,25 @@
-"""The notebook tools NotebookRead and NotebookEdit, and how the kernel finds its notebook.
+"""The notebook tools NotebookRead and NotebookEdit.
 
-The notebook is found from (in order) an explicit setting, ``__session__`` (which ipykernel
-sets from ``JPY_SESSION_NAME``) or ``JPY_SESSION_NAME`` itself, then VS Code's
-``__vsc_ipynb_file__``. The running cell's id is the ``cellId`` that JupyterLab and Notebook 7
-put in the execute request's metadata, read through ``shell.kernel.get_parent()``.
-
-Edits follow Claude Code's contract: cells by id, ``replace`` / ``insert`` / ``delete``.
-The kernel's own notebook is read and edited where the user sees it: in the front end that
-shows it, through nbagent's JupyterLab extension (:mod:`nbagent.frontend`), else in
-JupyterLab's live document when it shares the notebook in real time (jupyter-collaboration,
-:mod:`nbagent.tools.livedoc`). An edit shows at once, and is refused only when the cell it
-changes was changed since the model read it. In a kernel, the own notebook's file is never
-written: the front end holds it open and its next save would undo the edit (or ask the user
-which to keep); with neither channel, an edit is refused and says what to enable. Other
-notebooks go to their files (:mod:`nbagent.tools.nbfile`: validated, atomic, refused when the
-file changed since it was read). The agent's own running cell cannot be replaced or deleted.
+Edits follow Claude Code's contract: cells by id, ``replace`` / ``insert`` / ``delete``. Where
+a notebook is read and edited (the front end that shows it, JupyterLab's live document, or
+its file) is decided by :mod:`nbagent.tools.nbaccess`. An edit where the user sees the
+notebook shows at once and is refused only when the cell it changes was changed since the
+model read it; an edit of a file is validated, atomic, and refused when the file changed
+since it was read. The agent's own running cell cannot be replaced or deleted.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from nbagent.errors import ToolError
-from nbagent.frontend.channel import FrontEnd
-from nbagent.frontend.document import FrontEndDocument
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
-from nbagent.tools.images import ImageBudget
-from nbagent.tools.livedoc import Route
+from nbagent.tools.images import ImageBudget, with_images
+from nbagent.tools.nbaccess import route, snapshot, target
 from nbagent.tools.nbfile import (
     CellEdit,
     Document,
@@ -47,223 +34,15 @@ from nbagent.tools.nbfile import (
     source_of,
 )
 from nbagent.tools.output import cap_text
-from nbagent.tools.paths import ask_outside_root, resolve, shown
-
-NO_NOTEBOOK = (
-    "No notebook is open: nbagent could not find this kernel's notebook (no notebook setting, "
-    "no __session__ or JPY_SESSION_NAME, no __vsc_ipynb_file__). Pass notebook_path to name "
-    "one."
-)
-"""What the notebook tools say when there is no notebook."""
-
-LIVE = "Live: the document JupyterLab shows (real-time collaboration); edits show there at once."
-"""What NotebookRead's header adds when it read the live document."""
-
-NO_FRONT_END = (
-    "{name} was not changed: it is open in a front end that nbagent cannot reach, and an edit "
-    "of its file would be undone by the front end's next save. To let the agent edit it, "
-    "install nbagent in the environment that runs JupyterLab too (its JupyterLab extension "
-    "shows edits at once) and reload the page, or turn on "
-    "JupyterLab's real-time collaboration (jupyter-collaboration). Tell the user this, and give "
-    "the code in your answer meanwhile."
-)
-"""Why an edit of the kernel's own notebook is refused when no front end can show it."""
+from nbagent.tools.paths import ask_outside_root
 
 CellType = Literal["code", "markdown", "raw"]
 EditMode = Literal["replace", "insert", "delete"]
 
 
-def find_notebook(shell: Any, explicit: str | Path | None = None) -> Path | None:
-    """Find the notebook a kernel runs.
-
-    Args:
-        shell: The IPython shell (its ``user_ns`` is read), or None.
-        explicit: A path set by the user; it wins when given.
-
-    Returns:
-        The notebook's resolved path, or None when it cannot be found.
-    """
-    if explicit:
-        return Path(explicit).expanduser().resolve()
-    namespace = getattr(shell, "user_ns", None) or {}
-    for candidate in (
-        namespace.get("__session__"),
-        os.environ.get("JPY_SESSION_NAME"),
-        namespace.get("__vsc_ipynb_file__"),
-    ):
-        found = _notebook_file(candidate)
-        if found is not None:
-            return found
-    return None
-
-
-def _notebook_file(candidate: Any) -> Path | None:
-    """Turn a session name into an existing ``.ipynb`` path (relative ones from the cwd)."""
-    if not isinstance(candidate, str) or not candidate.endswith(".ipynb"):
-        return None
-    path = Path(candidate).expanduser()
-    options = [path] if path.is_absolute() else [Path.cwd() / path, Path.cwd() / path.name]
-    return next((option.resolve() for option in options if option.is_file()), None)
-
-
-def running_cell_id(shell: Any) -> str | None:
-    """Return the id of the cell being executed, from the execute request's metadata.
-
-    Args:
-        shell: The IPython shell of an ipykernel kernel.
-
-    Returns:
-        The ``cellId`` the front end sent, or None (a plain IPython, a front end that sends
-        none, no request running).
-    """
-    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
-    if get_parent is None:
-        return None
-    try:
-        parent = get_parent("shell") or {}
-    except Exception:  # an older or a foreign kernel: no cell id rather than a failure
-        return None
-    cell_id = (parent.get("metadata") or {}).get("cellId")
-    return cell_id if isinstance(cell_id, str) else None
-
-
-def _target(context: ToolContext, notebook_path: str | None) -> tuple[Path, str, bool]:
-    """Resolve the notebook a call is about: (path, how it is shown, whether it is open)."""
-    open_notebook = context.notebook_path()
-    if notebook_path:
-        path = resolve(context, notebook_path)
-    elif open_notebook is None:
-        raise ToolError(NO_NOTEBOOK)
-    else:
-        path = open_notebook.resolve()
-    if path.suffix.lower() != ".ipynb":
-        raise ToolError(f"{shown(context, path)} is not a notebook (.ipynb file).")
-    is_open = open_notebook is not None and open_notebook.resolve() == path
-    return path, shown(context, path), is_open
-
-
-def with_images(text: str, images: ImageBudget) -> str | ToolResult:
-    """A tool's text, followed by the images it took as image blocks (the text alone without).
-
-    Args:
-        text: The text, naming each image where it belongs (``[image 1: ...]``).
-        images: The images taken.
-    """
-    if not images.blocks:
-        return text
-    return ToolResult(content=[{"type": "text", "text": text}, *images.blocks])
-
-
 def _notebook_target(tool_input: Any) -> list[str]:
     path = tool_input.get("notebook_path")
     return [path] if path else []
-
-
-def _route(context: ToolContext, path: Path, is_open: bool, editing: bool = False) -> Route:
-    """Where a notebook is read or edited: the front end that shows it, its live document, or
-    its file.
-
-    Raises:
-        ToolError: An edit of the kernel's own notebook, in a kernel, and neither the front end
-            nor a live document can take it (its file must not be written behind them).
-    """
-    if is_open and context.frontend is not None:
-        front = context.frontend.front_end()
-        if front is not None and _shows(front, path):
-            return Route(FrontEndDocument(context.frontend, front, path))
-    route = context.live.route(path, editing) if context.live is not None else Route(None)
-    if route.document is None and editing and is_open and context.frontend is not None:
-        raise ToolError(NO_FRONT_END.format(name=path.name))
-    return route
-
-
-def _shows(front: FrontEnd, path: Path) -> bool:
-    """Whether a front end's notebook (a path from the server's root) is this file."""
-    parts = PurePosixPath(front.path).parts
-    return bool(parts) and path.parts[-len(parts) :] == parts
-
-
-@dataclass(frozen=True)
-class NotebookSnapshot:
-    """A notebook as a reading tool sees it: from a front end or live document, or its file."""
-
-    notebook: LoadedNotebook
-    """The notebook's content."""
-    document: Document | None
-    """The front end's or live document it was read from, or None for the file."""
-    note: str
-    """What the header adds: where it was read from, and what that leaves out."""
-
-    def remember(self, context: ToolContext, ids: tuple[str, ...]) -> None:
-        """Record the read: the file's stamp and the cells seen, or each cell as seen.
-
-        Args:
-            context: The tools' context, whose read ledger is updated.
-            ids: The ids of the cells whose whole source was shown.
-        """
-        notebook, shown = self.notebook, set(ids)
-        if self.document is None:
-            context.reads.note(notebook.path, notebook.stamp, shown)
-            return
-        context.reads.note_live(
-            notebook.path,
-            {cell.id: cell_digest(cell) for cell in notebook.cells if cell.get("id") in shown},
-        )
-
-
-def snapshot(context: ToolContext, path: Path, name: str) -> NotebookSnapshot:
-    """Read a notebook where the user sees it when it is the kernel's own, else from its file.
-
-    Args:
-        context: The tools' context.
-        path: The notebook's resolved path.
-        name: How it is shown in messages.
-
-    Raises:
-        ToolError: The notebook cannot be read.
-    """
-    open_notebook = context.notebook_path()
-    is_open = open_notebook is not None and open_notebook.resolve() == path
-    route = _route(context, path, is_open)
-    document = route.document
-    if document is None:
-        note = " ".join(
-            p for p in (_file_note(path, is_open and context.frontend), route.note) if p
-        )
-        return NotebookSnapshot(load_notebook(path, name), None, note)
-    notebook = document.read()
-    if isinstance(document, FrontEndDocument):
-        unsaved = "with changes not yet saved" if document.state.dirty else "all saved"
-        note = f"Read from the notebook as {document.front_end.app} shows it ({unsaved})."
-    else:
-        note = " ".join(part for part in (LIVE, route.note) if part)
-    return NotebookSnapshot(notebook, document, note)
-
-
-def _file_note(path: Path, unseen: bool) -> str:
-    """Say that a notebook was read from its file, how old the save is, and (for the kernel's
-    own notebook, ``unseen``) that unsaved changes are not in it."""
-    try:
-        age = f"saved {_age(time.time() - path.stat().st_mtime)} ago"
-    except OSError:
-        age = "saved earlier"
-    if unseen:
-        return (
-            f"[Read from the file, {age}: no front end that shows this notebook answered, so "
-            "what is typed there but not saved is not included.]"
-        )
-    return f"[Read from the file, {age}.]"
-
-
-def _age(seconds: float) -> str:
-    """A duration in words: ``12 s``, ``4 min``, ``3 h``, ``2 days``."""
-    if seconds < 90:
-        return f"{max(0, round(seconds))} s"
-    if seconds < 90 * 60:
-        return f"{round(seconds / 60)} min"
-    if seconds < 36 * 3600:
-        return f"{round(seconds / 3600)} h"
-    return f"{round(seconds / 86400)} days"
 
 
 def notebook_read_tool(context: ToolContext) -> Tool:
@@ -304,7 +83,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             overview: One line per cell (index, id, type, first line) instead of full cells.
             outputs: Include the cells' outputs.
         """
-        path, name, is_open = _target(context, notebook_path)
+        path, name, is_open = target(context, notebook_path)
         seen = snapshot(context, path, name)
         notebook = seen.notebook
         running = context.cell_id() if is_open else None
@@ -398,14 +177,14 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
             edit_mode: `replace`, `insert` or `delete`.
             notebook_path: A notebook other than the open one.
         """
-        path, name, is_open = _target(context, notebook_path)
+        path, name, is_open = target(context, notebook_path)
         running = context.cell_id if is_open else _no_cell
         request = _Request(cell_id, new_source, cell_type, edit_mode, running)
-        route = _route(context, path, is_open, editing=True)
-        if route.document is not None:
-            return _edit_live(context, route.document, name, request)
+        found = route(context, path, is_open, editing=True)
+        if found.document is not None:
+            return _edit_live(context, found.document, name, request)
         message = _edit_file(context, path, name, request)
-        return f"{message}\n\n{route.note}" if route.note else message
+        return f"{message}\n\n{found.note}" if found.note else message
 
     return notebook_edit
 

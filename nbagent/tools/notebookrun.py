@@ -21,9 +21,9 @@ from nbagent.permissions import PermissionDecision, ask
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.cellrun import CellRun, run_source, running_count
 from nbagent.tools.context import ToolContext
-from nbagent.tools.images import ImageBudget
+from nbagent.tools.images import ImageBudget, with_images
+from nbagent.tools.nbaccess import NO_NOTEBOOK, NotebookSnapshot, snapshot
 from nbagent.tools.nbfile import Document, LoadedNotebook, render_outputs, source_of
-from nbagent.tools.notebook import NO_NOTEBOOK, NotebookSnapshot, snapshot, with_images
 from nbagent.tools.output import cap_text
 from nbagent.tools.paths import shown
 

@@ -29,7 +29,7 @@ from nbagent.tool import Tool
 from nbagent.tools import ysync
 from nbagent.tools.jpservers import find_server
 from nbagent.tools.livedoc import MISSING_EXTRA, LiveDocuments
-from nbagent.tools.notebook import LIVE
+from nbagent.tools.nbaccess import LIVE
 from nbagent.tools.ysync import retype
 from tests.tools.helpers import error, text, without_file_note
 from tests.tools.rtc import (

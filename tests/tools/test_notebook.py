@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from nbagent.tool import Tool
 from nbagent.tools import ToolContext
-from nbagent.tools.notebook import NO_NOTEBOOK, find_notebook, running_cell_id
+from nbagent.tools.nbaccess import NO_NOTEBOOK, find_notebook, running_cell_id
 from tests.tools.helpers import (
     LazyTools,
     call,
