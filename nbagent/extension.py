@@ -104,6 +104,8 @@ def load(shell: Any) -> Loaded:
 
         shell.display_formatter.mimebundle_formatter.for_type(ToolRegistry, registry_mimebundle)
     _loaded[id(shell)] = loaded
+    if frontend is not None:
+        frontend.open()  # the front ends make their subshells now, not in an %%agent cell
     try:
         manager.start(settings.mcp_config or None, folder=Path.cwd())
     except NbAgentError as exc:

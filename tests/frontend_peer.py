@@ -38,6 +38,9 @@ class FrontEndPeer:
         self.requests: list[dict[str, Any]] = []
         """Every request the kernel sent, in order."""
         self.dirty = False
+        self.statuses = 0
+        """Busy or idle statuses the kernel published for this front end's answers."""
+        self._answers: set[str] = set()
         self.runs: list[tuple[str, bool]] = []
         """Each outputs edit: (cell id, whether it said the cell is running)."""
         self._client = manager.blocking_client()
@@ -91,6 +94,8 @@ class FrontEndPeer:
             except queue.Empty:
                 continue
             kind, content = message["msg_type"], message["content"]
+            if kind == "status" and message["parent_header"].get("msg_id") in self._answers:
+                self.statuses += 1
             if kind == "comm_open" and content.get("target_name") == TARGET:
                 self._comms.add(content["comm_id"])
                 self._reply(content["comm_id"], self._hello())
@@ -124,6 +129,7 @@ class FrontEndPeer:
     def _reply(self, comm_id: str, data: dict[str, Any]) -> None:
         message = self._client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         message["header"]["subshell_id"] = self._subshell
+        self._answers.add(message["header"]["msg_id"])
         self._client.shell_channel.send(message)
 
     def _answer(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +137,12 @@ class FrontEndPeer:
             with self._lock:
                 if data["op"] == "read":
                     notebook = copy.deepcopy(self.notebook)
+                    if data.get("light"):
+                        for cell in notebook.cells:
+                            if "outputs" in cell:
+                                cell.outputs = [
+                                    {"output_type": o.output_type} for o in cell.outputs
+                                ]
                     return {"id": data["id"], "ok": True, "notebook": notebook, "dirty": self.dirty}
                 if data["op"] == "edit" and data["edit"]["action"] == "outputs":
                     ids = [cell.id for cell in self.notebook.cells]

@@ -50,6 +50,18 @@ PANEL_READY = """() => {
     return cells > 0 && document.querySelectorAll('.jp-Notebook .jp-Cell').length === cells;
 }"""
 
+WATCH_STATUSES = """() => {
+    window.statuses = [];
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    kernel.iopubMessage.connect((_, message) => {
+        if (message.header.msg_type === 'status') {
+            window.statuses.push(message.content.execution_state + ' '
+                + message.parent_header.msg_type);
+        }
+    });
+}"""
+"""Record every status the kernel publishes, with the type of the message that caused it."""
+
 CELLS = """() => window.jupyterapp.shell.currentWidget.content.model.toJSON().cells.map(
     cell => [cell.cell_type, cell.source, (cell.outputs || []).map(o => o.output_type)])"""
 
@@ -117,10 +129,16 @@ def wait_until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
     return last
 
 
-def run_cell(page: Any, index: int) -> None:
-    """Run one cell as the user does (select it, Shift+Enter), and wait until it is done."""
+def run_cell(page: Any, index: int, wait: bool = True) -> None:
+    """Run one cell as the user does (select it, run it), and wait until it is done."""
     page.evaluate(f"window.jupyterapp.shell.currentWidget.content.activeCellIndex = {index}")
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-cell')")
+    if wait:
+        wait_until_ran(page, index)
+
+
+def wait_until_ran(page: Any, index: int) -> None:
+    """Wait until a cell has run and the kernel is idle again."""
     wait_until(
         lambda: page.evaluate(
             "() => { const panel = window.jupyterapp.shell.currentWidget;"
@@ -147,7 +165,8 @@ def script(fake_api: FakeAnthropicServer) -> None:
             "NotebookEdit", {"edit_mode": "insert", "cell_id": "data", "new_source": PLOT}
         ),
         inserted,
-        Reply.text("The plot is in the cell below the data: revenue peaks in month 6."),
+        # Delayed, so that the page can be looked at while the agent still works.
+        Reply.text("The plot is in the cell below the data: revenue peaks in month 6.", delay=3),
     )
 
 
@@ -164,6 +183,7 @@ def test_the_agent_inserts_and_runs_a_figure_cell_the_user_sees(
         page.goto(f"{lab.url}lab/tree/{NAME}?token={lab.token}", timeout=90_000)
         page.wait_for_function(PANEL_READY, timeout=90_000, polling=100)
         page.evaluate("window.nbagentNoReload = true")  # gone if the page ever reloads
+        page.evaluate(WATCH_STATUSES)
         run_cell(page, 0)
         run_cell(page, 1)
 
@@ -175,7 +195,7 @@ def test_the_agent_inserts_and_runs_a_figure_cell_the_user_sees(
         wait_until(lambda: TYPED in page.evaluate(CELLS)[2][1], "the typing shows")
 
         script(fake_api)
-        run_cell(page, 3)
+        run_cell(page, 3, wait=False)
         cells = wait_until(lambda: len(page.evaluate(CELLS)) == 5 and page.evaluate(CELLS), "5")
         assert [(kind, source.splitlines()[0]) for kind, source, _ in cells] == [
             ("code", "%load_ext nbagent"),
@@ -188,6 +208,11 @@ def test_the_agent_inserts_and_runs_a_figure_cell_the_user_sees(
         assert TYPED in cells[3][1]
         plot = page.locator(".jp-Notebook .jp-Cell").nth(2)
         plot.locator(".jp-RenderedImage img").wait_for(timeout=30_000)
+        # The figure is there and the model's answer is not: the extension's answers, on their
+        # subshell, made the kernel publish no status (JupyterLab would show it idle).
+        statuses = page.evaluate("window.statuses")
+        assert statuses and not [s for s in statuses if s.endswith("comm_msg")], statuses
+        wait_until_ran(page, 4)
         assert "points: 8" in plot.locator(".jp-OutputArea").inner_text()
         agent_count = page.evaluate(
             "window.jupyterapp.shell.currentWidget.content.model.cells.get(4).executionCount"

@@ -61,6 +61,7 @@ class FrontEndChannel:
         self.timeout = timeout
         """Seconds one request waits for its answer."""
         self._comm: Any = None
+        self._previous: Any = None
         self._opened_at = 0.0
         self._front_ends: dict[str, FrontEnd] = {}
         self._greeted = threading.Condition()
@@ -69,20 +70,24 @@ class FrontEndChannel:
         self._lock = threading.Lock()
 
     def open(self) -> None:
-        """Open a new comm (closing the last one): front ends that show the notebook now,
-        a reloaded page or a new tab included, answer it."""
+        """Open a new comm: front ends that show the notebook now, a reloaded page or a new
+        tab included, answer it.
+
+        The comm before stays open until the next one opens: JupyterLab makes a subshell for a
+        comm target while any comm of it is open (checking only after the new comm's
+        ``kernel_info``), and making one publishes a status that shows the kernel idle, which
+        is harmless at ``%load_ext`` but wrong in the middle of an ``%%agent`` cell.
+        """
         from nbagent.frontend.comm import open_comm
 
-        with self._lock:
-            old, self._comm = self._comm, None
-        if old is not None:
-            old.close()
         comm = open_comm(TARGET, self._on_message)
         with self._greeted:
             self._front_ends.clear()
             self._opened_at = time.monotonic()
         with self._lock:
-            self._comm = comm
+            older, self._previous, self._comm = self._previous, self._comm, comm
+        if older is not None:
+            older.close()
 
     def front_end(self) -> FrontEnd | None:
         """Return the front end that showed itself last, waiting briefly after opening.
@@ -149,11 +154,12 @@ class FrontEndChannel:
     def close(self) -> None:
         """Close the comm (idempotent); waiting requests fail."""
         with self._lock:
-            comm, self._comm = self._comm, None
+            comms = [c for c in (self._comm, self._previous) if c is not None]
+            self._comm = self._previous = None
             pending = list(self._pending.values())
         for event, _ in pending:
             event.set()
-        if comm is not None:
+        for comm in comms:
             comm.close()
 
     def _usable(self) -> list[FrontEnd]:

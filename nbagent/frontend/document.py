@@ -54,14 +54,18 @@ class FrontEndDocument:
         """What the last read said of unsaved changes."""
         self._channel = channel
 
-    def read(self) -> LoadedNotebook:
+    def read(self, outputs: bool = True) -> LoadedNotebook:
         """Return the notebook as the front end shows it now.
+
+        Args:
+            outputs: Include the outputs' data; without, each output is only its
+                ``output_type`` (what planning an edit needs, at a fraction of the bytes).
 
         Raises:
             ToolError: The front end did not answer.
         """
         try:
-            answer = self._channel.request(self.front_end, "read")
+            answer = self._channel.request(self.front_end, "read", light=not outputs)
         except FrontEndError as exc:
             raise ToolError(
                 f"{self.front_end.app} did not show {self.path.name} ({exc}). Try again in a "
@@ -85,7 +89,7 @@ class FrontEndDocument:
                 changing the same cells.
         """
         for _ in range(TRIES):
-            notebook = self.read()
+            notebook = self.read(outputs=False)
             cells = list(notebook.cells)  # as planned on: ``change`` may change the notebook
             edit, result = change(notebook)
             try:

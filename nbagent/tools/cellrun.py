@@ -11,6 +11,7 @@ the count of the ``%%agent`` cell that ran them. A time limit stops the code as 
 from __future__ import annotations
 
 import _thread
+import functools
 import io
 import sys
 import threading
@@ -127,11 +128,19 @@ class _Stream(io.TextIOBase):
         return False
 
 
-def _publisher(shell: Any, recorder: _Recorder) -> Any:
-    """A display publisher (IPython's interface) that records instead of sending."""
+@functools.cache
+def _publisher_class() -> type:
+    """IPython's display publisher, recording instead of sending (made once: IPython is
+    imported only when a cell first runs)."""
     from IPython.core.displaypub import DisplayPublisher
 
     class RecordingPublisher(DisplayPublisher):
+        """Hands each display and ``clear_output`` to a recorder."""
+
+        def __init__(self, recorder: _Recorder, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.recorder = recorder
+
         def publish(
             self,
             data: Any,
@@ -142,12 +151,14 @@ def _publisher(shell: Any, recorder: _Recorder) -> Any:
             update: bool = False,
             **kwargs: Any,
         ) -> None:
-            recorder.display(data, metadata, transient, update)
+            """Record a display instead of sending it."""
+            self.recorder.display(data, metadata, transient, update)
 
         def clear_output(self, wait: bool = False) -> None:
-            recorder.clear(wait)
+            """Record a ``clear_output``."""
+            self.recorder.clear(wait)
 
-    return RecordingPublisher(shell=shell)
+    return RecordingPublisher
 
 
 def _display_hook(shell: Any, recorder: _Recorder, source: str) -> Any:
@@ -205,7 +216,7 @@ def _captured(shell: Any, recorder: _Recorder, source: str) -> Iterator[None]:
     sys.stdout, sys.stderr = _Stream(recorder, "stdout"), _Stream(recorder, "stderr")
     # The display trap sets sys.displayhook when no cell is running (else it already has).
     sys.displayhook = shell.display_trap.hook = _display_hook(shell, recorder, source)
-    shell.display_pub = _publisher(shell, recorder)
+    shell.display_pub = _publisher_class()(recorder, shell=shell)
     shell._showtraceback = show_traceback
     try:
         yield

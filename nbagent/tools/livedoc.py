@@ -217,9 +217,12 @@ class LiveDocument:
         self._connection: ysync.Connection | None = None
         self._connecting: asyncio.Lock | None = None
 
-    def read(self) -> LoadedNotebook:
+    def read(self, outputs: bool = True) -> LoadedNotebook:
         """Return the document as it is now, as a notebook (stamped
         :data:`~nbagent.tools.nbfile.LIVE_STAMP`).
+
+        Args:
+            outputs: Ignored: the document is local, the outputs cost nothing to read.
 
         Raises:
             ToolError: The connection failed and could not be opened again in time.

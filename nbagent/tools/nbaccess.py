@@ -189,13 +189,15 @@ class NotebookSnapshot:
         )
 
 
-def snapshot(context: ToolContext, path: Path, name: str) -> NotebookSnapshot:
+def snapshot(context: ToolContext, path: Path, name: str, outputs: bool = True) -> NotebookSnapshot:
     """Read a notebook where the user sees it when it is the kernel's own, else from its file.
 
     Args:
         context: The tools' context.
         path: The notebook's resolved path.
         name: How it is shown in messages.
+        outputs: Read the outputs' data too; without, a front end may send only each
+            output's type (a large notebook's figures stay in the browser).
 
     Raises:
         ToolError: The notebook cannot be read.
@@ -208,7 +210,7 @@ def snapshot(context: ToolContext, path: Path, name: str) -> NotebookSnapshot:
         unseen = is_open and context.frontend is not None
         note = " ".join(part for part in (_file_note(path, unseen), found.note) if part)
         return NotebookSnapshot(load_notebook(path, name), None, note)
-    notebook = document.read()
+    notebook = document.read(outputs)
     if isinstance(document, FrontEndDocument):
         unsaved = "with changes not yet saved" if document.state.dirty else "all saved"
         note = f"Read from the notebook as {document.front_end.app} shows it ({unsaved})."

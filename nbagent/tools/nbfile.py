@@ -431,8 +431,9 @@ class Document(Protocol):
     path: Path
     """The notebook's resolved path."""
 
-    def read(self) -> LoadedNotebook:
-        """Return the notebook as it is now (stamped :data:`LIVE_STAMP`)."""
+    def read(self, outputs: bool = True) -> LoadedNotebook:
+        """Return the notebook as it is now (stamped :data:`LIVE_STAMP`); without
+        ``outputs``, each output may be only its ``output_type``."""
         ...
 
     def edit(self, change: Callable[[LoadedNotebook], tuple[CellEdit, T]]) -> T:

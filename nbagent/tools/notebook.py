@@ -84,7 +84,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             outputs: Include the cells' outputs.
         """
         path, name, is_open = target(context, notebook_path)
-        seen = snapshot(context, path, name)
+        seen = snapshot(context, path, name, outputs and not overview)
         notebook = seen.notebook
         running = context.cell_id() if is_open else None
         total = len(notebook.cells)

@@ -92,7 +92,7 @@ def _snapshot(context: ToolContext) -> NotebookSnapshot:
     if path is None:
         raise ToolError(NO_NOTEBOOK)
     path = path.resolve()
-    return snapshot(context, path, shown(context, path))
+    return snapshot(context, path, shown(context, path), outputs=False)
 
 
 def _cell(notebook: LoadedNotebook, cell_id: str, running: str | None = None) -> Any:

@@ -125,6 +125,7 @@ def test_the_agent_inserts_runs_and_sees_a_figure_in_the_notebook_the_user_sees(
     assert plot.outputs[kinds.index("stream")].text == "plotted 5\n"
     assert "image/png" in plot.outputs[kinds.index("display_data")].data
     assert peer.runs == [(plot.id, True), (plot.id, False)]
+    assert peer.statuses == 0  # the answers never made the kernel look idle
     ran = last_result(requests[3])
     assert isinstance(ran, list)
     text = result_text(ran)

@@ -194,14 +194,50 @@ var _JUPYTERLAB;
     return { changed: false };
   }
 
-  function read(panel) {
+  /** A cell without its outputs' data: each output is its type only. */
+  function lightCell(cell) {
+    const data = {
+      id: cell.id,
+      cell_type: cell.type,
+      source: cell.sharedModel.getSource(),
+      metadata: cell.sharedModel.getMetadata()
+    };
+    if (cell.type === 'code') {
+      data.execution_count = cell.executionCount;
+      data.outputs = [];
+      for (let i = 0; i < cell.outputs.length; i++) {
+        data.outputs.push({ output_type: cell.outputs.get(i).type });
+      }
+    }
+    return data;
+  }
+
+  /** The notebook as the user sees it; `light` leaves out the outputs' data, which planning
+   * an edit or a run needs no more of (a large notebook's figures stay in the browser). */
+  function read(panel, light) {
     const context = panel.context;
+    const model = context.model;
+    let notebook;
+    if (light) {
+      const cells = [];
+      for (let i = 0; i < model.cells.length; i++) {
+        cells.push(lightCell(model.cells.get(i)));
+      }
+      notebook = {
+        nbformat: model.nbformat,
+        nbformat_minor: model.nbformatMinor,
+        metadata: model.sharedModel.getMetadata(),
+        cells: cells
+      };
+    } else {
+      notebook = model.toJSON();
+    }
     const saved = context.contentsModel ? context.contentsModel.last_modified : null;
-    return { notebook: context.model.toJSON(), dirty: context.model.dirty, saved: saved };
+    return { notebook: notebook, dirty: model.dirty, saved: saved };
   }
 
   const handlers = {
-    read: (panel, data) => read(panel),
+    read: (panel, data) => read(panel, Boolean(data.light)),
     edit: (panel, data) => applyEdit(panel, data.edit, data.guard)
   };
 
