@@ -158,6 +158,10 @@ def _publisher_class() -> type:
             """Record a ``clear_output``."""
             self.recorder.clear(wait)
 
+        def set_parent(self, parent: Any) -> None:
+            """Take no parent: ipykernel sets one whenever a message comes in, a front end's
+            answer on its subshell included, while the cell runs."""
+
     return RecordingPublisher
 
 

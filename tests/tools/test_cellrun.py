@@ -132,3 +132,10 @@ def test_streams_keep_every_character_in_order(writes: list[tuple[str, str]]) ->
     for name in ("stdout", "stderr"):
         kept = "".join(o["text"] for o in run.outputs if o.get("name") == name)
         assert kept == "".join(text for stream, text in writes if stream == name)
+
+
+def test_the_kernel_may_set_a_parent_while_the_cell_runs(shell: InteractiveShell) -> None:
+    """ipykernel sets the shell's parent for every message it handles, a front end's answer on a
+    subshell included, while a captured cell runs: that must not fail."""
+    run = run_source(shell, "get_ipython().display_pub.set_parent({})\nprint('handled')", 1)
+    assert run.error is None and run.outputs[0]["text"] == "handled\n"

@@ -161,3 +161,4 @@ def test_run_code_returns_the_figures_its_code_draws(
     assert "displayed:\n[image 1: image/png" in result_text(content)
     assert [b["source"]["media_type"] for b in content if b["type"] == "image"] == ["image/png"]
     assert any("image/png" in o.get("data", {}) for o in run.outputs)  # the user sees it too
+
