@@ -9,6 +9,10 @@ own while the ``%%agent`` cell keeps the main shell busy:
 - ipykernel publishes a busy and an idle status around every shell message it handles, and
   JupyterLab shows the kernel's status from them: after each answer the kernel would show
   "Idle" while the ``%%agent`` cell still runs. Answers on these comms publish no status.
+- A comm triggers IPython's ``pre_execute`` and ``post_execute`` events around each message
+  (for widget callbacks); ``post_execute`` flushes matplotlib's inline figures, so an answer
+  arriving while a cell NotebookRun runs would show and close that cell's figure half drawn.
+  Answers on these comms trigger no events: they run no user code.
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ def _comm_class() -> type:
 
         def _reply_subshell_for(self, data: Any, default: str | None) -> str | None:
             return default
+
+        def handle_msg(self, msg: dict[str, Any]) -> None:
+            """Hand the message to the callback, without IPython's execution events."""
+            if self._msg_callback:
+                self._msg_callback(msg)
 
     return SubshellComm
 

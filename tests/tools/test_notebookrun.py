@@ -162,3 +162,40 @@ def test_run_code_returns_the_figures_its_code_draws(
     assert [b["source"]["media_type"] for b in content if b["type"] == "image"] == ["image/png"]
     assert any("image/png" in o.get("data", {}) for o in run.outputs)  # the user sees it too
 
+
+def test_a_figure_is_whole_when_the_front_end_answers_while_it_is_drawn(
+    world: tuple[Any, Any, FrontEndPeer], fake_api: FakeAnthropicServer
+) -> None:
+    """The front end's answer to "the cell runs" comes while the cell draws its figure; an
+    answer must not flush (show and close) the figure half drawn."""
+    _, client, peer = world
+    code = (
+        "import matplotlib.pyplot as plt\n"
+        "from nbagent.extension import _loaded\n"
+        "plt.figure(figsize=(4, 3))\n"
+        "channel = next(iter(_loaded.values())).frontend\n"
+        "channel.request(channel.front_end(), 'read')  # the front end answers meanwhile\n"
+        "plt.plot([1, 3, 2]);"
+    )
+
+    def run_inserted(body: dict[str, Any]) -> Reply:
+        inserted = result_text(last_result(body)).split()[3]
+        return Reply.tool_use("NotebookRun", {"cell_id": inserted})
+
+    fake_api.enqueue(
+        Reply.tool_use("NotebookRead", {"overview": True}),
+        Reply.tool_use(
+            "NotebookEdit", {"edit_mode": "insert", "cell_id": "notes", "new_source": code}
+        ),
+        run_inserted,
+        Reply.text("ok"),
+    )
+    run = execute(client, "%%agent\nDraw.", cell_id="agent")
+    assert run.status == "ok", run.error
+    ran = next((c for c in peer.notebook.cells if c.source == code), None)
+    assert ran is not None, [result_text(r) for r in results(fake_api)]
+    figures = [o for o in ran.outputs if o.output_type == "display_data"]
+    assert len(figures) == 1 and "image/png" in figures[0].data
+    assert "with 1 Axes" in figures[0].data["text/plain"]
+    said = result_text(results(fake_api)[2])
+    assert said.count("[image ") == 1
