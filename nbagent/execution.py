@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import logging
 import queue
 import re
 import threading
@@ -27,11 +26,10 @@ from typing import Any
 from nbagent.errors import ToolError
 from nbagent.events import CallStatus, Event, ToolCallFinished, ToolCallStarted, ToolProgress
 from nbagent.permissions import Asker, Policy, decide
-from nbagent.secrets import RedactingFilter, redact_content
+from nbagent.secrets import get_logger, redact_content
 from nbagent.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
 
-logger = logging.getLogger("nbagent")
-logger.addFilter(RedactingFilter())
+logger = get_logger("nbagent")
 
 INTERRUPTED_MESSAGE = "Interrupted by the user before this tool call finished."
 """What the model is told about a call the user interrupted."""

@@ -1,6 +1,7 @@
 """Keeping secrets out of what nbagent writes: the notebook, the transcript, logs.
 
-The values of environment variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*``,
+Every nbagent logger comes from :func:`get_logger`, which redacts its records. The values of
+environment variables named like ``*KEY*``, ``*TOKEN*``, ``*SECRET*``,
 ``*PASSWORD*`` (``ANTHROPIC_API_KEY`` among them) are replaced by ``[redacted NAME]``
 wherever they appear. Values shorter than 8 characters are left alone: they are not secrets
 anyone can recognise, and replacing them would garble ordinary text.
@@ -72,6 +73,21 @@ def redact_content(content: str | list, environ: Mapping[str, str] | None = None
         else block
         for block in content
     ]
+
+
+def get_logger(name: str) -> logging.Logger:
+    """Return the logger of an nbagent module, secrets redacted from what it logs.
+
+    A logger's filters apply only to records logged on that very logger, not to those its
+    children pass up, so every nbagent logger gets a :class:`RedactingFilter` of its own.
+
+    Args:
+        name: The logger's name (``nbagent`` or below).
+    """
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+        logger.addFilter(RedactingFilter())
+    return logger
 
 
 class RedactingFilter(logging.Filter):

@@ -60,3 +60,35 @@ def test_logs_are_redacted(
         logger.exception("call %s", "s3cr3t-value-42")
     assert "s3cr3t-value-42" not in caplog.text
     assert "[redacted SERVICE_SECRET]" in caplog.text
+
+
+def test_records_of_every_nbagent_logger_are_redacted(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Filters on a logger do not see its children's records: each logger has its own."""
+    import importlib
+    import pkgutil
+
+    import nbagent
+
+    for module in pkgutil.walk_packages(nbagent.__path__, "nbagent."):
+        if not module.name.endswith("__main__"):  # that one runs the command line
+            importlib.import_module(module.name)
+    loggers = {
+        name: logger
+        for name, logger in logging.Logger.manager.loggerDict.items()
+        if name.split(".")[0] == "nbagent" and isinstance(logger, logging.Logger)
+    }
+    assert {"nbagent", "nbagent.mcp", "nbagent.frontend.channel"} <= set(loggers)
+    unfiltered = [
+        name
+        for name, logger in loggers.items()
+        if not any(isinstance(f, RedactingFilter) for f in logger.filters)
+        and name != "nbagent.test-secrets"
+    ]
+    assert unfiltered == []
+    monkeypatch.setenv("GITLAB_TOKEN", "glpat-0123456789abcdef")
+    with caplog.at_level(logging.INFO, logger="nbagent"):
+        logging.getLogger("nbagent.mcp").info("server stderr: token glpat-0123456789abcdef")
+    assert "glpat-0123456789abcdef" not in caplog.text
+    assert "token [redacted GITLAB_TOKEN]" in caplog.text

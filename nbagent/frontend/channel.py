@@ -16,13 +16,14 @@ Exceptions::
 from __future__ import annotations
 
 import itertools
-import logging
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
-log = logging.getLogger(__name__)
+from nbagent.secrets import get_logger
+
+log = get_logger(__name__)
 
 TARGET = "nbagent.frontend"
 """The comm target the extension registers on every notebook's kernel connection."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 import math
 import threading
 import time
@@ -45,9 +44,10 @@ from nbagent.mcp.stdio import StdioProcess
 from nbagent.mcp.tools import ServerTools, build_tools
 from nbagent.mcp.transports import describe_failure, http_transport
 from nbagent.registry import ToolRegistry
+from nbagent.secrets import get_logger
 from nbagent.tool import Tool, ToolResult
 
-logger = logging.getLogger("nbagent.mcp")
+logger = get_logger("nbagent.mcp")
 
 MAX_PAGES = 1000
 """Pages of a listing followed at most (a server whose cursors never end is cut off)."""

@@ -14,7 +14,6 @@ the process itself is killed.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -29,8 +28,9 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from nbagent.mcp.config import StdioSpec
+from nbagent.secrets import get_logger
 
-logger = logging.getLogger("nbagent.mcp")
+logger = get_logger("nbagent.mcp")
 
 STDERR_LINES = 20
 """Lines of stderr kept for error reports."""

@@ -13,7 +13,6 @@ as a diff (gone tools unregistered, new and changed ones registered, one event e
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,10 +20,11 @@ from typing import Any
 
 from nbagent.errors import ToolDefinitionError
 from nbagent.registry import ToolRegistry
+from nbagent.secrets import get_logger
 from nbagent.text import MCP_PREFIX
 from nbagent.tool import Tool
 
-logger = logging.getLogger("nbagent.mcp")
+logger = get_logger("nbagent.mcp")
 
 MAX_NAME = 64
 """The API's limit on tool names."""

@@ -22,7 +22,6 @@ notebook is read or edited (:meth:`~LiveDocuments.route`):
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import Callable, Coroutine
 from contextlib import suppress
@@ -32,11 +31,12 @@ from typing import Any, TypeVar
 
 from nbagent.errors import ToolError
 from nbagent.loopthread import LoopThread
+from nbagent.secrets import get_logger
 from nbagent.tools import ysync
 from nbagent.tools.jpservers import JupyterServer, find_server
 from nbagent.tools.nbfile import CellEdit, Document, LoadedNotebook
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -22,10 +21,11 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from nbagent.errors import ToolError
+from nbagent.secrets import get_logger
 from nbagent.tools.jpservers import JupyterServer
 from nbagent.tools.nbfile import CellEdit, LoadedNotebook, notebook_from_dict
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 T = TypeVar("T")
 
