@@ -11,6 +11,8 @@ everything again, so ``%reload_ext nbagent`` starts clean.
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,8 @@ class Loaded:
     """The notebook tools' connections to JupyterLab's live documents (made with the tools)."""
     frontend: FrontEndChannel | None = None
     """The channel to nbagent's JupyterLab extension (in a kernel only)."""
+    log_handler: logging.Handler | None = None
+    """Where nbagent's log records go in a kernel: the kernel process's stderr."""
 
 
 _loaded: dict[int, Loaded] = {}
@@ -73,7 +77,8 @@ def load(shell: Any) -> Loaded:
     settings = NbAgent(parent=shell)
     shell.configurables.append(settings)
     manager = McpManager(nbagent.registry)
-    frontend = FrontEndChannel() if in_kernel() else None
+    kernel = in_kernel()
+    frontend = FrontEndChannel() if kernel else None
     loaded = Loaded(
         settings,
         AgentMagics(shell, settings, nbagent.registry, mcp_manager=manager, frontend=frontend),
@@ -81,6 +86,7 @@ def load(shell: Any) -> Loaded:
         manager,
         [],
         frontend=frontend,
+        log_handler=_log_to_the_kernel_console() if kernel else None,
     )
 
     def register_builtin() -> None:
@@ -113,6 +119,25 @@ def load(shell: Any) -> Loaded:
     return loaded
 
 
+def _log_to_the_kernel_console() -> logging.Handler:
+    """Send nbagent's log records to the kernel process's stderr, not into the running cell.
+
+    A record with no handler of its own ends on ``sys.stderr``, which in a kernel is the
+    running cell's output: a handled tool error would print its traceback into the notebook
+    as a big red block, though the model is told and the card shows it. The kernel process's
+    own stderr is the Jupyter server's console, where kernel logs belong.
+
+    Returns:
+        The handler (removed again by :func:`unload`).
+    """
+    handler = logging.StreamHandler(sys.__stderr__)
+    handler.setFormatter(logging.Formatter("[nbagent %(levelname)s %(name)s] %(message)s"))
+    logger = logging.getLogger("nbagent")
+    logger.addHandler(handler)
+    logger.propagate = False
+    return handler
+
+
 def _warm_imports() -> None:
     """Import what the notebook tools need at first use, beside the user's next cells.
 
@@ -138,6 +163,10 @@ def unload(shell: Any) -> None:
         loaded.live.close()
     if loaded.frontend is not None:
         loaded.frontend.close()
+    if loaded.log_handler is not None:
+        logger = logging.getLogger("nbagent")
+        logger.removeHandler(loaded.log_handler)
+        logger.propagate = True
     loaded.agent_magics.close()
     loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager

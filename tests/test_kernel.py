@@ -95,3 +95,30 @@ def _environ() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+def test_a_tool_that_fails_prints_no_traceback_into_the_cell(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    """The model is told, the card shows the error; the traceback goes to the kernel's log."""
+    fake_api.enqueue(Reply.tool_use("explode", {}), Reply.text("It failed."))
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_api.url}
+    define = (
+        "import nbagent\n"
+        "from nbagent.tool import tool\n"
+        "@tool(read_only=True)\n"
+        "def explode() -> str:\n"
+        '    """Always fails."""\n'
+        "    raise RuntimeError('the tool broke')\n"
+        "nbagent.registry.register(explode)"
+    )
+    with kernel(env) as (_, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        assert execute(client, define).status == "ok"
+        run = execute(client, "%%agent\nUse explode.")
+    assert run.status == "ok", run.error
+    said = fake_api.requests[1].body["messages"][-1]["content"][-1]
+    assert said["is_error"] and "RuntimeError: the tool broke" in said["content"]
+    streams = [o for o in run.outputs if o.get("name") == "stderr"]
+    assert not any("Traceback" in o["text"] for o in streams), streams
+    assert "It failed." in run.text
