@@ -396,6 +396,23 @@ def delta_line(delta: Delta) -> str:
     return " · ".join(parts)
 
 
+def html_block(markup: str) -> str:
+    """HTML that Markdown keeps whole, as one HTML block, whatever text it holds.
+
+    In CommonMark (JupyterLab, nbconvert, GitHub) an HTML block that starts with a tag such as
+    ``<details>`` ends at the first blank line; what follows is Markdown again, so a tool
+    result's ``## heading`` would become a heading of the notebook and an indented line a code
+    block. Blank lines inside become a zero-width space, which shows as the same empty line.
+
+    Args:
+        markup: HTML whose text is escaped.
+
+    Returns:
+        The HTML with no blank line.
+    """
+    return "\n".join(line if line.strip() else "&#8203;" for line in markup.split("\n"))
+
+
 def item_markdown(item: Item) -> str:
     """Render one item as Markdown (tool cards as ``<details>`` HTML, which Markdown keeps).
 
@@ -408,7 +425,7 @@ def item_markdown(item: Item) -> str:
     if isinstance(item, Answer):
         return item.text
     if isinstance(item, Call):
-        return call_html(item)
+        return html_block(call_html(item))
     if isinstance(item, Tasks):
         return tasks_markdown(item)
     if isinstance(item, Search):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import html
+import re
+
+import pytest
+
 from nbagent.events import (
     Notice,
     RunFinished,
@@ -166,3 +171,34 @@ def test_the_task_list_is_one_checklist_updated_in_place() -> None:
     )
     assert sum(type(i).__name__ == "Tasks" for i in t.items) == 1
     assert "**Tasks** (1/2 done)\n☑ 1. Load\n▶ 2. Plot" in t.to_markdown()
+
+
+RESULT_WITH_MARKDOWN = (
+    'Report\n\n## A heading in a tool result\n\n    indented "quoted" line\n\n'
+    "* a bullet\n\n&amp; an entity\n\n<b>bold?</b>"
+)
+
+
+@pytest.mark.parametrize("renderer", ["markdown-it (CommonMark)", "mistune (nbconvert)"])
+def test_a_tool_result_shows_literally_in_the_saved_markdown(renderer: str) -> None:
+    """No heading, list, code block or entity of the saved transcript comes from a result."""
+    transcript = Transcript()
+    transcript.items.append(
+        Call("t1", "Read", {"file_path": "notes.md"}, status="ok", result=RESULT_WITH_MARKDOWN)
+    )
+    transcript.items.append(Answer("## The answer's own heading"))
+    markdown = transcript.to_markdown()
+    if renderer.startswith("markdown-it"):
+        from markdown_it import MarkdownIt
+
+        rendered = MarkdownIt("commonmark").render(markdown)
+    else:
+        import mistune
+
+        rendered = mistune.html(markdown)
+    assert rendered.count("<h2") == 1 and "The answer's own heading" in rendered
+    assert "<ul>" not in rendered and "<code>" not in rendered
+    shown = html.unescape(re.sub(r"<[^>]+>", "", rendered))
+    assert "## A heading in a tool result" in shown
+    assert 'indented "quoted" line' in shown and "&amp; an entity" in shown
+    assert "<b>bold?</b>" in shown
