@@ -117,7 +117,11 @@ class AgentMagics(Magics):
         agent = self._agent_for(args)
         if self.frontend is not None:
             self.frontend.open()
-        result = self._run(agent, prompt, args.quiet)
+        try:
+            result = self._run(agent, prompt, args.quiet)
+        finally:  # --model, --max-turns and --mode are this cell's only
+            agent.model, agent.max_turns = self.settings.model, self.settings.max_turns
+            agent.mode = self.settings.mode
         if args.output:
             self.shell.user_ns[args.output] = result
 

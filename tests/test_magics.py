@@ -156,6 +156,8 @@ def test_an_unknown_model_is_a_usage_error(ip: InteractiveShell) -> None:
     result, _ = run(ip, "%%agent --model gpt-nope\nhi")
     error = error_of(result)
     assert isinstance(error, UsageError) and "Unknown model 'gpt-nope'" in str(error)
+    _, status = run(ip, "%agent status")  # the option was that cell's only
+    assert "**model** `claude-sonnet-5-5`" in status and "gpt-nope" not in status
 
 
 def test_config_options_reach_the_requests(
