@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -375,17 +376,22 @@ class Agent:
         On an interrupt, the calls that started and did not finish end as ``interrupted``.
         """
         outcomes: dict[str, CallOutcome] = {}
-        started: set[str] = set()
+        started: dict[str, float] = {}
         try:
             for event in self.runner.run(calls, outcomes):
                 if isinstance(event, ToolCallStarted):
-                    started.add(event.id)
+                    started[event.id] = time.perf_counter()
                 yield event
                 outcome = outcomes.get(getattr(event, "id", ""))
                 if isinstance(event, ToolCallFinished) and outcome is not None:
                     yield from self._after_call(outcome)
         except KeyboardInterrupt:
-            unfinished = [interrupted(c) for c in calls if c["id"] not in outcomes]
+            stopped = time.perf_counter()
+            unfinished = [
+                interrupted(c, stopped - started.get(c["id"], stopped))
+                for c in calls
+                if c["id"] not in outcomes
+            ]
             outcomes.update((outcome.id, outcome) for outcome in unfinished)
             self.messages.append(
                 {"role": "user", "content": [outcomes[c["id"]].block() for c in calls]}

@@ -98,11 +98,12 @@ class CallOutcome:
         )
 
 
-def interrupted(call: Mapping[str, Any]) -> CallOutcome:
+def interrupted(call: Mapping[str, Any], duration: float = 0.0) -> CallOutcome:
     """Return the outcome of a call the user interrupted.
 
     Args:
         call: The tool_use block.
+        duration: Seconds it ran before the interrupt (0 for a call that never started).
     """
     return CallOutcome(
         id=call["id"],
@@ -110,6 +111,7 @@ def interrupted(call: Mapping[str, Any]) -> CallOutcome:
         input=dict(call.get("input") or {}),
         status="interrupted",
         result=ToolResult(content=INTERRUPTED_MESSAGE, is_error=True),
+        duration=duration,
     )
 
 

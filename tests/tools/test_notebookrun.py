@@ -7,6 +7,7 @@ traceback), an endless loop stopped with Ctrl-C, an output type the API cannot t
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -127,6 +128,8 @@ def test_ctrl_c_stops_a_running_cell_and_the_agent(
     interrupter.join()
     assert run.status == "ok", run.error
     assert execute(client, "print(result.stop_reason)").text.strip() == "interrupted"
+    card = re.search(r"interrupted · (\d+\.\d\d) s", run.text)  # how long it ran, not 0.00
+    assert card and float(card.group(1)) > 0, run.text
     assert peer.runs == [("spin", True), ("spin", False)]
     assert peer.cell("spin").outputs[-1].ename == "KeyboardInterrupt"
     assert execute(client, "print('usable')").text.strip() == "usable"
