@@ -1,8 +1,9 @@
 """The comm between this kernel and nbagent's JupyterLab extension (``labextension/``).
 
-The kernel opens a comm with target :data:`TARGET` at the start of each ``%%agent`` cell
-(:meth:`FrontEndChannel.open`). Every front end that shows this kernel's notebook and has the
-extension answers ``hello`` and then serves requests against the notebook model the user
+The kernel opens a comm with target :data:`TARGET` at ``%load_ext`` and at the start of each
+``%%agent`` cell (:meth:`FrontEndChannel.open`). Every front end that shows this kernel's
+notebook and has the extension answers ``hello``; the one that answered last (among those
+that show the notebook asked about) then serves requests against the notebook model the user
 sees. Requests travel on IOPub, which flows while the cell runs; replies come over a kernel
 subshell (ipykernel 7), handled on that subshell's thread while the main shell is still busy
 with the ``%%agent`` cell. A front end whose kernel has no subshells could only answer after
@@ -18,6 +19,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,17 +83,21 @@ class FrontEndChannel:
         """
         from nbagent.frontend.comm import open_comm
 
-        comm = open_comm(TARGET, self._on_message)
         with self._greeted:
             self._front_ends.clear()
             self._opened_at = time.monotonic()
+        comm = open_comm(TARGET, self._on_message)
         with self._lock:
             older, self._previous, self._comm = self._previous, self._comm, comm
         if older is not None:
             older.close()
 
-    def front_end(self) -> FrontEnd | None:
+    def front_end(self, shows: Callable[[FrontEnd], bool] = lambda front: True) -> FrontEnd | None:
         """Return the front end that showed itself last, waiting briefly after opening.
+
+        Args:
+            shows: Which front ends will do (e.g. those that show a given notebook: a kernel
+                may serve tabs of two notebooks).
 
         Returns:
             The front end, or None when none with the extension (and subshells) answered.
@@ -102,9 +108,9 @@ class FrontEndChannel:
             self.open()
         with self._greeted:
             deadline = self._opened_at + self.greeting_wait
-            while not self._usable() and (left := deadline - time.monotonic()) > 0:
+            while not self._usable(shows) and (left := deadline - time.monotonic()) > 0:
                 self._greeted.wait(left)
-            usable = self._usable()
+            usable = self._usable(shows)
             return usable[-1] if usable else None
 
     def request(
@@ -163,8 +169,8 @@ class FrontEndChannel:
         for comm in comms:
             comm.close()
 
-    def _usable(self) -> list[FrontEnd]:
-        return [front for front in self._front_ends.values() if front.subshell]
+    def _usable(self, shows: Callable[[FrontEnd], bool]) -> list[FrontEnd]:
+        return [front for front in self._front_ends.values() if front.subshell and shows(front)]
 
     def _on_message(self, data: dict[str, Any]) -> None:
         """Take a message from a front end (on the subshell's thread)."""

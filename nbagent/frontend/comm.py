@@ -1,6 +1,6 @@
 """The kernel comm the front-end channel uses: ipykernel's, fitted to answers over a subshell.
 
-Two things differ from a plain comm, both because the front end answers on a subshell of its
+Three things differ from a plain comm, all because the front end answers on a subshell of its
 own while the ``%%agent`` cell keeps the main shell busy:
 
 - ipykernel 7.4 sends a comm reply to the subshell that sent the comm's last message: the
@@ -28,15 +28,24 @@ def _comm_class() -> type:
     from ipykernel.comm.comm import BaseComm
 
     class SubshellComm(BaseComm):
-        """A comm whose answers stay on the subshell the front end sent them on."""
+        """A comm whose answers stay on the subshell the front end sent them on.
+
+        Args:
+            on_message: Called with each message's data; set before the comm opens, so that
+                no answer comes before there is someone to take it.
+            **kwargs: As for ipykernel's comm.
+        """
+
+        def __init__(self, on_message: Callable[[dict[str, Any]], None], **kwargs: Any) -> None:
+            self._on_message = on_message
+            super().__init__(**kwargs)
 
         def _reply_subshell_for(self, data: Any, default: str | None) -> str | None:
             return default
 
         def handle_msg(self, msg: dict[str, Any]) -> None:
-            """Hand the message to the callback, without IPython's execution events."""
-            if self._msg_callback:
-                self._msg_callback(msg)
+            """Hand the message's data on, without IPython's execution events."""
+            self._on_message(msg["content"].get("data") or {})
 
     return SubshellComm
 
@@ -51,9 +60,8 @@ def open_comm(target: str, on_message: Callable[[dict[str, Any]], None]) -> Any:
     Returns:
         The open comm (``send``, ``close``).
     """
-    comm = _comm_class()(target_name=target, data={})
+    comm = _comm_class()(on_message, target_name=target, data={})
     _quiet_answers(comm.kernel)
-    comm.on_msg(lambda message: on_message(message["content"].get("data") or {}))
     return comm
 
 

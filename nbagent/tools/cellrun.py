@@ -13,6 +13,7 @@ from __future__ import annotations
 import _thread
 import functools
 import io
+import signal
 import sys
 import threading
 import tokenize
@@ -54,18 +55,25 @@ class _Recorder:
 
     def _add(self, output: dict[str, Any]) -> None:
         if self._clear_on_next:
-            self.outputs.clear()
-            self._clear_on_next = False
+            self._clear()
         self.outputs.append(output)
 
+    def _clear(self) -> None:
+        """Drop the outputs so far: what is cut is counted again from here."""
+        self.outputs.clear()
+        self._streamed = {"stdout": 0, "stderr": 0}
+        self._clear_on_next = False
+
     def stream(self, name: str, text: str) -> None:
+        if self._clear_on_next:
+            self._clear()
         room = self.stream_chars - self._streamed[name]
         if room <= 0:
             return
         if len(text) > room:
             text = text[:room] + f"\n[output cut: more than {self.stream_chars:,} characters]\n"
         self._streamed[name] += len(text)
-        last = self.outputs[-1] if self.outputs and not self._clear_on_next else None
+        last = self.outputs[-1] if self.outputs else None
         if last is not None and last["output_type"] == "stream" and last["name"] == name:
             last["text"] += text
         else:
@@ -102,7 +110,7 @@ class _Recorder:
         if wait:
             self._clear_on_next = True
         else:
-            self.outputs.clear()
+            self._clear()
 
     def finished(self) -> list[dict[str, Any]]:
         for output in self.outputs:
@@ -184,7 +192,11 @@ def _display_hook(shell: Any, recorder: _Recorder, source: str) -> Any:
 
 
 class _Deadline:
-    """Interrupts the main thread once ``seconds`` pass, unless stopped first."""
+    """Interrupts the main thread once ``seconds`` pass, unless stopped first.
+
+    A real SIGINT, as Ctrl-C sends (``_thread.interrupt_main`` only takes effect when the
+    main thread next runs Python code, so a blocking sleep or read would run on).
+    """
 
     def __init__(self, seconds: float | None) -> None:
         self.fired = False
@@ -199,7 +211,10 @@ class _Deadline:
         with self._lock:
             if self._active:
                 self.fired = True
-                _thread.interrupt_main()
+                if hasattr(signal, "pthread_kill"):
+                    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                else:  # Windows
+                    _thread.interrupt_main()
 
     def stop(self) -> None:
         with self._lock:
@@ -210,23 +225,30 @@ class _Deadline:
 
 @contextmanager
 def _captured(shell: Any, recorder: _Recorder, source: str) -> Iterator[None]:
-    """Send a run's stdout, stderr, displays, result and traceback to the recorder."""
-    saved = (sys.stdout, sys.stderr, sys.displayhook, shell.display_pub, shell._showtraceback)
+    """Send a run's stdout, stderr, displays, result and traceback to the recorder.
+
+    Everything is put back on every way out, an interrupt in the middle of the swap included.
+    """
+    saved = (sys.stdout, sys.stderr, sys.displayhook, shell.display_pub)
     exec_result, trap_hook = shell.displayhook.exec_result, shell.display_trap.hook
+    own_traceback = vars(shell).get("_showtraceback")  # an instance's own, if it has one
 
     def show_traceback(etype: Any, evalue: Any, stb: list[str]) -> None:
         recorder.error(getattr(etype, "__name__", str(etype)), str(evalue), list(stb))
 
-    sys.stdout, sys.stderr = _Stream(recorder, "stdout"), _Stream(recorder, "stderr")
-    # The display trap sets sys.displayhook when no cell is running (else it already has).
-    sys.displayhook = shell.display_trap.hook = _display_hook(shell, recorder, source)
-    shell.display_pub = _publisher_class()(recorder, shell=shell)
-    shell._showtraceback = show_traceback
     try:
+        sys.stdout, sys.stderr = _Stream(recorder, "stdout"), _Stream(recorder, "stderr")
+        # The display trap sets sys.displayhook when no cell is running (else it already has).
+        sys.displayhook = shell.display_trap.hook = _display_hook(shell, recorder, source)
+        shell.display_pub = _publisher_class()(recorder, shell=shell)
+        shell._showtraceback = show_traceback
         yield
     finally:
-        sys.stdout, sys.stderr, sys.displayhook, shell.display_pub = saved[:4]
-        shell._showtraceback = saved[4]
+        sys.stdout, sys.stderr, sys.displayhook, shell.display_pub = saved
+        if own_traceback is None:
+            vars(shell).pop("_showtraceback", None)
+        else:
+            shell._showtraceback = own_traceback
         shell.displayhook.exec_result, shell.display_trap.hook = exec_result, trap_hook
 
 
@@ -263,24 +285,25 @@ def run_source(
     """
     recorder = _Recorder(execution_count, stream_chars)
     run = CellRun()
-    deadline = _Deadline(timeout)
+    deadline: _Deadline | None = None
     try:
-        try:
-            with _captured(shell, recorder, source):
+        with _captured(shell, recorder, source):
+            deadline = _Deadline(timeout)
+            try:
                 result = shell.run_cell(source, store_history=False, silent=False)
-        finally:
-            deadline.stop()
+            finally:
+                deadline.stop()
         run.error = result.error_before_exec or result.error_in_exec
-    except KeyboardInterrupt as exc:  # the deadline fired between the run and its stop
-        deadline.stop()
+    except KeyboardInterrupt as exc:  # the deadline or a Ctrl-C outside the cell's own code
         run.error = exc
-    run.timed_out = deadline.fired and isinstance(run.error, KeyboardInterrupt)
+    finally:
+        if deadline is not None:
+            deadline.stop()
+    run.timed_out = deadline is not None and deadline.fired
+    run.timed_out = run.timed_out and isinstance(run.error, KeyboardInterrupt)
     if run.timed_out:
         recorder.outputs = [o for o in recorder.outputs if o["output_type"] != "error"]
-        recorder.error(
-            "TimeoutError",
-            f"stopped by nbagent after {timeout:g} s (the tool time limit)",
-            [f"TimeoutError: stopped by nbagent after {timeout:g} s (the tool time limit)"],
-        )
+        message = f"stopped by nbagent after {timeout:g} s (the tool time limit)"
+        recorder.error("TimeoutError", message, [f"TimeoutError: {message}"])
     run.outputs = recorder.finished()
     return run

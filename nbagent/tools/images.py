@@ -28,7 +28,7 @@ class ImageBudget:
     """How many images, and how many bytes of them, one tool result may still carry."""
 
     count: int
-    """Images left."""
+    """Images one result carries at most."""
     image_bytes: int
     """The largest image sent, in bytes (before base64)."""
     blocks: list[dict[str, Any]] = field(default_factory=list)
@@ -47,9 +47,9 @@ class ImageBudget:
             The line that stands in the text for the image (``[image 1: image/png, 640×480]``,
             or why it was left out), or None when the output has no image.
         """
-        mime = next((m for m in data if m.startswith("image/")), None)
+        mime = next((m for m in API_IMAGE_TYPES if m in data), None)
         if mime is None:
-            mime = next((m for m in data if m in ("application/pdf",)), None)
+            mime = next((m for m in data if m.startswith("image/") or m == "application/pdf"), None)
         if mime is None:
             return None
         if mime not in API_IMAGE_TYPES:
@@ -101,10 +101,12 @@ def fit(raw: bytes, mime: str, max_bytes: int) -> tuple[bytes | None, str, str, 
         if len(raw) > max_bytes:
             return None, mime, size, f"{size}, over {max_bytes:,}, and Pillow is not installed"
         return raw, mime, size, ""
-    Image.MAX_IMAGE_PIXELS = None  # a figure of 8000×8000 is the user's own, not a bomb
     try:
         image = Image.open(io.BytesIO(raw))
+        image.load()  # decode now: a truncated image fails here, not in the resize below
         width, height = image.size
+    except Image.DecompressionBombError:
+        return None, mime, "", "it has too many pixels to decode safely"
     except (UnidentifiedImageError, OSError, ValueError):
         return None, mime, "", f"it does not decode as {mime}"
     size = f"{width}×{height}"

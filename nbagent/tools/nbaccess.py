@@ -146,8 +146,8 @@ def route(context: ToolContext, path: Path, is_open: bool, editing: bool = False
             nor a live document can take it (its file must not be written behind them).
     """
     if is_open and context.frontend is not None:
-        front = context.frontend.front_end()
-        if front is not None and _shows(front, path):
+        front = context.frontend.front_end(lambda front: _shows(front, path))
+        if front is not None:
             return Route(FrontEndDocument(context.frontend, front, path))
     route = context.live.route(path, editing) if context.live is not None else Route(None)
     if route.document is None and editing and is_open and context.frontend is not None:

@@ -37,10 +37,12 @@ def notebook_run_tool(context: ToolContext) -> Tool:
         context: The tools' context.
     """
 
+    approved: dict[str, str] = {}  # cell id -> the code the question showed
+
     def check(tool_input: Mapping[str, Any]) -> PermissionDecision:
         cell_id = str(tool_input.get("cell_id", ""))
         try:
-            code = source_of(_cell(_snapshot(context).notebook, cell_id))
+            code = approved[cell_id] = source_of(_cell(_snapshot(context).notebook, cell_id))
         except ToolError:
             code = "(the cell could not be read)"
         if len(code) > _QUESTION_CHARS:
@@ -70,6 +72,12 @@ def notebook_run_tool(context: ToolContext) -> Tool:
             raise ToolError("NotebookRun needs an IPython kernel, and none is running here.")
         seen = _snapshot(context)
         cell = _cell(seen.notebook, cell_id, context.cell_id())
+        shown = approved.pop(cell_id, None)
+        if shown is not None and shown != source_of(cell):
+            raise ToolError(
+                f"Cell {cell_id} changed while the user was asked to run it; it was not run. "
+                "Read it again with NotebookRead and ask to run it as it is now."
+            )
         count = running_count(context.shell)
         run, started = CellRun(), time.perf_counter()
         try:

@@ -139,3 +139,31 @@ def test_the_kernel_may_set_a_parent_while_the_cell_runs(shell: InteractiveShell
     subshell included, while a captured cell runs: that must not fail."""
     run = run_source(shell, "get_ipython().display_pub.set_parent({})\nprint('handled')", 1)
     assert run.error is None and run.outputs[0]["text"] == "handled\n"
+
+
+def test_the_time_limit_stops_a_blocking_call(shell: InteractiveShell) -> None:
+    run = run_source(shell, "import time\ntime.sleep(30)", execution_count=1, timeout=0.3)
+    assert run.timed_out and run.outputs[-1]["ename"] == "TimeoutError"
+
+
+def test_clear_output_gives_the_cut_its_room_again(shell: InteractiveShell) -> None:
+    code = (
+        "from IPython.display import clear_output\n"
+        "for epoch in range(30):\n"
+        "    clear_output(wait=True)\n"
+        "    print('epoch', epoch, 'loss', 1 / (epoch + 1))\n"
+    )
+    run = run_source(shell, code, execution_count=1, stream_chars=100)
+    assert run.outputs == [
+        {"output_type": "stream", "name": "stdout", "text": "epoch 29 loss 0.03333333333333333\n"}
+    ]
+
+
+def test_everything_is_put_back_after_a_run(shell: InteractiveShell) -> None:
+    import sys
+
+    before = (sys.stdout, sys.stderr, sys.displayhook, shell.display_pub, shell.display_trap.hook)
+    run_source(shell, "print('x')\n1/0", execution_count=1)
+    run_source(shell, "while True:\n    pass", execution_count=1, timeout=0.2)
+    after = (sys.stdout, sys.stderr, sys.displayhook, shell.display_pub, shell.display_trap.hook)
+    assert after == before and "_showtraceback" not in vars(shell)

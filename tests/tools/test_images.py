@@ -82,3 +82,13 @@ def test_whatever_the_size_what_is_sent_fits(width: int, height: int) -> None:
     raw, _, _, _ = fit(png(width, height), "image/png", 3_750_000)
     assert raw is not None and len(raw) <= 3_750_000
     assert max(Image.open(io.BytesIO(raw)).size) <= max(LONG_SIDE, 1)
+
+
+def test_a_png_beside_an_svg_is_sent_and_a_truncated_one_named() -> None:
+    budget = ImageBudget(count=4, image_bytes=3_750_000)
+    both = {**bundle(png(40, 30)), "image/svg+xml": "<svg/>"}
+    assert budget.take(both, "x") == "[image 1: image/png, 40×30]"
+    truncated = png(2000, 2000, noise=True)[:5000]
+    assert budget.take(bundle(truncated), "cell c, output 1") == (
+        "[image not sent: it does not decode as image/png]"
+    )

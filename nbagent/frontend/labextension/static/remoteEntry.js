@@ -177,8 +177,11 @@ var _JUPYTERLAB;
     if (!guardHolds(model, guard)) {
       return { changed: true };
     }
+    if (!['insert', 'delete', 'source', 'cell'].includes(edit.action)) {
+      throw new Error(`unknown edit ${edit.action}`);
+    }
     const notebook = model.sharedModel;
-    const cell = edit.cell ? newCell(edit.cell) : null; // before any change: no half edits
+    const cell = edit.cell ? newCell(edit.cell) : null; // built before anything changes
     notebook.transact(() => {
       if (edit.action === 'insert') {
         notebook.insertCell(edit.index, cell);
@@ -187,8 +190,9 @@ var _JUPYTERLAB;
       } else if (edit.action === 'source') {
         retype(model.cells.get(edit.index).sharedModel, edit.source);
       } else {
-        notebook.deleteCell(edit.index);
+        // The new cell first: if it cannot be made, the old one is still there.
         notebook.insertCell(edit.index, cell);
+        notebook.deleteCell(edit.index + 1);
       }
     });
     return { changed: false };
@@ -241,8 +245,10 @@ var _JUPYTERLAB;
     edit: (panel, data) => applyEdit(panel, data.edit, data.guard)
   };
 
-  /** Serve one comm the kernel opened, for one notebook panel. */
-  function serve(panel, kernel, subshell, app, comm) {
+  /** Serve one comm the kernel opened, for one notebook panel (the latest comm of the panel's
+   * kernel connection is `current.comm`). */
+  function serve(panel, kernel, subshell, app, comm, current) {
+    current.comm = comm;
     const reply = data => subshell.then(id => send(kernel, comm.commId, id, data));
     comm.onMsg = msg => {
       const data = msg.content.data || {};
@@ -261,12 +267,16 @@ var _JUPYTERLAB;
       }
       reply(answer);
     };
-    panel.disposed.connect(() => reply({ op: 'bye', client: kernel.clientId }));
+    comm.onClose = () => {
+      if (current.comm === comm) {
+        current.comm = null;
+      }
+    };
     subshell.then(id =>
       send(kernel, comm.commId, id, {
         op: 'hello',
         client: kernel.clientId,
-        path: panel.context.path,
+        path: panel.context.localPath,
         app: `${app.name} ${app.version}`,
         subshell: id !== null,
         version: VERSION
@@ -275,6 +285,7 @@ var _JUPYTERLAB;
   }
 
   function watch(panel, app, subshells) {
+    const current = { comm: null, kernel: null, subshell: null };
     const attach = () => {
       const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
       if (!kernel || subshells.has(kernel)) {
@@ -296,8 +307,19 @@ var _JUPYTERLAB;
           subshell = null;
         }
       });
-      kernel.registerCommTarget(TARGET, comm => serve(panel, kernel, ensure(), app, comm));
+      kernel.registerCommTarget(TARGET, comm => {
+        current.kernel = kernel;
+        current.subshell = ensure();
+        serve(panel, kernel, current.subshell, app, comm, current);
+      });
     };
+    // Said once per panel, on the comm the kernel opened last.
+    panel.disposed.connect(() => {
+      const { comm, kernel, subshell } = current;
+      if (comm && kernel) {
+        subshell.then(id => send(kernel, comm.commId, id, { op: 'bye', client: kernel.clientId }));
+      }
+    });
     panel.sessionContext.kernelChanged.connect(attach);
     panel.sessionContext.ready.then(attach);
     attach();
