@@ -21,7 +21,7 @@ var _JUPYTERLAB;
   const TARGET = 'nbagent.frontend';
   let shareScope = null;
 
-  /** A module JupyterLab shares, as the application itself loaded it. */
+  /** A module JupyterLab shares: the application's own instance (its tokens and state). */
   function shared(pkg) {
     const versions = shareScope && shareScope[pkg];
     if (!versions) {
@@ -29,8 +29,8 @@ var _JUPYTERLAB;
     }
     const entries = Object.values(versions);
     const entry =
-      entries.find(e => e.loaded) ||
       entries.find(e => e.from === '@jupyterlab/application-top') ||
+      entries.find(e => e.loaded) ||
       entries[0];
     return Promise.resolve(entry.get()).then(factory => {
       entry.loaded = 1;
@@ -325,13 +325,34 @@ var _JUPYTERLAB;
     attach();
   }
 
-  function plugin(notebook) {
+  /** Subshell bookkeeping requests (control messages) publish a busy and an idle status like
+   * any request, and JupyterLab shows the kernel's status from them: a subshell made while a
+   * cell runs (JupyterLab makes one per comm target, e.g. for the agent's widgets) showed the
+   * kernel idle for the rest of the cell. JupyterLab leaves out the statuses of the message
+   * types in `untracked_message_types`; these join them. */
+  function untrackSubshellRequests(coreutils) {
+    const key = 'untracked_message_types';
+    const untracked = JSON.parse(coreutils.PageConfig.getOption(key) || '[]');
+    for (const type of [
+      'create_subshell_request',
+      'delete_subshell_request',
+      'list_subshell_request'
+    ]) {
+      if (!untracked.includes(type)) {
+        untracked.push(type);
+      }
+    }
+    coreutils.PageConfig.setOption(key, JSON.stringify(untracked));
+  }
+
+  function plugin(notebook, coreutils) {
     return {
       id: `${NAME}:plugin`,
       description: "Shows nbagent's notebook edits and cell runs in the open notebook.",
       autoStart: true,
       requires: [notebook.INotebookTracker],
       activate: (app, tracker) => {
+        untrackSubshellRequests(coreutils);
         const subshells = new WeakMap();
         tracker.forEach(panel => watch(panel, app, subshells));
         tracker.widgetAdded.connect((_, panel) => watch(panel, app, subshells));
@@ -348,10 +369,12 @@ var _JUPYTERLAB;
       if (module !== './extension') {
         return Promise.reject(new Error(`${NAME} has no module ${module}`));
       }
-      return shared('@jupyterlab/notebook').then(notebook => {
-        const exports = { __esModule: true, default: plugin(notebook) };
-        return () => exports;
-      });
+      return Promise.all([shared('@jupyterlab/notebook'), shared('@jupyterlab/coreutils')]).then(
+        ([notebook, coreutils]) => {
+          const exports = { __esModule: true, default: plugin(notebook, coreutils) };
+          return () => exports;
+        }
+      );
     }
   };
 })();
