@@ -162,8 +162,8 @@ def edit_json(edit: CellEdit) -> dict[str, Any]:
 def guard(cells: list[Any], edit: CellEdit) -> dict[str, Any]:
     """What must still hold in the front end for the change to be made as planned.
 
-    The cell count, and the cell the change is about (its id, and its source unless only its
-    outputs change), or for an insert the cell it follows.
+    The cell count, and the cell the change is about (its id and its source), or for an insert
+    the cell it follows.
 
     Args:
         cells: The cells the change was planned on.
@@ -175,5 +175,5 @@ def guard(cells: list[Any], edit: CellEdit) -> dict[str, Any]:
             checked.append((edit.index - 1, cells[edit.index - 1].id, None))
     else:
         cell = cells[edit.index]
-        checked.append((edit.index, cell.id, None if edit.action == "outputs" else source_of(cell)))
+        checked.append((edit.index, cell.id, source_of(cell)))
     return {"length": len(cells), "cells": checked}

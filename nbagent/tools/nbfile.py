@@ -401,7 +401,8 @@ class CellEdit:
 
 
 def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
-    """Make a change to a notebook in memory.
+    """Make one of NotebookEdit's changes (insert, delete, source, cell) to a notebook in memory;
+    a run's outputs reach the user through :meth:`Document.show_outputs` instead.
 
     Args:
         notebook: The notebook.
@@ -413,12 +414,6 @@ def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
         del notebook.cells[edit.index]
     elif edit.action == "source":
         notebook.cells[edit.index].source = edit.source
-    elif edit.action == "outputs":
-        import nbformat
-
-        cell = notebook.cells[edit.index]
-        cell.outputs = [nbformat.from_dict(output) for output in edit.outputs]
-        cell.execution_count = edit.execution_count
     else:
         notebook.cells[edit.index] = edit.cell
 
