@@ -106,7 +106,7 @@ def load(shell: Any) -> Loaded:
     shell.register_magics(loaded.agent_magics)
     shell.register_magics(loaded.mcp_magics)
     if in_kernel():
-        from nbagent.widgets import registry_mimebundle
+        from nbagent.registry_browser import registry_mimebundle
 
         shell.display_formatter.mimebundle_formatter.for_type(ToolRegistry, registry_mimebundle)
     _loaded[id(shell)] = loaded
