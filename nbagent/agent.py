@@ -473,7 +473,9 @@ class Agent:
             if delta is not None:
                 text = delta.render(self.announcement_style)
                 blocks = [*blocks, {"type": "text", "text": text}]
-                yield ToolSetAnnounced(delta.added_names, delta.removed_names, text)
+                yield ToolSetAnnounced(
+                    delta.added_names, delta.removed_names, text, initial=not self.messages
+                )
         if self.messages and self.messages[-1]["role"] == "user":
             last = self.messages[-1]
             self.messages[-1] = {**last, "content": [*last["content"], *blocks]}

@@ -93,6 +93,37 @@ class ToolCallFinished:
     """Seconds spent running it (0 when it did not run)."""
     permission: str = ""
     """The permission decision and the rule that made it, when one applied."""
+    summary: str = ""
+    """The result in a few words (``42 lines``), when the tool gives one
+    (``ToolResult.metadata["summary"]``)."""
+
+
+@dataclass(frozen=True)
+class PermissionRequested:
+    """A tool call waits for the user's answer before it runs."""
+
+    id: str
+    """The tool_use id."""
+    name: str
+    """The tool's name."""
+    request: str
+    """What the call would do, as the user reads it: a command, a path, a cell."""
+    reason: str = ""
+    """Why it needs approval, when the policy said."""
+    always: str = ""
+    """The allow rule that answering "always" adds (``Bash(git status:*)``)."""
+
+
+@dataclass(frozen=True)
+class PermissionAnswered:
+    """The user answered a permission question (the call then runs, or is refused)."""
+
+    id: str
+    """The tool_use id."""
+    answer: Literal["yes", "no", "always"]
+    """What the user answered."""
+    rule: str = ""
+    """The allow rule added, for "always"."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +150,9 @@ class ToolSetAnnounced:
     """Names no longer available."""
     text: str
     """The exact text the model was sent."""
+    initial: bool = False
+    """The conversation's first announcement (the tools there are from the start), not a
+    change during it."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +220,8 @@ Event = (
     | TextDelta
     | ToolCallStarted
     | ToolCallFinished
+    | PermissionRequested
+    | PermissionAnswered
     | ToolSearchResults
     | ToolSetAnnounced
     | UsageReported

@@ -95,6 +95,7 @@ class CallOutcome:
             content=self.result.content,
             duration=self.duration,
             permission=self.permission,
+            summary=str(self.result.metadata.get("summary") or ""),
         )
 
 
