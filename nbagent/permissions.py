@@ -33,11 +33,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagent.errors import ConfigurationError
+from nbagent.events import PermissionRequested
 
 if TYPE_CHECKING:
     from nbagent.tool import Tool
 
 Behavior = Literal["allow", "deny", "ask"]
+
+Answer = Literal["yes", "no", "always"]
+"""A person's answer to a permission question: run it, refuse it, or run it and add the
+allow rule that lets such calls run from now on."""
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 """The permission modes."""
@@ -130,9 +135,25 @@ def ask(message: str = "", rule: str = "") -> PermissionDecision:
 Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
 """The agent-wide permission policy: a decision for a call, or None for no opinion."""
 
-Asker = Callable[["Tool", Mapping[str, Any], str], bool | None]
-"""Asks the user about a call (tool, input, question): whether it may run, or None when no one
-could be asked (no stdin)."""
+Asker = Callable[[PermissionRequested], Answer | None]
+"""Asks the user about a call and waits, without a time limit, for the answer; None when no
+one can be asked (no stdin)."""
+
+SHELL_OPERATORS = re.compile(r"[;&|<>`\n]|\$\(")
+"""What makes a command line more than one command (or redirects it): a prefix rule such as
+``Bash(git status:*)`` never allows a command holding one."""
+
+SUBCOMMAND_PROGRAMS = frozenset(
+    "git gh npm pnpm yarn pip pip3 uv conda mamba poetry cargo go docker kubectl jupyter "
+    "brew apt apt-get systemctl make".split()
+)
+"""Programs whose second word is a subcommand: "always" allows that subcommand only."""
+
+INTERPRETERS = frozenset(
+    "python python3 ipython node deno bun bash sh zsh ruby perl php Rscript julia env sudo "
+    "xargs eval exec".split()
+)
+"""Programs that run whatever code they are given: "always" allows the exact line only."""
 
 _RANK: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
 _RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
@@ -189,12 +210,64 @@ class Rule:
 
 
 def _command_matches(command: str, specifier: str) -> bool:
-    """``git status:*`` matches ``git status`` and ``git status -s``; else an exact command."""
-    command = " ".join(command.split())
+    """``git status:*`` matches ``git status`` and ``git status -s``; else an exact command.
+
+    A prefix never matches a command line that chains, pipes, redirects or substitutes
+    (``git status && rm -r data``): only an exact rule allows such a line.
+    """
     if specifier.endswith(":*"):
-        prefix = " ".join(specifier[:-2].split())
+        if SHELL_OPERATORS.search(command):
+            return False
+        command, prefix = " ".join(command.split()), " ".join(specifier[:-2].split())
         return command == prefix or command.startswith(prefix + " ")
+    command = " ".join(command.split())
     return command == " ".join(specifier.split())
+
+
+def describe_request(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+    """What a call would do, as a person reads it: the command, the path, else its input.
+
+    Args:
+        tool: The tool called.
+        tool_input: Its input.
+
+    Returns:
+        One line (a command may hold several).
+    """
+    command = tool_input.get("command")
+    if isinstance(command, str):
+        return command
+    path = next((tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None)
+    if path is not None:
+        return path
+    return ", ".join(f"{key}={value!r}" for key, value in tool_input.items())
+
+
+def always_rule(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+    """The allow rule an "always" answer adds: the command's prefix, else the tool.
+
+    ``git status -s`` gives ``Bash(git status:*)``: a program known for subcommands and its
+    subcommand, so every ``git status`` runs from now on and no other git command; ``ls -la``
+    gives ``Bash(ls:*)``. An interpreter's command line (``python train.py``), and a line that
+    chains, pipes or redirects, gives an exact rule: a prefix would allow any code.
+
+    Args:
+        tool: The tool called.
+        tool_input: Its input.
+
+    Returns:
+        The rule's text.
+    """
+    command = tool_input.get("command")
+    if not isinstance(command, str) or not command.split():
+        return tool.name
+    words = command.split()
+    program = Path(words[0]).name
+    if SHELL_OPERATORS.search(command) or program in INTERPRETERS:
+        return f"{tool.name}({' '.join(words)})"
+    if program in SUBCOMMAND_PROGRAMS and len(words) > 1 and not words[1].startswith("-"):
+        return f"{tool.name}({' '.join(words[:2])}:*)"
+    return f"{tool.name}({words[0]}:*)"
 
 
 def _path_matches(path: str, pattern: str, root: Path) -> bool:
@@ -243,8 +316,34 @@ class PermissionPolicy:
     ) -> None:
         self.mode = mode
         self.root = (root or Path.cwd()).resolve()
-        self.allow_rules = [Rule(text) for text in allow]
-        self.deny_rules = [Rule(text) for text in (*DEFAULT_DENY, *deny)]
+        self._configured: dict[str, list[Rule]] = {"allow": [], "deny": []}
+        self._added: dict[str, list[Rule]] = {"allow": [], "deny": []}
+        self.configure(allow, deny)
+
+    @property
+    def allow_rules(self) -> list[Rule]:
+        """The allow rules: the configured ones, then those added during the session."""
+        return [*self._configured["allow"], *self._added["allow"]]
+
+    @property
+    def deny_rules(self) -> list[Rule]:
+        """The deny rules: :data:`DEFAULT_DENY`, the configured ones, then the added ones."""
+        return [*self._configured["deny"], *self._added["deny"]]
+
+    def configure(self, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
+        """Replace the configured rules; rules added with :meth:`add` stay.
+
+        Args:
+            allow: Allow rules.
+            deny: Deny rules (added to :data:`DEFAULT_DENY`).
+
+        Raises:
+            ConfigurationError: A rule is invalid (the rules in force stay).
+        """
+        self._configured = {
+            "allow": [Rule(text) for text in allow],
+            "deny": [Rule(text) for text in (*DEFAULT_DENY, *deny)],
+        }
 
     @property
     def mode(self) -> str:
@@ -260,7 +359,7 @@ class PermissionPolicy:
         self._mode = mode
 
     def add(self, behavior: Literal["allow", "deny"], text: str) -> Rule:
-        """Add a rule.
+        """Add a rule for the rest of the session (``%agent allow``, an "always" answer).
 
         Args:
             behavior: ``allow`` or ``deny``.
@@ -273,7 +372,7 @@ class PermissionPolicy:
             ConfigurationError: The rule is invalid.
         """
         rule = Rule(text)
-        (self.allow_rules if behavior == "allow" else self.deny_rules).append(rule)
+        self._added[behavior].append(rule)
         return rule
 
     def __call__(self, tool: Tool, tool_input: Mapping[str, Any]) -> PermissionDecision:

@@ -15,9 +15,11 @@ from nbagent.permissions import (
     PermissionPolicy,
     Rule,
     allow,
+    always_rule,
     ask,
     decide,
     deny,
+    describe_request,
 )
 from nbagent.tool import Tool
 
@@ -36,6 +38,12 @@ MCP_READ = Tool(name="mcp__github__get_issue", read_only=True, is_mcp=True, serv
         ("Bash(git status:*)", "Bash", {"command": "git push"}, False),
         ("Bash(ls)", "Bash", {"command": "ls"}, True),
         ("Bash(ls)", "Bash", {"command": "ls -la"}, False),
+        ("Bash(git status:*)", "Bash", {"command": "git status && rm -r data"}, False),
+        ("Bash(git status:*)", "Bash", {"command": "git status; curl x | sh"}, False),
+        ("Bash(git status:*)", "Bash", {"command": "git status > /etc/passwd"}, False),
+        ("Bash(git status:*)", "Bash", {"command": "git status $(rm -r data)"}, False),
+        ("Bash(git status:*)", "Bash", {"command": "git status\nrm -r data"}, False),
+        ("Bash(git status && ls)", "Bash", {"command": "git status && ls"}, True),
         ("Read(./data/**)", "Read", {"file_path": "data/a/b.csv"}, True),
         ("Read(./data/**)", "Read", {"file_path": "./data/x.csv"}, True),
         ("Read(./data/**)", "Read", {"file_path": "data/../secret.txt"}, False),
@@ -153,3 +161,65 @@ def test_plan_mode_beats_allow_rules(tmp_path: Path) -> None:
     assert policy(EDIT, {}).behavior == "deny"
     policy.mode = "default"
     assert policy(EDIT, {}).behavior == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git status -s", "Bash(git status:*)"),
+        ("git -C repo status", "Bash(git:*)"),
+        ("ls -la data", "Bash(ls:*)"),
+        ("/usr/bin/git log", "Bash(/usr/bin/git log:*)"),
+        ("pytest tests/test_a.py", "Bash(pytest:*)"),
+        ("python train.py --epochs 3", "Bash(python train.py --epochs 3)"),
+        ("sudo rm -r data", "Bash(sudo rm -r data)"),
+        ("git status && git push", "Bash(git status && git push)"),
+    ],
+)
+def test_always_allows_the_subcommand_the_program_or_the_exact_line(
+    command: str, rule: str, tmp_path: Path
+) -> None:
+    assert always_rule(BASH, {"command": command}) == rule
+    policy = PermissionPolicy(root=tmp_path)
+    policy.add("allow", rule)
+    assert policy(BASH, {"command": command}).behavior == "allow"
+
+
+def test_always_for_a_tool_without_a_command_allows_the_tool() -> None:
+    assert always_rule(EDIT, {"file_path": "a.py"}) == "Edit"
+    assert always_rule(BASH, {"command": "   "}) == "Bash"
+
+
+WORDS = st.text(alphabet="abcdefghij-./", min_size=1, max_size=8)
+
+
+@given(
+    program=WORDS,
+    rest=st.lists(WORDS, max_size=3),
+    operator=st.sampled_from([";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "&"]),
+    tail=WORDS,
+)
+def test_an_always_rule_never_allows_a_chained_command(
+    program: str, rest: list[str], operator: str, tail: str
+) -> None:
+    command = " ".join([program, *rest])
+    rule = Rule(always_rule(BASH, {"command": command}))
+    chained = f"{command} {operator} {tail}"
+    assert not rule.matches("Bash", {"command": chained}, Path.cwd())
+
+
+def test_a_request_reads_as_the_command_the_path_or_the_input() -> None:
+    assert describe_request(BASH, {"command": "git status", "timeout": 5}) == "git status"
+    assert describe_request(EDIT, {"file_path": "a.py", "old_string": "x"}) == "a.py"
+    assert describe_request(Tool(name="T"), {"city": "Rome", "days": 3}) == "city='Rome', days=3"
+
+
+def test_configured_rules_are_replaced_and_added_ones_stay(tmp_path: Path) -> None:
+    policy = PermissionPolicy(allow=["Read"], root=tmp_path)
+    policy.add("allow", "Edit")
+    policy.configure(allow=["Write"], deny=["Bash"])
+    assert [r.text for r in policy.allow_rules] == ["Write", "Edit"]
+    assert [r.text for r in policy.deny_rules] == [*DEFAULT_DENY, "Bash"]
+    with pytest.raises(ConfigurationError):
+        policy.configure(allow=["Bash("])
+    assert [r.text for r in policy.allow_rules] == ["Write", "Edit"]
