@@ -24,8 +24,23 @@ from functools import partial
 from typing import Any
 
 from nbagent.errors import ToolError
-from nbagent.events import CallStatus, Event, ToolCallFinished, ToolCallStarted, ToolProgress
-from nbagent.permissions import Asker, Policy, decide
+from nbagent.events import (
+    CallStatus,
+    Event,
+    PermissionAnswered,
+    PermissionRequested,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+)
+from nbagent.permissions import (
+    Asker,
+    PermissionPolicy,
+    Policy,
+    always_rule,
+    decide,
+    describe_request,
+)
 from nbagent.secrets import get_logger, redact_content
 from nbagent.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
 
@@ -147,23 +162,36 @@ class ToolRunner:
 
         Yields:
             ToolCallStarted, ToolProgress (what the tools report while they run) and
-            ToolCallFinished events. Tools marked ``main_thread`` run on the caller's thread;
-            the others on daemon worker threads, under :attr:`call_timeout`, with their
-            progress shown as it comes (consecutive concurrency-safe calls together, the rest
-            one at a time).
+            ToolCallFinished events, with PermissionRequested and PermissionAnswered around a
+            question to the user. Every call of a batch is permitted (or refused) first, on
+            the caller's thread: a person's answer takes as long as it takes and never counts
+            against :attr:`call_timeout`. Tools marked ``main_thread`` then run on the
+            caller's thread; the others on daemon worker threads, under the time limit, with
+            their progress shown as it comes (consecutive concurrency-safe calls together,
+            the rest one at a time).
         """
         progress: queue.SimpleQueue[ToolProgress] = queue.SimpleQueue()
         for batch in self._batches(calls):
             for call, _ in batch:
                 yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
-            call, tool = batch[0]
+            permitted: list[tuple[dict[str, Any], Tool | ToolError, str]] = []
+            for call, tool in batch:
+                refusal, note = yield from self._permit(call, tool)
+                if refusal is None:
+                    permitted.append((call, tool, note))
+                else:
+                    outcomes[refusal.id] = refusal
+                    yield refusal.finished()
+            if not permitted:
+                continue
+            call, tool, note = permitted[0]
             if isinstance(tool, Tool) and tool.main_thread:
-                outcome = self._run_one(call, tool, progress)
+                outcome = self._run_one(call, tool, note, progress)
                 yield from _drain(progress)
                 outcomes[outcome.id] = outcome
                 yield outcome.finished()
                 continue
-            yield from self._run_batch(batch, outcomes, progress)
+            yield from self._run_batch(permitted, outcomes, progress)
 
     def close(self) -> None:
         """Cancel the calls still queued in a run (running calls finish on their own threads)."""
@@ -172,7 +200,7 @@ class ToolRunner:
 
     def _run_batch(
         self,
-        batch: list[tuple[dict[str, Any], Tool | ToolError]],
+        batch: list[tuple[dict[str, Any], Tool | ToolError, str]],
         outcomes: dict[str, CallOutcome],
         progress: queue.SimpleQueue[ToolProgress],
     ) -> Generator[Event, None, None]:
@@ -182,8 +210,11 @@ class ToolRunner:
         threads; calls not started by then, or when the run stops early, never start.
         """
         started = time.monotonic()
-        jobs = _Batch([partial(self._run_one, c, t, progress) for c, t in batch], self.max_workers)
-        calls = dict(zip(jobs.futures, (call for call, _ in batch), strict=True))
+        jobs = _Batch(
+            [partial(self._run_one, c, t, note, progress) for c, t, note in batch],
+            self.max_workers,
+        )
+        calls = dict(zip(jobs.futures, (call for call, _, _ in batch), strict=True))
         pending = set(calls)
         self._running.add(jobs)
         try:
@@ -239,21 +270,76 @@ class ToolRunner:
                 batches.append([(call, tool)])
         return batches
 
+    def _permit(
+        self, call: dict[str, Any], tool: Tool | ToolError
+    ) -> Generator[Event, None, tuple[CallOutcome | None, str]]:
+        """Decide whether a call may run, asking the user when the policy says so.
+
+        Returns:
+            The refusal's outcome (None when the call may run), and the note for its card.
+        """
+        if isinstance(tool, ToolError):
+            return None, ""
+        tool_input = dict(call.get("input") or {})
+        decision = decide(tool, tool_input, self.policy)
+        note = f"{decision.behavior}: {decision.rule}" if decision.rule else ""
+        if decision.behavior == "deny":
+            message = decision.message or f"Permission to use {tool.name} was denied."
+            return self._refused(call, message, note), note
+        if decision.behavior == "allow":
+            return None, note
+        request = PermissionRequested(
+            call["id"],
+            tool.name,
+            describe_request(tool, tool_input),
+            decision.message,
+            always_rule(tool, tool_input) if isinstance(self.policy, PermissionPolicy) else "",
+        )
+        if self.asker is None:
+            answer = None
+        else:
+            yield request
+            answer = self.asker(request)
+        if answer is None:
+            message = "This call needs the user's approval, and no one can be asked here."
+            return self._refused(call, message, "nobody could be asked"), note
+        rule = ""
+        if answer == "always" and isinstance(self.policy, PermissionPolicy) and request.always:
+            rule = self.policy.add("allow", request.always).text
+        yield PermissionAnswered(call["id"], answer, rule)
+        if answer == "no":
+            return self._refused(call, "The user refused this call.", "refused by the user"), note
+        return None, f"allowed from now on: {rule}" if rule else "approved by the user"
+
+    def _refused(self, call: dict[str, Any], message: str, note: str) -> CallOutcome:
+        """The outcome of a call that did not run: the model is told why."""
+        return CallOutcome(
+            call["id"],
+            call["name"],
+            dict(call.get("input") or {}),
+            "denied",
+            ToolResult(content=message, is_error=True),
+            permission=note,
+        )
+
     def _run_one(
         self,
         call: dict[str, Any],
         tool: Tool | ToolError,
+        note: str,
         progress: queue.SimpleQueue[ToolProgress],
     ) -> CallOutcome:
-        """Decide permission, run the tool and turn whatever happens into an outcome."""
+        """Run a permitted call with its progress reported, and make whatever happens an
+        outcome."""
         token = _progress.set(lambda event: progress.put(ToolProgress(call["id"], event)))
         try:
-            return self._decide_and_run(call, tool)
+            return self._execute(call, tool, note)
         finally:
             _progress.reset(token)
 
-    def _decide_and_run(self, call: dict[str, Any], tool: Tool | ToolError) -> CallOutcome:
-        """Decide permission, run the tool and turn whatever happens into an outcome."""
+    def _execute(self, call: dict[str, Any], tool: Tool | ToolError, note: str) -> CallOutcome:
+        """Run the tool and turn whatever happens into an outcome (the result capped and
+        redacted)."""
         tool_input = dict(call.get("input") or {})
 
         def outcome(status: CallStatus, result: ToolResult, **extra: Any) -> CallOutcome:
@@ -263,29 +349,6 @@ class ToolRunner:
 
         if isinstance(tool, ToolError):
             return outcome("error", ToolResult(content=str(tool), is_error=True))
-        decision = decide(tool, tool_input, self.policy)
-        note = f"{decision.behavior}: {decision.rule}" if decision.rule else ""
-        if decision.behavior == "ask":
-            answer = self.asker(tool, tool_input, decision.message) if self.asker else None
-            approved = bool(answer)
-            who = (
-                "nobody could be asked"
-                if answer is None
-                else ("approved by the user" if approved else "refused by the user")
-            )
-            note = who + (f" ({decision.rule})" if decision.rule else "")
-            if not approved:
-                message = (
-                    "The user refused this call."
-                    if answer is not None
-                    else "This call needs the user's approval, and no one can be asked here."
-                )
-                return outcome(
-                    "denied", ToolResult(content=message, is_error=True), permission=note
-                )
-        elif decision.behavior == "deny":
-            message = decision.message or f"Permission to use {tool.name} was denied."
-            return outcome("denied", ToolResult(content=message, is_error=True), permission=note)
         started = time.perf_counter()
         try:
             result = _sendable(tool.call(tool_input))

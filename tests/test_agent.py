@@ -15,6 +15,7 @@ from nbagent.agent import INTERRUPTED_TEXT, Agent
 from nbagent.errors import ModelAPIError, ToolError
 from nbagent.events import (
     Notice,
+    PermissionRequested,
     RunFinished,
     TextDelta,
     ToolCallFinished,
@@ -23,7 +24,7 @@ from nbagent.events import (
     ToolSetAnnounced,
     UsageReported,
 )
-from nbagent.permissions import ask, deny
+from nbagent.permissions import Answer, ask, deny
 from nbagent.registry import ToolRegistry
 from nbagent.testing import FakeAnthropicServer, Fault, Reply, ToolUse
 from nbagent.tool import Tool, tool
@@ -234,9 +235,9 @@ def test_permission_deny_and_ask(fake_api: FakeAnthropicServer) -> None:
     asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
     answers: list[str] = []
 
-    def asker(tool: Tool, tool_input: Any, question: str) -> bool:
-        answers.append(question)
-        return True
+    def asker(request: PermissionRequested) -> Answer:
+        answers.append(request.reason)
+        return "yes"
 
     fake_api.enqueue(Reply.tool_use("Guarded"), Reply.tool_use("Asked"), Reply.text("ok"))
     agent = agent_for(fake_api, registry(guarded, asked), asker=asker)
@@ -507,8 +508,24 @@ def test_tools_used_often_are_loaded_from_the_start(
 def test_an_asker_that_cannot_ask_is_not_a_refusal(fake_api: FakeAnthropicServer) -> None:
     asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
     fake_api.enqueue(Reply.tool_use("Asked"), Reply.text("ok"))
-    agent = agent_for(fake_api, registry(asked), asker=lambda tool, tool_input, question: None)
+    agent = agent_for(fake_api, registry(asked), asker=lambda request: None)
     events = list(agent.events("go"))
     [finished] = [e for e in events if isinstance(e, ToolCallFinished)]
     assert finished.status == "denied" and finished.permission.startswith("nobody could be asked")
     assert "no one can be asked" in str(finished.content)
+
+
+def test_an_interrupt_while_the_user_is_asked_ends_the_run_with_the_call_interrupted(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
+
+    def asker(request: PermissionRequested) -> Answer:
+        raise KeyboardInterrupt  # the user pressed Stop instead of answering
+
+    fake_api.enqueue(Reply.tool_use("Asked"), Reply.text("next cell"))
+    agent = agent_for(fake_api, registry(asked), asker=asker)
+    result = agent.run("go")
+    assert result.stop_reason == "interrupted"
+    assert [(c.name, c.status) for c in result.tool_calls] == [("Asked", "interrupted")]
+    assert agent.run("again").text == "next cell"  # the history stayed valid

@@ -18,8 +18,15 @@ from typing import Any
 
 import pytest
 
-from nbagent.events import Notice
+from nbagent.events import (
+    Notice,
+    PermissionAnswered,
+    PermissionRequested,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from nbagent.execution import CallOutcome, ToolRunner, emit
+from nbagent.permissions import Answer, PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tool import Tool
 from tests.kernels import execute, kernel
@@ -149,7 +156,7 @@ nbagent.registry.register(
     Tool(name="Hang", description="Never returns.", handler=lambda: threading.Event().wait()),
     replace=True,
 )
-get_ipython().magics_manager.registry["AgentMagics"].agent_instance.runner.call_timeout = 0.5
+get_ipython().run_line_magic("config", "NbAgent.call_timeout = 0.5")
 """
 
 
@@ -172,3 +179,64 @@ def test_a_kernel_with_an_abandoned_call_shuts_down_at_once(
         seconds = time.monotonic() - started
         assert not manager.is_alive(), "the kernel waited for the abandoned call"
         assert seconds < 2, f"shutdown took {seconds:.1f} s"
+
+
+def bash_calls(*commands: str) -> list[dict[str, Any]]:
+    """tool_use blocks calling Bash with ``commands``, in order."""
+    return [
+        {"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": command}}
+        for i, command in enumerate(commands)
+    ]
+
+
+def asking_runner(answers: list[Answer], asked: list[PermissionRequested], **options: Any):  # type: ignore[no-untyped-def]
+    """A runner for a Bash that echoes, whose asker gives ``answers`` in turn."""
+    bash = Tool(name="Bash", handler=lambda command: f"ran {command}")
+
+    def asker(request: PermissionRequested) -> Answer:
+        asked.append(request)
+        return answers.pop(0)
+
+    return runner_of(bash, policy=PermissionPolicy(root=ROOT), asker=asker, **options)
+
+
+def test_a_question_comes_between_the_start_and_the_run_of_its_call() -> None:
+    asked: list[PermissionRequested] = []
+    events = list(asking_runner(["yes"], asked).run(bash_calls("git status -s"), {}))
+    kinds = [type(e) for e in events]
+    assert kinds == [ToolCallStarted, PermissionRequested, PermissionAnswered, ToolCallFinished]
+    [request] = asked
+    assert (request.request, request.always) == ("git status -s", "Bash(git status:*)")
+    assert events[-1].status == "ok" and events[-1].permission == "approved by the user"
+
+
+def test_the_time_a_person_takes_to_answer_is_not_the_calls_time() -> None:
+    asked: list[PermissionRequested] = []
+    runner = asking_runner(["yes"], asked, call_timeout=0.05)
+    slow = runner.asker
+
+    def thinking(request: PermissionRequested) -> Answer | None:
+        time.sleep(0.3)  # longer than the time limit: a person reads the command
+        return slow(request)  # type: ignore[misc]
+
+    runner.asker = thinking
+    outcomes: dict[str, CallOutcome] = {}
+    list(runner.run(bash_calls("make"), outcomes))
+    assert outcomes["toolu_0"].status == "ok" and outcomes["toolu_0"].result.content == "ran make"
+
+
+def test_always_adds_the_rule_and_the_same_subcommand_is_not_asked_again() -> None:
+    asked: list[PermissionRequested] = []
+    runner = asking_runner(["always", "no"], asked)
+    outcomes: dict[str, CallOutcome] = {}
+    events = list(runner.run(bash_calls("git status", "git status -s", "git push"), outcomes))
+    answered = [e for e in events if isinstance(e, PermissionAnswered)]
+    assert [(a.answer, a.rule) for a in answered] == [
+        ("always", "Bash(git status:*)"),
+        ("no", ""),
+    ]
+    assert [r.request for r in asked] == ["git status", "git push"]
+    assert outcomes["toolu_0"].permission == "allowed from now on: Bash(git status:*)"
+    assert outcomes["toolu_1"].permission == "allow: allow rule Bash(git status:*)"
+    assert outcomes["toolu_2"].status == "denied"
+    assert outcomes["toolu_2"].result.content == "The user refused this call."
