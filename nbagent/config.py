@@ -1,17 +1,26 @@
 """``c.NbAgent``: the traitlets configuration of the magics.
 
 Set options in ``ipython_kernel_config.py`` (``c.NbAgent.model = "..."``) or in a notebook
-(``%config NbAgent.model = "..."``). ``%agent config`` shows the values in force.
+(``%config NbAgent.model = "..."``). Every option applies from the next cell on, in the
+conversation going on (:class:`~nbagent.session.Session` observes them); a bad value is
+refused when it is set, with what to write instead. ``%agent config`` shows the values in
+force.
 """
 
 from __future__ import annotations
 
-from traitlets import Bool, Enum, Int, List, Unicode
+from typing import Any
+
+from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from nbagent.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
+from nbagent.errors import ConfigurationError
+from nbagent.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.permissions import MODES as PERMISSION_MODES
+from nbagent.permissions import Rule
 from nbagent.request import MODES
+from nbagent.search import RANKERS
 
 
 class NbAgent(Configurable):
@@ -27,7 +36,9 @@ class NbAgent(Configurable):
         "client sends loaded definitions), server (the API's own tool search) or off "
         "(everything loaded).",
     ).tag(config=True)
-    ranker = Unicode("keyword", help="The ToolSearch ranker (keyword, ...).").tag(config=True)
+    ranker = Unicode(
+        "keyword", help=f"The ToolSearch ranker ({', '.join(sorted(RANKERS))})."
+    ).tag(config=True)
     system_prompt = Unicode(DEFAULT_SYSTEM, help="The agent's system prompt.").tag(config=True)
     loaded_tools = List(
         Unicode(), help="Tools always sent in full, whatever their flags (names)."
@@ -57,6 +68,16 @@ class NbAgent(Configurable):
         "notebook's folder, then ~/.nbagent/mcp.json.",
     ).tag(config=True)
     stream = Bool(True, help="Show the answer as it streams in.").tag(config=True)
+    verbose = Bool(
+        False,
+        help="Show every call in full (input, duration, permission decision) and the "
+        "deferred tools announced at the start; %%agent --verbose for one cell.",
+    ).tag(config=True)
+    call_timeout = Float(
+        DEFAULT_CALL_TIMEOUT,
+        help="Seconds a tool call may run before the model is told it timed out (the time a "
+        "person takes to answer a permission question does not count).",
+    ).tag(config=True)
     preload = Bool(
         False,
         help="Before a conversation's first request, load the deferred tools the "
@@ -71,3 +92,37 @@ class NbAgent(Configurable):
     usage_db = Unicode(
         "", help="The SQLite file of tool use counts; ~/.nbagent/usage.sqlite3 by default."
     ).tag(config=True)
+
+    @validate("ranker")
+    def _known_ranker(self, proposal: dict[str, Any]) -> str:
+        """Refuse a ranker nobody made."""
+        if proposal["value"] not in RANKERS:
+            raise TraitError(
+                f"Unknown ranker {proposal['value']!r}; choose one of: "
+                f"{', '.join(sorted(RANKERS))}."
+            )
+        return proposal["value"]
+
+    @validate("max_turns", "max_tokens")
+    def _at_least_one(self, proposal: dict[str, Any]) -> int:
+        """Refuse a limit below 1."""
+        if proposal["value"] < 1:
+            raise TraitError(f"{proposal['trait'].name} must be at least 1.")
+        return proposal["value"]
+
+    @validate("call_timeout", "preload_budget")
+    def _positive(self, proposal: dict[str, Any]) -> Any:
+        """Refuse a time or a budget that is not positive."""
+        if proposal["value"] <= 0:
+            raise TraitError(f"{proposal['trait'].name} must be more than 0.")
+        return proposal["value"]
+
+    @validate("allow_rules", "deny_rules")
+    def _rules(self, proposal: dict[str, Any]) -> list[str]:
+        """Refuse a rule that does not parse, naming it."""
+        for text in proposal["value"]:
+            try:
+                Rule(text)
+            except ConfigurationError as exc:
+                raise TraitError(str(exc)) from None
+        return proposal["value"]

@@ -15,7 +15,7 @@ import logging
 import sys
 import threading
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from IPython.display import display
@@ -26,6 +26,7 @@ from nbagent.errors import NbAgentError
 from nbagent.magics import AgentMagics
 from nbagent.mcp_magics import McpMagics
 from nbagent.registry import ToolRegistry
+from nbagent.session import Session
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
@@ -36,22 +37,33 @@ if TYPE_CHECKING:
 class Loaded:
     """What the extension set up in one shell."""
 
-    settings: NbAgent
-    """The configuration."""
+    session: Session
+    """The settings and the agent, tasks, servers and front-end channel they configure."""
     agent_magics: AgentMagics
     """``%%agent``, ``%agent``, ``%tools``, ``%tool_search``."""
     mcp_magics: McpMagics
     """``%mcp``."""
-    manager: Any
-    """The :class:`~nbagent.mcp.McpManager`."""
     builtin: list[str]
     """The built-in tools registered (files, shell, notebook, variables, web)."""
     live: LiveDocuments | None = None
     """The notebook tools' connections to JupyterLab's live documents (made with the tools)."""
-    frontend: FrontEndChannel | None = None
-    """The channel to nbagent's JupyterLab extension (in a kernel only)."""
     log_handler: logging.Handler | None = None
     """Where nbagent's log records go in a kernel: the kernel process's stderr."""
+
+    @property
+    def settings(self) -> NbAgent:
+        """The ``c.NbAgent`` configuration."""
+        return self.session.settings
+
+    @property
+    def manager(self) -> Any:
+        """The :class:`~nbagent.mcp.McpManager`."""
+        return self.session.mcp_manager
+
+    @property
+    def frontend(self) -> FrontEndChannel | None:
+        """The channel to nbagent's JupyterLab extension (in a kernel only)."""
+        return self.session.frontend
 
 
 _loaded: dict[int, Loaded] = {}
@@ -79,13 +91,12 @@ def load(shell: Any) -> Loaded:
     manager = McpManager(nbagent.registry)
     kernel = in_kernel()
     frontend = FrontEndChannel() if kernel else None
+    session = Session(settings, nbagent.registry, mcp_manager=manager, frontend=frontend)
     loaded = Loaded(
-        settings,
-        AgentMagics(shell, settings, nbagent.registry, mcp_manager=manager, frontend=frontend),
+        session,
+        AgentMagics(shell, session),
         McpMagics(shell, manager),
-        manager,
         [],
-        frontend=frontend,
         log_handler=_log_to_the_kernel_console() if kernel else None,
     )
 
@@ -97,6 +108,7 @@ def load(shell: Any) -> Loaded:
         tools = builtin_tools(context)
         nbagent.registry.register_many(tools, replace=True)
         loaded.builtin = [t.name for t in tools]
+        session.agent  # noqa: B018 - built now, so its session tools are listed from the start
 
     # Building the tools imports pydantic (about 0.25 s): done beside the user's next cell.
     builder = threading.Thread(target=register_builtin, name="nbagent-builtin-tools", daemon=True)
@@ -108,12 +120,14 @@ def load(shell: Any) -> Loaded:
     if in_kernel():
         from nbagent.registry_browser import registry_mimebundle
 
-        shell.display_formatter.mimebundle_formatter.for_type(ToolRegistry, registry_mimebundle)
+        shell.display_formatter.mimebundle_formatter.for_type(
+            ToolRegistry, partial(registry_mimebundle, loaded_by_search=session.loaded_by_search)
+        )
     _loaded[id(shell)] = loaded
     if frontend is not None:
         frontend.open()  # the front ends make their subshells now, not in an %%agent cell
     try:
-        manager.start(settings.mcp_config or None, folder=Path.cwd())
+        session.start_servers()
     except NbAgentError as exc:
         display(Markdown(f"> **MCP configuration not used**: {exc}"))
     return loaded
@@ -139,12 +153,14 @@ def _log_to_the_kernel_console() -> logging.Handler:
 
 
 def _warm_imports() -> None:
-    """Import what the notebook tools need at first use, beside the user's next cells.
+    """Import what the first ``%%agent`` cell and the notebook tools need, beside the user's
+    next cells.
 
-    nbformat imports jsonschema, whose format checkers can take a second to load (a grammar is
-    compiled); a first NotebookRead would otherwise wait for it. Nobody waits for this thread:
-    a tool that needs the module meanwhile just waits for the import it would have done.
+    The SDK takes about a second to import; nbformat imports jsonschema, whose format checkers
+    can take a second to load (a grammar is compiled). Nobody waits for this thread: a cell or
+    a tool that needs a module meanwhile just waits for the import it would have done.
     """
+    import anthropic  # noqa: F401
     import nbformat  # noqa: F401
 
 
@@ -167,7 +183,7 @@ def unload(shell: Any) -> None:
         logger = logging.getLogger("nbagent")
         logger.removeHandler(loaded.log_handler)
         logger.propagate = True
-    loaded.agent_magics.close()
+    loaded.session.close()
     loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager
     for magics in (loaded.agent_magics, loaded.mcp_magics):

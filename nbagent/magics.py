@@ -8,23 +8,20 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from IPython.core.error import StdinNotImplementedError, UsageError
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
 from nbagent.agent import Agent, AgentResult
-from nbagent.config import NbAgent
 from nbagent.display import CellTranscript, Markdown, table_cell
 from nbagent.errors import ModelAPIError, NbAgentError
-from nbagent.frontend.channel import FrontEndChannel
-from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
+from nbagent.session import Session
 from nbagent.tool import Tool
 from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
 
@@ -34,33 +31,22 @@ COMMANDS = ("status", "reset", "config", "history", "allow", "deny")
 
 @magics_class
 class AgentMagics(Magics):
-    """The nbagent magics, bound to one shell, one configuration and one registry.
+    """The nbagent magics of one shell, over its :class:`~nbagent.session.Session`.
 
     Args:
         shell: The IPython shell.
-        settings: The ``c.NbAgent`` configuration.
-        registry: The tools.
-        mcp_manager: The MCP servers' manager, for the session tools that reach it.
-        frontend: The channel to nbagent's JupyterLab extension, opened anew at each
-            ``%%agent`` cell (so a reloaded page or a new tab answers too).
+        session: The settings, agent, tasks and servers of the shell. Its channel to
+            nbagent's JupyterLab extension is opened anew at each ``%%agent`` cell (so a
+            reloaded page or a new tab answers too).
     """
 
-    def __init__(
-        self,
-        shell: Any,
-        settings: NbAgent,
-        registry: ToolRegistry,
-        mcp_manager: Any = None,
-        frontend: FrontEndChannel | None = None,
-    ) -> None:
+    def __init__(self, shell: Any, session: Session) -> None:
         super().__init__(shell)
-        self.settings = settings
-        self.registry = registry
-        self.mcp_manager = mcp_manager
-        self.frontend = frontend
-        self.tasks = TaskBoard()
-        self._agent: Agent | None = None
-        self._session_tools: list[str] = []
+        self.session = session
+        self.settings = session.settings
+        """The ``c.NbAgent`` configuration."""
+        self.registry = session.registry
+        """The tools."""
         self.wait_for: Callable[[], None] = lambda: None
         """Waits until the extension's background set-up (the built-in tools) is done."""
 
@@ -83,6 +69,11 @@ class AgentMagics(Magics):
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument("-o", "--output", metavar="VAR", help="Store the AgentResult in this variable.")
     @argument("--quiet", action="store_true", help="Show only the final answer.")
+    @argument(
+        "--verbose",
+        action="store_true",
+        help="Show every call in full for this cell (default: c.NbAgent.verbose).",
+    )
     @line_cell_magic
     def agent(self, line: str, cell: str | None = None) -> None:
         """Run the agent on the cell, or manage the conversation.
@@ -115,10 +106,10 @@ class AgentMagics(Magics):
         if args.max_turns is not None and args.max_turns < 1:
             raise UsageError("--max-turns must be at least 1.")
         agent = self._agent_for(args)
-        if self.frontend is not None:
-            self.frontend.open()
+        if self.session.frontend is not None:
+            self.session.frontend.open()
         try:
-            result = self._run(agent, prompt, args.quiet)
+            result = self._run(agent, prompt, args)
         finally:  # --model, --max-turns and --mode are this cell's only
             agent.model, agent.max_turns = self.settings.model, self.settings.max_turns
             agent.mode = self.settings.mode
@@ -174,68 +165,39 @@ class AgentMagics(Magics):
 
     @property
     def agent_instance(self) -> Agent:
-        """The kernel's agent, built on first use from the settings."""
-        if self._agent is None:
-            settings = self.settings
-            for name in settings.loaded_tools:
-                self.registry.override(name, deferred=False)
-            for name in settings.deferred_tools:
-                self.registry.override(name, deferred=True)
-            policy = PermissionPolicy(
-                settings.permission_mode,
-                allow=settings.allow_rules,
-                deny=settings.deny_rules,
-                root=Path.cwd(),
-            )
-            self._agent = Agent(
-                registry=self.registry,
-                policy=policy,
-                model=settings.model,
-                system=settings.system_prompt or None,
-                max_turns=settings.max_turns,
-                mode=settings.mode,
-                max_tokens=settings.max_tokens,
-                ranker=settings.ranker,
-                asker=ask_on_stdin,
-                announcement_style=settings.announcement_style,
-                preload_budget=settings.preload_budget if settings.preload else None,
-                usage_store=_usage_store(settings),
-            )
-            tools = session_tools(self._agent, self.tasks, mcp_manager=self.mcp_manager)
-            self.registry.register_many(tools, replace=True)
-            self._session_tools = [t.name for t in tools]
-        return self._agent
-
-    def close(self) -> None:
-        """Release what the magics hold: the agent's worker threads, its session tools."""
-        if self._agent is not None:
-            self._agent.runner.close()
-        self.registry.unregister_many(self._session_tools)
+        """The kernel's agent (the session's), built on first use from the settings."""
+        return self.session.agent
 
     def _agent_for(self, args: Any) -> Agent:
-        """The agent, reset or adjusted for this cell's options."""
+        """The agent, reset or adjusted for this cell's options, with a client to call.
+
+        Raises:
+            UsageError: No API key is set (said before anything is shown in the cell).
+        """
         agent = self.agent_instance
+        try:
+            agent.client  # noqa: B018 - built now, so a missing key is said at once
+        except ModelAPIError as exc:
+            raise UsageError(str(exc)) from None
         if args.new:
             agent.reset()
         agent.model = args.model or self.settings.model
         agent.max_turns = args.max_turns or self.settings.max_turns
         agent.mode = args.mode or self.settings.mode
         policy = agent.runner.policy
-        if isinstance(policy, PermissionPolicy):
-            policy.mode = self.settings.permission_mode
-            if policy.mode == "bypassPermissions":
-                display(
-                    Markdown(
-                        "> **Warning**: permission mode bypassPermissions: every tool "
-                        "call runs without asking (credentials stay denied)."
-                    )
+        if isinstance(policy, PermissionPolicy) and policy.mode == "bypassPermissions":
+            display(
+                Markdown(
+                    "> **Warning**: permission mode bypassPermissions: every tool "
+                    "call runs without asking (credentials stay denied)."
                 )
+            )
         return agent
 
-    def _run(self, agent: Agent, prompt: str, quiet: bool) -> AgentResult:
+    def _run(self, agent: Agent, prompt: str, args: Any) -> AgentResult:
         cost = self.registry.context_cost() if agent.mode != "off" else None
         transcript = CellTranscript(
-            quiet=quiet,
+            quiet=args.quiet,
             stream=self.settings.stream,
             saved_tokens=cost.all_loaded - cost.deferred if cost else None,
         )
@@ -262,8 +224,9 @@ class AgentMagics(Magics):
         if agent.usage_store is not None:
             used = ", ".join(f"`{u.tool}` ({u.uses})" for u in agent.usage_store.usage()[:10])
             lines.append(f"**usage** (promotion on): {used or 'nothing counted yet'}")
-        if self.tasks.snapshot():
-            lines.append(tasks_markdown(Tasks(self.tasks.snapshot())).replace("\n", "  \n"))
+        tasks = self.session.tasks.snapshot()
+        if tasks:
+            lines.append(tasks_markdown(Tasks(tasks)).replace("\n", "  \n"))
         display(Markdown("  \n".join(lines)))
 
     def _add_rule(self, behavior: str, text: str) -> None:
@@ -280,7 +243,7 @@ class AgentMagics(Magics):
 
     def _reset(self) -> None:
         self.agent_instance.reset()
-        self.tasks.clear()
+        self.session.tasks.clear()
         display(Markdown("The conversation was reset."))
 
     def _config(self) -> None:
@@ -288,7 +251,15 @@ class AgentMagics(Magics):
             f"| `{name}` | `{getattr(self.settings, name)!r}` | {trait.help.splitlines()[0]} |"
             for name, trait in sorted(self.settings.traits(config=True).items())
         )
-        display(Markdown(f"| c.NbAgent | value | |\n|---|---|---|\n{rows}"))
+        table = f"| c.NbAgent | value | |\n|---|---|---|\n{rows}"
+        policy = self.agent_instance.runner.policy if self.session.agent_built else None
+        if isinstance(policy, PermissionPolicy) and policy.mode != self.settings.permission_mode:
+            table += (
+                f"\n\nIn effect now: permission mode `{policy.mode}` (the agent entered plan "
+                f"mode; `{self.settings.permission_mode}` applies again once you approve its "
+                "plan, or when you set `%config NbAgent.permission_mode`)."
+            )
+        display(Markdown(table))
 
     def _history(self) -> None:
         lines = [
@@ -324,25 +295,6 @@ def expand_prompt(cell: str, namespace: dict[str, Any]) -> str:
         raise UsageError(
             f"The prompt's braces do not parse ({exc}); write {{{{ and }}}} for literal braces."
         ) from None
-
-
-def ask_on_stdin(tool: Tool, tool_input: Any, question: str) -> bool | None:
-    """Ask the user about a tool call on the kernel's stdin (works while the cell is busy).
-
-    Args:
-        tool: The tool called.
-        tool_input: Its input.
-        question: Why the call needs approval.
-
-    Returns:
-        Whether the user approved; None when no stdin is available.
-    """
-    brief = json.dumps(tool_input, ensure_ascii=False)[:200]
-    prompt = f"{question + ' ' if question else ''}Allow {tool.name}({brief})? [y/N] "
-    try:
-        return input(prompt).strip().lower() in ("y", "yes")
-    except (StdinNotImplementedError, EOFError):
-        return None
 
 
 def tools_table(tools: list[Tool], registry: ToolRegistry) -> str:
@@ -414,15 +366,6 @@ def summarise_content(content: Any, limit: int = 100) -> str:
         else:
             parts.append(f"[{kind}]")
     return " · ".join(parts)
-
-
-def _usage_store(settings: NbAgent) -> Any:
-    """The usage store when promotion is on, else None."""
-    if not settings.promotion:
-        return None
-    from nbagent.promotion import DEFAULT_PATH, UsageStore
-
-    return UsageStore(Path(settings.usage_db).expanduser() if settings.usage_db else DEFAULT_PATH)
 
 
 def _permissions(policy: Any) -> str:

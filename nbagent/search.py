@@ -194,6 +194,19 @@ class ToolSearch:
         self._by_name: dict[str, Tool] = {}
         self._lower_names: dict[str, str] = {}
 
+    def use(self, ranker: str | Ranker) -> None:
+        """Rank with another ranker from the next search on (its index is built then).
+
+        Args:
+            ranker: A ranker name from :data:`RANKERS` or a :class:`Ranker`.
+
+        Raises:
+            ConfigurationError: The ranker name is unknown (the current ranker stays).
+        """
+        chosen = make_ranker(ranker) if isinstance(ranker, str) else ranker
+        with self._lock:
+            self.ranker, self._version, self._deferred = chosen, -1, []
+
     def search(self, query: str, max_results: int = DEFAULT_MAX_RESULTS) -> list[SearchHit]:
         """Run a query.
 

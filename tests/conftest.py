@@ -8,6 +8,8 @@ import pytest
 
 from nbagent.testing import FakeAnthropicServer
 
+pytest_plugins = ["tests.shells"]
+
 
 @pytest.fixture
 def fake_api() -> Iterator[FakeAnthropicServer]:

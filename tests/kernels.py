@@ -54,8 +54,8 @@ def execute(
         code: The cell.
         timeout: Seconds to wait for the kernel at most between two messages.
         on_output: Called with the content of each output (and widget message) as it arrives.
-        stdin: Answers the kernel's input requests: called with the prompt, returns the reply
-            (without it, the cell has no stdin).
+        stdin: Answers the kernel's input requests: called with the prompt, returns the reply,
+            or None to leave the request unanswered (without it, the cell has no stdin).
         cell_id: The id of the cell being run, sent in the request's metadata as JupyterLab
             sends it.
 
@@ -83,7 +83,9 @@ def execute(
         if stdin is not None:
             try:
                 request = client.get_stdin_msg(timeout=0.05)
-                client.input(stdin(request["content"]["prompt"]))
+                answer = stdin(request["content"]["prompt"])
+                if answer is not None:
+                    client.input(answer)
             except queue.Empty:
                 pass
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,77 @@ def test_a_tool_that_fails_prints_no_traceback_into_the_cell(
     streams = [o for o in run.outputs if o.get("name") == "stderr"]
     assert not any("Traceback" in o["text"] for o in streams), streams
     assert "It failed." in run.text
+
+
+SHELL_TOOL = (
+    "import nbagent\n"
+    "from nbagent.tool import tool\n"
+    "@tool(name='Bash')\n"
+    "def bash(command: str) -> str:\n"
+    '    """Runs a command (here: says it did)."""\n'
+    "    return f'ran {command}'\n"
+    "nbagent.registry.register(bash, replace=True)\n"
+    "%config NbAgent.call_timeout = 0.5"
+)
+
+
+def test_a_permission_question_waits_for_the_answer_and_always_adds_the_rule(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    fake_api.enqueue(
+        Reply.tool_use("Bash", {"command": "git status -s"}),
+        Reply.tool_use("Bash", {"command": "git status"}),
+        Reply.text("Clean."),
+    )
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_api.url}
+    prompts: list[str] = []
+
+    def answer_slowly(prompt: str) -> str:
+        prompts.append(prompt)
+        time.sleep(1)  # longer than the call's time limit: a person reads the command
+        return "a"
+
+    with kernel(env) as (_, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        assert execute(client, SHELL_TOOL).status == "ok"
+        run = execute(client, "%%agent -o result\nstatus?", stdin=answer_slowly)
+        assert run.status == "ok", run.error
+        assert prompts == [
+            "Allow Bash: git status -s?  y = yes, n = no, a = always (allow Bash(git status:*)) "
+        ]
+        check = execute(
+            client, "print([(c.status, c.input['command']) for c in result.tool_calls])"
+        )
+        assert check.text.strip() == "[('ok', 'git status -s'), ('ok', 'git status')]"
+        status = execute(client, "%agent status")
+        assert "allow `Bash(git status:*)`" in status.text
+
+
+def test_stop_while_a_question_waits_ends_the_cell_and_a_late_answer_changes_nothing(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    fake_api.enqueue(Reply.tool_use("Bash", {"command": "rm -r data"}), Reply.text("next"))
+    env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_api.url}
+    with kernel(env) as (manager, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        assert execute(client, SHELL_TOOL).status == "ok"
+
+        def press_stop(prompt: str) -> None:
+            manager.interrupt_kernel()
+
+        run = execute(client, "%%agent -o result\nclean up", stdin=press_stop)
+        assert run.status == "ok", run.error
+        client.input("y")  # the answer comes after the cell ended
+        check = execute(client, "print([(c.status, c.name) for c in result.tool_calls])")
+        assert check.text.strip() == "[('interrupted', 'Bash')]"
+        assert "y" not in [o.get("text", "").strip() for o in check.outputs]
+        assert "ran rm" not in run.text + check.text
+
+
+def test_without_an_api_key_the_cell_says_so_at_once_and_shows_nothing_else() -> None:
+    env = {"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "ANTHROPIC_BASE_URL": ""}
+    with kernel(env) as (_, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        run = execute(client, "%%agent\nhi")
+    assert run.status == "error" and "No Anthropic API key" in run.error["evalue"]
+    assert [o for o in run.outputs if "data" in o] == []  # no empty widget left behind

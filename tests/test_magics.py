@@ -2,61 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
-from IPython.utils.capture import capture_output
 
 import nbagent
 from nbagent.agent import AgentResult
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tool import Tool
-
-FORECAST = "mcp__weather__forecast"
-
-
-@pytest.fixture(scope="module")
-def shell() -> InteractiveShell:
-    return InteractiveShell.instance()
-
-
-@pytest.fixture
-def ip(
-    shell: InteractiveShell, fake_api: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[InteractiveShell]:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
-    tool = Tool(
-        name=FORECAST,
-        description="Weather forecast for a city.",
-        is_mcp=True,
-        server="weather",
-        input_schema={"type": "object", "properties": {"city": {"type": "string"}}},
-        handler=lambda city: f"Sunny in {city}",
-    )
-    nbagent.registry.register(tool, replace=True)
-    shell.run_line_magic("config", 'NbAgent.allow_rules = ["mcp__weather__*"]')
-    shell.run_line_magic("load_ext", "nbagent")
-    yield shell
-    shell.run_line_magic("unload_ext", "nbagent")
-    shell.run_line_magic("config", "NbAgent.allow_rules = []")
-    nbagent.registry.unregister_many([FORECAST])
-    shell.user_ns.pop("result", None)
-
-
-def run(ip: InteractiveShell, cell: str) -> tuple[Any, str]:
-    """Run a cell; return its result and every text it displayed (markdown or plain)."""
-    with capture_output() as captured:
-        result = ip.run_cell(cell)
-    texts = [o.data.get("text/markdown") or o.data.get("text/plain", "") for o in captured.outputs]
-    return result, "\n".join(texts) + captured.stdout
-
-
-def error_of(result: Any) -> BaseException | None:
-    return result.error_in_exec or result.error_before_exec
+from tests.shells import FORECAST, error_of, run
 
 
 def test_load_registers_the_magics_and_unload_removes_them(shell: InteractiveShell) -> None:

@@ -15,7 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import nbagent
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.mcp.servers import FIXTURES, alive, wait_until
-from tests.test_magics import error_of, run
+from tests.shells import error_of, run
 
 pytestmark = pytest.mark.slow
 

@@ -396,8 +396,7 @@ def spin():
 nbagent.registry.register(
     Tool(name="Spin", description="Loops.", handler=spin, main_thread=True), replace=True
 )
-magics = get_ipython().magics_manager.registry["AgentMagics"]
-magics.agent_instance.runner.call_timeout = 0.5
+get_ipython().run_line_magic("config", "NbAgent.call_timeout = 0.5")
 """
 
 

@@ -1,0 +1,241 @@
+"""One kernel's nbagent session: the settings, and everything they configure.
+
+A :class:`Session` owns the ``c.NbAgent`` settings and what they shape: the agent and its
+conversation, the task board, the MCP manager, the channel to the JupyterLab extension. It
+observes the settings (traitlets ``observe``, as IPython's own configurable objects do), so
+an option set with ``%config`` applies from the next cell on, in the conversation going on;
+nothing copies the settings once and forgets them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import StdinNotImplementedError
+from traitlets import Bunch
+
+from nbagent.agent import Agent
+from nbagent.config import NbAgent
+from nbagent.events import PermissionRequested
+from nbagent.orchestration import TaskBoard, session_tools
+from nbagent.permissions import Answer, PermissionPolicy
+from nbagent.registry import ToolRegistry
+from nbagent.secrets import get_logger
+
+logger = get_logger("nbagent.session")
+
+ANSWERS: dict[str, Answer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no"}
+"""What a person may type at a permission question, and what it means ("a" is added when
+an "always" rule can be offered)."""
+
+
+class Session:
+    """The settings of one shell and the agent, tasks and servers they configure.
+
+    Args:
+        settings: The ``c.NbAgent`` configuration (observed from now on).
+        registry: The tools.
+        mcp_manager: The MCP servers' manager.
+        frontend: The channel to nbagent's JupyterLab extension, in a kernel.
+        asker: Asks the user about a tool call; :func:`ask_on_stdin` by default.
+        root: The folder permission rules' relative paths are resolved against.
+    """
+
+    def __init__(
+        self,
+        settings: NbAgent,
+        registry: ToolRegistry,
+        mcp_manager: Any = None,
+        frontend: Any = None,
+        asker: Callable[[PermissionRequested], Answer | None] | None = None,
+        root: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.mcp_manager = mcp_manager
+        self.frontend = frontend
+        self.tasks = TaskBoard()
+        """The agent's task list (TaskCreate, TaskUpdate, ...)."""
+        self.root = root or Path.cwd()
+        self._asker = asker or ask_on_stdin
+        self._agent: Agent | None = None
+        self._lock = threading.Lock()
+        self._session_tools: list[str] = []
+        self._overrides: dict[str, bool] = {}
+        self._mcp_servers: list[str] = []
+        self._apply_overrides()
+        settings.observe(self._changed)
+
+    @property
+    def agent(self) -> Agent:
+        """The kernel's agent, built on first use from the settings in force."""
+        with self._lock:
+            if self._agent is None:
+                self._agent = self._build_agent()
+        return self._agent
+
+    @property
+    def agent_built(self) -> bool:
+        """Whether the agent exists yet (a status need not build it)."""
+        return self._agent is not None
+
+    def loaded_by_search(self) -> list[str]:
+        """The deferred tools the model loaded in this conversation, in order."""
+        return self._agent.loaded_names if self._agent is not None else []
+
+    def start_servers(self) -> Any:
+        """Start the MCP servers of ``c.NbAgent.mcp_config`` (or of the file found).
+
+        Returns:
+            The configuration started, or None when there is none.
+
+        Raises:
+            NbAgentError: The configuration is bad (nothing of it started).
+        """
+        if self.mcp_manager is None:
+            return None
+        config = self.mcp_manager.start(self.settings.mcp_config or None, folder=self.root)
+        self._mcp_servers = list(config.servers) if config is not None else []
+        return config
+
+    def close(self) -> None:
+        """Stop observing the settings; release the agent's workers and session tools."""
+        self.settings.unobserve(self._changed)
+        if self._agent is not None:
+            self._agent.runner.close()
+        self.registry.unregister_many(self._session_tools)
+        for name in self._overrides:
+            self.registry.override(name, None)
+
+    def _build_agent(self) -> Agent:
+        """Make the agent from the settings, with the session's own tools registered."""
+        settings = self.settings
+        agent = Agent(
+            registry=self.registry,
+            policy=PermissionPolicy(
+                settings.permission_mode,
+                allow=settings.allow_rules,
+                deny=settings.deny_rules,
+                root=self.root,
+            ),
+            model=settings.model,
+            system=settings.system_prompt or None,
+            max_turns=settings.max_turns,
+            mode=settings.mode,
+            max_tokens=settings.max_tokens,
+            ranker=settings.ranker,
+            asker=self._asker,
+            announcement_style=settings.announcement_style,
+            preload_budget=settings.preload_budget if settings.preload else None,
+            usage_store=_usage_store(settings),
+        )
+        agent.runner.call_timeout = settings.call_timeout
+        tools = session_tools(agent, self.tasks, mcp_manager=self.mcp_manager)
+        self.registry.register_many(tools, replace=True)
+        self._session_tools = [t.name for t in tools]
+        return agent
+
+    def _changed(self, change: Bunch) -> None:
+        """Apply a setting that changed to what it configures."""
+        name = change["name"]
+        if name in ("loaded_tools", "deferred_tools"):
+            self._apply_overrides()
+        elif name == "mcp_config":
+            self._restart_servers()
+        else:
+            with self._lock:  # an agent being built meanwhile is built first, then changed
+                if self._agent is not None:
+                    self._apply(self._agent, name)
+
+    def _apply(self, agent: Agent, name: str) -> None:
+        """Set one option on the agent (options read at each cell need nothing here)."""
+        settings = self.settings
+        policy = agent.runner.policy
+        if name in ("model", "max_turns", "max_tokens", "mode", "announcement_style"):
+            setattr(agent, name, getattr(settings, name))
+        elif name == "system_prompt":
+            agent.system = settings.system_prompt or None
+        elif name == "ranker":
+            agent.search.use(settings.ranker)
+        elif name == "call_timeout":
+            agent.runner.call_timeout = settings.call_timeout
+        elif name in ("preload", "preload_budget"):
+            agent.preload_budget = settings.preload_budget if settings.preload else None
+        elif name in ("promotion", "usage_db"):
+            agent.usage_store = _usage_store(settings)
+        elif name == "permission_mode" and isinstance(policy, PermissionPolicy):
+            policy.mode = settings.permission_mode
+        elif name in ("allow_rules", "deny_rules") and isinstance(policy, PermissionPolicy):
+            policy.configure(settings.allow_rules, settings.deny_rules)
+
+    def _apply_overrides(self) -> None:
+        """Make the registry's loaded and deferred overrides those of the settings."""
+        wanted = {name: False for name in self.settings.loaded_tools}
+        wanted.update((name, True) for name in self.settings.deferred_tools)
+        for name in set(self._overrides) - set(wanted):
+            self.registry.override(name, None)
+        for name, deferred in wanted.items():
+            self.registry.override(name, deferred)
+        self._overrides = wanted
+
+    def _restart_servers(self) -> None:
+        """Stop the servers the previous configuration started and start the new one's.
+
+        Stopping a server can take seconds, so it happens on a thread of its own: the cell
+        that changed the setting returns at once, and ``%mcp list`` shows the servers come.
+        """
+        if self.mcp_manager is None:
+            return
+        old, self._mcp_servers = self._mcp_servers, []
+
+        def restart() -> None:
+            for name in old:
+                try:
+                    self.mcp_manager.remove(name)
+                except Exception:  # noqa: BLE001 - a server already gone is no reason to stop
+                    logger.warning("MCP server %s was not removed", name, exc_info=True)
+            try:
+                self.start_servers()
+            except Exception as exc:  # noqa: BLE001 - shown where the user looks: %mcp list
+                logger.warning("MCP configuration not used: %s", exc)
+
+        threading.Thread(target=restart, name="nbagent-mcp-config", daemon=True).start()
+
+
+def ask_on_stdin(request: PermissionRequested) -> Answer | None:
+    """Ask about a tool call on the kernel's stdin, as long as the person takes.
+
+    The card above the prompt shows the call (the command, the path, the code); the prompt
+    names it again in one line and takes ``y``, ``n`` or (when a rule can be offered) ``a``.
+
+    Args:
+        request: The call waiting for an answer.
+
+    Returns:
+        The answer; None when no stdin is available.
+    """
+    choices = ANSWERS | ({"a": "always", "always": "always"} if request.always else {})
+    always = f", a = always (allow {request.always})" if request.always else ""
+    what = " ".join(request.request.split())
+    what = what if len(what) <= 80 else what[:79] + "…"
+    prompt = f"Allow {request.name}: {what}?  y = yes, n = no{always} "
+    try:
+        while True:
+            typed = input(prompt).strip().lower()
+            if typed in choices:
+                return choices[typed]
+            prompt = f"Please answer y or n{' or a' if request.always else ''}: "
+    except (StdinNotImplementedError, EOFError, OSError):  # no stdin, or one closed or captured
+        return None
+
+
+def _usage_store(settings: NbAgent) -> Any:
+    """The usage store when promotion is on, else None."""
+    if not settings.promotion:
+        return None
+    from nbagent.promotion import DEFAULT_PATH, UsageStore
+
+    return UsageStore(Path(settings.usage_db).expanduser() if settings.usage_db else DEFAULT_PATH)
