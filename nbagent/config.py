@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Enum, Float, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from nbagent.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
@@ -19,6 +19,7 @@ from nbagent.errors import ConfigurationError
 from nbagent.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.permissions import MODES as PERMISSION_MODES
 from nbagent.permissions import Rule
+from nbagent.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
 from nbagent.request import MODES
 from nbagent.search import RANKERS
 
@@ -93,6 +94,12 @@ class NbAgent(Configurable):
         "", help="The SQLite file of tool use counts; ~/.nbagent/usage.sqlite3 by default."
     ).tag(config=True)
 
+    prices = Dict(
+        help="Your price table, over the built-in one (list prices read on "
+        f"{PRICES_DATE} from {PRICES_SOURCE}): dollars per million tokens by model id, "
+        'e.g. {"my-model": {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}}.',
+    ).tag(config=True)
+
     @validate("ranker")
     def _known_ranker(self, proposal: dict[str, Any]) -> str:
         """Refuse a ranker nobody made."""
@@ -125,4 +132,13 @@ class NbAgent(Configurable):
                 Rule(text)
             except ConfigurationError as exc:
                 raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("prices")
+    def _price_table(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        """Refuse a price table that does not parse, naming the model and the field."""
+        try:
+            parse_prices(proposal["value"])
+        except ConfigurationError as exc:
+            raise TraitError(str(exc)) from None
         return proposal["value"]

@@ -156,12 +156,19 @@ def _warm_imports() -> None:
     """Import what the first ``%%agent`` cell and the notebook tools need, beside the user's
     next cells.
 
-    The SDK takes about a second to import; nbformat imports jsonschema, whose format checkers
-    can take a second to load (a grammar is compiled). Nobody waits for this thread: a cell or
-    a tool that needs a module meanwhile just waits for the import it would have done.
+    The SDK takes about a second to import. nbformat imports jsonschema, whose format
+    checkers can take a second more (a grammar is compiled with thousands of ``ast.parse``
+    calls). On Python 3.11, ``ast.parse`` on two threads at once can fail with "SystemError:
+    AST constructor recursion depth mismatch" (seen here on 3.11.7; CPython gh-106905), and
+    IPython parses every cell the user runs: there nbformat is left to the first notebook
+    tool call.
+    Nobody waits for this thread: a cell or a tool that needs a module meanwhile just waits
+    for the import it would have done.
     """
     import anthropic  # noqa: F401
-    import nbformat  # noqa: F401
+
+    if sys.version_info >= (3, 12):
+        import nbformat  # noqa: F401
 
 
 def unload(shell: Any) -> None:

@@ -19,9 +19,10 @@ from traitlets import Bunch
 
 from nbagent.agent import Agent
 from nbagent.config import NbAgent
-from nbagent.events import PermissionRequested
+from nbagent.events import PermissionRequested, Usage
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import Answer, PermissionPolicy
+from nbagent.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
 
@@ -85,6 +86,18 @@ class Session:
     def loaded_by_search(self) -> list[str]:
         """The deferred tools the model loaded in this conversation, in order."""
         return self._agent.loaded_names if self._agent is not None else []
+
+    def cost(self, usage: Usage, model: str) -> str:
+        """What some usage cost at the model's list price, as shown beside the tokens.
+
+        Args:
+            usage: Tokens of a cell or of the conversation.
+            model: The model the requests named.
+
+        Returns:
+            E.g. ``≈ $0.012``, or ``cost unknown`` for a model no price table knows.
+        """
+        return cost_text(estimate(usage, model, PRICES | parse_prices(self.settings.prices)))
 
     def start_servers(self) -> Any:
         """Start the MCP servers of ``c.NbAgent.mcp_config`` (or of the file found).

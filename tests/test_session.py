@@ -229,3 +229,25 @@ def test_the_session_tools_are_listed_before_the_first_agent_cell(shell: Interac
         assert "`EnterPlanMode`" in before and "`TaskCreate`" in before
     finally:
         shell.run_line_magic("unload_ext", "nbagent")
+
+
+def test_the_status_estimates_the_cost_and_a_price_table_of_ones_own_applies(
+    ip: InteractiveShell,
+    fake_api: FakeAnthropicServer,
+    restore: Callable[[str], None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    restore("prices")
+    restore("model")
+    fake_api.enqueue(Reply.text("hi"))
+    run(ip, "%%agent --new\nhello")
+    _, status = run(ip, "%agent status")
+    assert "≈ $" in status or "< $0.001" in status
+    ip.run_line_magic("config", "NbAgent.model = 'my-model'")
+    _, status = run(ip, "%agent status")
+    assert "cost unknown at `my-model` list prices" in status
+    ip.run_line_magic("config", "NbAgent.prices = {'my-model': {'input': 1e6, 'output': 0}}")
+    _, status = run(ip, "%agent status")
+    assert "cost unknown" not in status and "at `my-model` list prices" in status
+    ip.run_cell("%config NbAgent.prices = {'my-model': {'input': -1, 'output': 0}}")
+    assert "my-model" in caplog.records[-1].getMessage()
