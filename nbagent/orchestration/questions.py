@@ -1,14 +1,15 @@
 """AskUserQuestion: the agent asks the user and waits for the answer (deferred).
 
-The default answerer asks on the kernel's stdin, which works while the cell is busy. The
-question waits at most ``timeout`` seconds; a timeout, an interrupt or a missing stdin comes
-back to the model as a clear result, never as a dead loop.
+The default answerer asks on the kernel's stdin, which works while the cell is busy. Like a
+permission question, it is asked on the cell's own thread and waits as long as the person
+takes: a time limit would leave the input box live after the call was given up, and an
+answer typed later would land in a cell that no longer listens. Stop (an interrupt) ends the
+run, as anywhere else; a missing stdin comes back to the model as a clear result.
 """
 
 from __future__ import annotations
 
-import contextvars
-import threading
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from IPython.core.error import StdinNotImplementedError
@@ -17,9 +18,6 @@ from nbagent.tool import Tool, tool
 
 Answerer = Callable[[str, Sequence[str]], str]
 """Asks a question (with its choices, maybe none) and returns the answer."""
-
-DEFAULT_TIMEOUT = 600.0
-"""Seconds a question waits for an answer."""
 
 
 def ask_on_stdin(question: str, options: Sequence[str]) -> str:
@@ -39,14 +37,11 @@ def ask_on_stdin(question: str, options: Sequence[str]) -> str:
     return answer
 
 
-def ask_user_question_tool(
-    answerer: Answerer | None = None, timeout: float = DEFAULT_TIMEOUT
-) -> Tool:
+def ask_user_question_tool(answerer: Answerer | None = None) -> Tool:
     """Build AskUserQuestion.
 
     Args:
         answerer: Asks the user; :func:`ask_on_stdin` by default.
-        timeout: Seconds to wait for an answer.
 
     Returns:
         The tool.
@@ -57,6 +52,7 @@ def ask_user_question_tool(
         name="AskUserQuestion",
         read_only=True,
         should_defer=True,
+        concurrency_safe=False,
         search_hint="ask user question clarify choose option confirm human input",
     )
     def ask_user_question(question: str, options: list[str] | None = None) -> str:
@@ -66,31 +62,13 @@ def ask_user_question_tool(
             question: The question, self-contained.
             options: Choices to offer (the user may still answer freely).
         """
-        outcome: dict[str, object] = {}
-
-        def target() -> None:
-            try:
-                outcome["answer"] = ask(question, options or [])
-            except (StdinNotImplementedError, EOFError) as exc:
-                outcome["error"] = exc
-
-        context = contextvars.copy_context()  # the kernel's parent message, for stdin
-        thread = threading.Thread(
-            target=context.run, args=(target,), name="nbagent-question", daemon=True
-        )
-        thread.start()
         try:
-            thread.join(timeout)
-        except KeyboardInterrupt:
-            return "The user interrupted instead of answering. Do not ask again; go on or stop."
-        if "error" in outcome:
+            answer = ask(question, options or []).strip()
+        except (StdinNotImplementedError, EOFError, OSError):  # no stdin, closed or captured
             return (
                 "No one can answer questions here (no interactive input). Decide yourself "
                 "and say what you assumed."
             )
-        if thread.is_alive():
-            return f"The user did not answer within {timeout:g} s. Go on with your best guess."
-        answer = str(outcome.get("answer", "")).strip()
         return f"The user answered: {answer}" if answer else "The user gave an empty answer."
 
-    return ask_user_question
+    return dataclasses.replace(ask_user_question, main_thread=True)

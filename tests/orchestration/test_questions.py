@@ -1,4 +1,4 @@
-"""AskUserQuestion through the loop: answered, timed out, interrupted, no stdin."""
+"""AskUserQuestion through the loop: answered, waited for, interrupted, no stdin."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from nbagent.search import ToolSearch
 from nbagent.testing import FakeAnthropicServer, Reply
 
 
-def ask(api: FakeAnthropicServer, answerer, timeout: float = 5.0) -> str:  # type: ignore[no-untyped-def]
-    registry = ToolRegistry([ask_user_question_tool(answerer, timeout=timeout)])
+def ask(api: FakeAnthropicServer, answerer, call_timeout: float = 300) -> str:  # type: ignore[no-untyped-def]
+    registry = ToolRegistry([ask_user_question_tool(answerer)])
     api.enqueue(
         Reply.tool_use("ToolSearch", {"query": "select:AskUserQuestion"}),
         Reply.tool_use(
@@ -25,6 +25,7 @@ def ask(api: FakeAnthropicServer, answerer, timeout: float = 5.0) -> str:  # typ
         Reply.text("ok"),
     )
     agent = Agent(registry=registry, client=api.client())
+    agent.runner.call_timeout = call_timeout
     agent.run("Ask me.")
     return agent.messages[-2]["content"][0]["content"]
 
@@ -40,14 +41,29 @@ def test_the_answer_goes_back_to_the_model(fake_api: FakeAnthropicServer) -> Non
     assert seen == [("Which colour?", ["red", "blue"])]
 
 
-def test_a_question_left_unanswered_times_out(fake_api: FakeAnthropicServer) -> None:
+def test_a_question_waits_for_the_person_beyond_the_call_time_limit(
+    fake_api: FakeAnthropicServer,
+) -> None:
     def answerer(question: str, options: Sequence[str]) -> str:
-        time.sleep(5)
-        return "late"
+        time.sleep(0.5)  # longer than the time limit below: a person thinks
+        return "red"
 
-    assert ask(fake_api, answerer, timeout=0.2) == (
-        "The user did not answer within 0.2 s. Go on with your best guess."
+    assert ask(fake_api, answerer, call_timeout=0.1) == "The user answered: red"
+
+
+def test_stop_while_a_question_waits_ends_the_run(fake_api: FakeAnthropicServer) -> None:
+    def answerer(question: str, options: Sequence[str]) -> str:
+        raise KeyboardInterrupt
+
+    registry = ToolRegistry([ask_user_question_tool(answerer)])
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "select:AskUserQuestion"}),
+        Reply.tool_use("AskUserQuestion", {"question": "Which colour?"}),
     )
+    agent = Agent(registry=registry, client=fake_api.client())
+    result = agent.run("Ask me.")
+    assert result.stop_reason == "interrupted"
+    assert result.tool_calls[-1].status == "interrupted"
 
 
 def test_without_stdin_the_model_decides_alone(fake_api: FakeAnthropicServer) -> None:
