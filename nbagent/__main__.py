@@ -1,5 +1,5 @@
-"""``python -m nbagent enable|disable``: see :mod:`nbagent.autoload`."""
+"""``python -m nbagent run|enable|disable``: see :mod:`nbagent.cli`."""
 
-from nbagent.autoload import main
+from nbagent.cli import main
 
 raise SystemExit(main())
