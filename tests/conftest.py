@@ -1,4 +1,4 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the mark for tests that need a real component (tests/components.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,23 @@ from collections.abc import Iterator
 import pytest
 
 from nbagent.testing import FakeAnthropicServer
+from tests.components import MARK, missing
 
 pytest_plugins = ["tests.shells"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARK}(present, what, how): needs a real component; skips without it, fails under "
+        "CI=true (tests.components.needs)",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for mark in item.iter_markers(MARK):
+        if not mark.kwargs["present"]:
+            missing(mark.kwargs["what"], mark.kwargs["how"])
 
 
 @pytest.fixture

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.components import needs
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("NBAGENT_BENCHMARK_DATA") or REPO.parent / "shared" / "benchmarks")
 
-pytestmark = pytest.mark.skipif(
-    not (DATA / "livemcpbench" / "tools.json").is_file(),
-    reason=f"benchmark data not found in {DATA} (set NBAGENT_BENCHMARK_DATA)",
+pytestmark = needs(
+    (DATA / "livemcpbench" / "tools.json").is_file(),
+    f"the benchmark data (LiveMCPBench, github-mcp-server definitions) in {DATA}",
+    "set NBAGENT_BENCHMARK_DATA to its folder; CI has it beside the clone",
 )
 
 

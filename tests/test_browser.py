@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.components import CHROMIUM_HOW, require
 from tests.jupyterlab_server import CHROMIUM, LabServer, chromium, jupyterlab, screenshot
 
 pytestmark = pytest.mark.slow
@@ -18,8 +19,7 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "example_notebooks" / "00_quick
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    require(CHROMIUM.exists(), f"Debian's chromium at {CHROMIUM}", CHROMIUM_HOW)
     root = tmp_path_factory.mktemp("lab") / "root"
     root.mkdir()
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)

@@ -25,6 +25,7 @@ import nbformat
 import pytest
 
 from nbagent.testing import FakeAnthropicServer, Reply
+from tests.components import CHROMIUM_HOW, RTC_HOW, require
 from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot
 from tests.tools.rtc import KERNEL, RTC_ENV, RTC_PYTHON, Server, has_collaboration, jupyter_server
 
@@ -94,12 +95,14 @@ def lab(
     fake_api: FakeAnthropicServer,
 ) -> Iterator[Server]:
     """JupyterLab with this checkout's nbagent extension, plain or with collaboration."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"Debian's chromium is not at {CHROMIUM} (apt-get install chromium)")
+    require(CHROMIUM.exists(), f"Debian's chromium at {CHROMIUM}", CHROMIUM_HOW)
     python: Path | str = sys.executable
     if request.param == "collaboration":
-        if not has_collaboration(RTC_PYTHON):
-            pytest.skip(f"no jupyter-collaboration environment at {RTC_ENV} (.ci/run makes it)")
+        require(
+            has_collaboration(RTC_PYTHON),
+            f"a jupyter-collaboration environment at {RTC_ENV}",
+            RTC_HOW,
+        )
         python = RTC_PYTHON
     base = tmp_path_factory.mktemp(f"lab-{request.param}")
     (base / "share" / "labextensions").mkdir(parents=True)

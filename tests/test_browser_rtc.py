@@ -20,6 +20,7 @@ import pytest
 
 from nbagent.tools.livedoc import LiveDocuments
 from nbagent.tools.nbaccess import LIVE
+from tests.components import CHROMIUM_HOW, RTC_HOW, require
 from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot
 from tests.tools.helpers import text
 from tests.tools.rtc import (
@@ -72,13 +73,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     JupyterLab starts it instead of asking which. The settings live in the server's own config
     folder (``JUPYTER_CONFIG_DIR``).
     """
-    if not CHROMIUM.exists():
-        pytest.skip(f"Debian's chromium is not at {CHROMIUM} (apt-get install chromium)")
-    if not has_collaboration(RTC_PYTHON):
-        pytest.skip(
-            f"no jupyter-collaboration environment at {RTC_ENV} (.ci/run makes it; "
-            "NBAGENT_RTC_ENV names another)"
-        )
+    require(CHROMIUM.exists(), f"Debian's chromium at {CHROMIUM}", CHROMIUM_HOW)
+    require(
+        has_collaboration(RTC_PYTHON), f"a jupyter-collaboration environment at {RTC_ENV}", RTC_HOW
+    )
     with jupyter_server(RTC_PYTHON, tmp_path_factory.mktemp("rtc-lab"), LAB_OPTIONS) as server:
         notebook = make_notebook()
         notebook.metadata.kernelspec = {"name": KERNEL, "display_name": "nbagent test"}

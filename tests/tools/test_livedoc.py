@@ -31,6 +31,7 @@ from nbagent.tools.jpservers import find_server
 from nbagent.tools.livedoc import MISSING_EXTRA, LiveDocuments
 from nbagent.tools.nbaccess import LIVE
 from nbagent.tools.ysync import retype
+from tests.components import RTC_EXTRA_HOW, RTC_HOW, import_module, require
 from tests.tools.helpers import error, text, without_file_note
 from tests.tools.rtc import (
     KERNEL,
@@ -45,8 +46,8 @@ from tests.tools.rtc import (
     tools_for,
 )
 
-pycrdt = pytest.importorskip("pycrdt", reason="the rtc extra: pip install 'nbagent[rtc]'")
-pytest.importorskip("jupyter_ydoc", reason="the rtc extra: pip install 'nbagent[rtc]'")
+pycrdt = import_module("pycrdt", RTC_EXTRA_HOW)
+import_module("jupyter_ydoc", RTC_EXTRA_HOW)
 
 
 def write_server_file(runtime: Path, root: Path, pid: int, name: str = "", **extra: Any) -> None:
@@ -361,11 +362,9 @@ def test_close_ends_the_thread_and_the_sockets(
 @pytest.fixture(scope="module")
 def rtc_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Jupyter server with jupyter-collaboration, from its own environment."""
-    if not has_collaboration(RTC_PYTHON):
-        pytest.skip(
-            f"no jupyter-collaboration environment at {RTC_ENV} (.ci/run makes it; "
-            "NBAGENT_RTC_ENV names another)"
-        )
+    require(
+        has_collaboration(RTC_PYTHON), f"a jupyter-collaboration environment at {RTC_ENV}", RTC_HOW
+    )
     with jupyter_server(RTC_PYTHON, tmp_path_factory.mktemp("rtc")) as server:
         yield server
 
