@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import html
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from nbagent.errors import DuplicateToolError, UnknownToolError
-from nbagent.text import first_line
+from nbagent.schema_view import description_line
 from nbagent.tool import Tool
 
 TOOL_SEARCH_NAME = "ToolSearch"
@@ -279,50 +279,63 @@ class ToolRegistry:
             + count_tokens(announcement),
         )
 
-    def __repr__(self) -> str:
-        """Show the registry as a plain-text table."""
+    def __repr__(self, loaded_by_search: Collection[str] = ()) -> str:
+        """Show the registry as a plain-text table.
+
+        Args:
+            loaded_by_search: Names of the deferred tools the model has loaded with
+                ToolSearch, shown as such (``repr()`` passes none: the registry alone cannot
+                know them).
+        """
+        found, searched = set(loaded_by_search), "loaded by ToolSearch"
         rows = [
             (
                 t.name,
                 _source(t),
-                self._state(t),
+                searched if self.is_deferred(t) and t.name in found else self._state(t),
                 "yes" if t.read_only else "",
-                first_line(t.description),
+                description_line(t.description, 80),
             )
             for t in self.tools()
         ]
         header = ("name", "source", "state", "read-only", "description")
         widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(4)]
+        loaded = sum(r[2] == searched for r in rows)
         lines = [
             f"ToolRegistry: {len(rows)} tools, {sum(r[2] == 'deferred' for r in rows)} deferred"
+            + (f", {loaded} {searched}" if loaded else "")
         ]
         for row in [header, *rows]:
             cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=False))
             lines.append("  ".join(cells) + "  " + row[4])
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        """Show the registry as an HTML table in a notebook."""
-        cells = "".join(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(c)}</td>"
-                for c in (
-                    t.name,
-                    _source(t),
-                    self._state(t),
-                    "yes" if t.read_only else "",
-                    first_line(t.description),
-                )
-            )
-            + "</tr>"
+    def _repr_html_(self, loaded_by_search: Collection[str] = ()) -> str:
+        """Show the registry as an HTML table in a notebook (all text escaped).
+
+        Args:
+            loaded_by_search: Names of the deferred tools the model has loaded with
+                ToolSearch, shown as such (IPython passes none).
+        """
+        found, searched = set(loaded_by_search), "loaded by ToolSearch"
+        rows = [
+            (t, searched if self.is_deferred(t) and t.name in found else self._state(t))
             for t in self.tools()
+        ]
+        left = 'style="text-align: left"'  # JupyterLab aligns table cells right
+        cells = "".join(
+            f"<tr><td><code>{html.escape(t.name)}</code></td><td>{html.escape(_source(t))}</td>"
+            f"<td>{state}</td><td>{'yes' if t.read_only else ''}</td>"
+            f"<td {left}>{html.escape(description_line(t.description))}</td></tr>"
+            for t, state in rows
         )
-        deferred = sum(self.is_deferred(t) for t in self.tools())
+        deferred = sum(state == "deferred" for _, state in rows)
+        loaded = sum(state == searched for _, state in rows)
         return (
-            f"<p><b>ToolRegistry</b>: {len(self)} tools, {deferred} deferred</p>"
+            f"<p><b>ToolRegistry</b>: {len(rows)} tools, {deferred} deferred"
+            f"{f', {loaded} {searched}' if loaded else ''}</p>"
             "<table><thead><tr><th>name</th><th>source</th><th>state</th><th>read-only</th>"
-            f"<th>description</th></tr></thead><tbody>{cells}</tbody></table>"
+            f"<th {left}>description</th></tr></thead><tbody>{cells}</tbody></table>"
         )
 
     def _state(self, tool: Tool) -> str:
