@@ -19,12 +19,14 @@ from nbagent.tools.context import ToolContext
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.nbaccess import snapshot
 from nbagent.tools.nbfile import header, render_cells
+from nbagent.tools.output import counted
 from nbagent.tools.paths import (
     ask_outside_root,
     refuse_open_notebook,
     resolve,
     shown,
 )
+from nbagent.tools.summary import human_bytes
 
 _PROBE = 8192
 _QUOTE_CHARS = 500
@@ -173,7 +175,7 @@ def read_tool(context: ToolContext) -> Tool:
     return dataclasses.replace(read, description=read.description + more)
 
 
-def _read_text(context: ToolContext, path: Path, name: str, start: int, count: int) -> str:
+def _read_text(context: ToolContext, path: Path, name: str, start: int, count: int) -> ToolResult:
     """Read lines ``start`` to ``start + count - 1``, numbered, within the character limit."""
     limits = context.limits
     digest = hashlib.sha256()
@@ -206,7 +208,7 @@ def _read_text(context: ToolContext, path: Path, name: str, start: int, count: i
             used += len(line) + 1
     context.reads.note(path, FileStamp(size, digest.hexdigest()))
     if total == 0:
-        return f"(The file {name} is empty.)"
+        return ToolResult(f"(The file {name} is empty.)", metadata={"summary": "empty file"})
     if start > total:
         raise ToolError(
             f"{name} has {total} line{'s' if total != 1 else ''}; offset {start} is past its end."
@@ -222,7 +224,9 @@ def _read_text(context: ToolContext, path: Path, name: str, start: int, count: i
         notes.append(f"[Showing lines {start}-{end} of {total}. Read on with offset={end + 1}.]")
     if undecodable:
         notes.append("[The file is not valid UTF-8: bytes that are not are shown as �.]")
-    return "\n".join(lines + notes)
+    whole = start == 1 and end == total
+    said = counted(total, "line") if whole else f"lines {start}-{end} of {total:,}"
+    return ToolResult("\n".join(lines + notes), metadata={"summary": said})
 
 
 def _read_image(context: ToolContext, path: Path, name: str, media_type: str) -> ToolResult:
@@ -245,13 +249,14 @@ def _read_image(context: ToolContext, path: Path, name: str, media_type: str) ->
                     "data": base64.b64encode(data).decode("ascii"),
                 },
             },
-        ]
+        ],
+        metadata={"summary": f"{media_type.split('/')[1].upper()} image, {human_bytes(len(data))}"},
     )
 
 
 def _read_notebook(
     context: ToolContext, path: Path, name: str, start: int, count: int | None
-) -> str:
+) -> ToolResult:
     seen = snapshot(context, path, name)
     notebook = seen.notebook
     total = len(notebook.cells)
@@ -275,7 +280,12 @@ def _read_notebook(
             f"[Showing cells {start}-{last} of {total}. Read on with offset={last + 1}, "
             "or use NotebookRead.]"
         )
-    return "\n".join(part for part in parts if part)
+    said = (
+        counted(total, "cell")
+        if start == 1 and last >= total
+        else f"cells {start}-{last} of {total}"
+    )
+    return ToolResult("\n".join(part for part in parts if part), metadata={"summary": said})
 
 
 def write_tool(context: ToolContext) -> Tool:
@@ -290,7 +300,7 @@ def write_tool(context: ToolContext) -> Tool:
         search_hint="create new file save overwrite",
         check_permission=ask_outside_root(context, _file_target("file_path"), "write to"),
     )
-    def write(file_path: str, content: str) -> str:
+    def write(file_path: str, content: str) -> ToolResult:
         """Create a file, or replace a whole file, with the given content.
 
         Folders on the way are created. An existing file must have been Read first; to
@@ -316,7 +326,11 @@ def write_tool(context: ToolContext) -> Tool:
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Wrote" if existed else "Created"
         size = f"{len(data):,} byte{'s' if len(data) != 1 else ''}"
-        return f"{verb} {name} ({lines} line{'s' if lines != 1 else ''}, {size})."
+        said = f"{'replaced' if existed else 'created'}, {counted(lines, 'line')}"
+        return ToolResult(
+            f"{verb} {name} ({lines} line{'s' if lines != 1 else ''}, {size}).",
+            metadata={"summary": said},
+        )
 
     return write
 
@@ -333,7 +347,9 @@ def edit_tool(context: ToolContext) -> Tool:
         search_hint="modify change replace text in file patch",
         check_permission=ask_outside_root(context, _file_target("file_path"), "edit"),
     )
-    def edit(file_path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
+    def edit(
+        file_path: str, old_string: str, new_string: str, replace_all: bool = False
+    ) -> ToolResult:
         """Replace an exact piece of text in a file that was Read before.
 
         `old_string` must occur exactly once (copy it from Read's output without the line
@@ -355,7 +371,7 @@ def edit_tool(context: ToolContext) -> Tool:
             data = new_string.encode("utf-8")
             atomic_write(path, data)
             context.reads.note(path, FileStamp.of_bytes(data))
-            return f"Created {name}."
+            return ToolResult(f"Created {name}.", metadata={"summary": "created"})
         path, name = _existing_file(context, file_path)
         stamp = _check_fresh(context, path, name, "edit it")
         try:
@@ -369,8 +385,10 @@ def edit_tool(context: ToolContext) -> Tool:
         _write_over(path, name, data, stamp, "edit it")
         context.reads.note(path, FileStamp.of_bytes(data))
         plural = "s" if count != 1 else ""
-        return f"Edited {name}: replaced {count} occurrence{plural}.\n" + _snippet(
-            new_text, first, new
+        return ToolResult(
+            f"Edited {name}: replaced {count} occurrence{plural}.\n"
+            + _snippet(new_text, first, new),
+            metadata={"summary": counted(count, "replacement")},
         )
 
     return edit

@@ -27,6 +27,11 @@ def text(tool: Tool, **tool_input: Any) -> str:
     return result.content
 
 
+def summary(tool: Tool, **tool_input: Any) -> str:
+    """Call a tool and return the few words its result gives the transcript."""
+    return call(tool, **tool_input).metadata["summary"]
+
+
 FILE_NOTE = re.compile(r" \[Read from the file, saved \d+ s ago\.\]")
 """The note a read of a notebook's file adds to the header (the age of the save varies)."""
 

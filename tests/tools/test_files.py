@@ -19,6 +19,7 @@ from tests.tools.helpers import (
     call,
     error,
     save_around_the_swap,
+    summary,
     text,
     without_file_note,
 )
@@ -43,6 +44,7 @@ def test_read_numbers_lines_like_cat_n(root: Path, tools: dict[str, Tool]) -> No
     assert (
         text(tools["Read"], file_path="a.txt") == "     1\tfirst\n     2\t\tsecond\n     3\tthird"
     )
+    assert summary(tools["Read"], file_path="a.txt") == "3 lines"
 
 
 def test_read_window_says_how_to_read_on(root: Path, tools: dict[str, Tool]) -> None:
@@ -50,6 +52,7 @@ def test_read_window_says_how_to_read_on(root: Path, tools: dict[str, Tool]) -> 
     assert text(tools["Read"], file_path="a.txt", offset=3, limit=2) == (
         "     3\tline 3\n     4\tline 4\n[Showing lines 3-4 of 10. Read on with offset=5.]"
     )
+    assert summary(tools["Read"], file_path="a.txt", offset=3, limit=2) == "lines 3-4 of 10"
 
 
 def test_read_default_limit_comes_from_the_limits(root: Path) -> None:
@@ -71,6 +74,7 @@ def test_read_cuts_long_lines_and_stops_at_the_character_limit(root: Path) -> No
     assert lines[-1] == (
         "[Stopped after line 4: one Read returns at most 80 characters. Read on with offset=5.]"
     )
+    assert summary(read, file_path="long.txt") == "lines 1-4 of 21"
 
 
 def test_read_empty_missing_folder_and_bad_offsets(root: Path, tools: dict[str, Tool]) -> None:
@@ -79,6 +83,7 @@ def test_read_empty_missing_folder_and_bad_offsets(root: Path, tools: dict[str, 
     (root / "two.txt").write_text("1\n2\n")
     read = tools["Read"]
     assert text(read, file_path="empty.txt") == "(The file empty.txt is empty.)"
+    assert summary(read, file_path="empty.txt") == "empty file"
     assert error(read, file_path="nope.txt") == "File does not exist: nope.txt"
     assert error(read, file_path="sub") == "sub is a folder, not a file: list it with Glob."
     assert (
@@ -116,6 +121,7 @@ def test_read_returns_images_as_image_blocks(root: Path, tools: dict[str, Tool])
     assert image["type"] == "image" and image["source"]["type"] == "base64"
     assert image["source"]["media_type"] == "image/png"
     assert base64.b64decode(image["source"]["data"]) == PNG
+    assert result.metadata["summary"] == "PNG image, 56 B"
 
 
 def test_read_refuses_images_over_the_limit(root: Path) -> None:
@@ -165,6 +171,8 @@ def test_read_renders_a_notebook_as_cells(root: Path, tools: dict[str, Tool]) ->
         '<cell index="1" id="c1" type="code" execution_count="1">\nprint(1)\n</cell>\n'
         '<output type="stream stdout">\n1\n</output>'
     )
+    assert summary(tools["Read"], file_path="nb.ipynb") == "2 cells"
+    assert summary(tools["Read"], file_path="nb.ipynb", offset=2) == "cells 2-2 of 2"
     # Reading the notebook counts as reading its cells: NotebookEdit may change them.
     out = text(tools["NotebookEdit"], notebook_path="nb.ipynb", cell_id="m1", new_source="# New")
     assert out == "Replaced cell m1 in nb.ipynb (markdown, 1 line)."
@@ -194,8 +202,9 @@ def test_paths_outside_the_root_need_permission(root: Path, tools: dict[str, Too
 
 
 def test_write_creates_files_and_folders(root: Path, tools: dict[str, Tool]) -> None:
-    out = text(tools["Write"], file_path="sub/dir/new.txt", content="one\ntwo\n")
-    assert out == "Created sub/dir/new.txt (2 lines, 8 bytes)."
+    result = call(tools["Write"], file_path="sub/dir/new.txt", content="one\ntwo\n")
+    assert result.content == "Created sub/dir/new.txt (2 lines, 8 bytes)."
+    assert result.metadata["summary"] == "created, 2 lines"
     assert (root / "sub/dir/new.txt").read_text() == "one\ntwo\n"
 
 
@@ -213,9 +222,9 @@ def test_write_over_a_file_needs_a_fresh_read(root: Path, tools: dict[str, Tool]
         "Read it again, then write over it."
     )
     text(tools["Read"], file_path="a.txt")
-    assert (
-        text(tools["Write"], file_path="a.txt", content="new") == "Wrote a.txt (1 line, 3 bytes)."
-    )
+    result = call(tools["Write"], file_path="a.txt", content="new")
+    assert result.content == "Wrote a.txt (1 line, 3 bytes)."
+    assert result.metadata["summary"] == "replaced, 1 line"
     assert target.read_text() == "new"
 
 
@@ -255,8 +264,11 @@ def test_edit_replaces_a_unique_string_and_shows_the_result(
 ) -> None:
     (root / "code.py").write_text("".join(f"line{i}\n" for i in range(1, 11)))
     text(tools["Read"], file_path="code.py")
-    out = text(tools["Edit"], file_path="code.py", old_string="line5\n", new_string="five\nFIVE\n")
-    assert out == (
+    result = call(
+        tools["Edit"], file_path="code.py", old_string="line5\n", new_string="five\nFIVE\n"
+    )
+    assert result.metadata["summary"] == "1 replacement"
+    assert result.content == (
         "Edited code.py: replaced 1 occurrence.\n"
         "     2\tline2\n     3\tline3\n     4\tline4\n     5\tfive\n     6\tFIVE\n"
         "     7\tline6\n     8\tline7\n     9\tline8"
@@ -292,8 +304,9 @@ def test_edit_errors_quote_what_was_not_found_or_found_twice(
     assert error(edit, file_path="gone.txt", old_string="a", new_string="b") == (
         "File does not exist: gone.txt"
     )
-    out = text(edit, file_path="a.txt", old_string="x = 1", new_string="x = 0", replace_all=True)
-    assert out.startswith("Edited a.txt: replaced 2 occurrences.\n")
+    result = call(edit, file_path="a.txt", old_string="x = 1", new_string="x = 0", replace_all=True)
+    assert str(result.content).startswith("Edited a.txt: replaced 2 occurrences.\n")
+    assert result.metadata["summary"] == "2 replacements"
     assert (root / "a.txt").read_text() == "x = 0\nx = 0\ny = 2\n"
 
 
@@ -312,9 +325,8 @@ def test_edit_after_its_own_write_needs_no_new_read(root: Path, tools: dict[str,
 
 
 def test_edit_with_empty_old_string_creates_a_file(root: Path, tools: dict[str, Tool]) -> None:
-    assert text(tools["Edit"], file_path="new.py", old_string="", new_string="x = 1\n") == (
-        "Created new.py."
-    )
+    result = call(tools["Edit"], file_path="new.py", old_string="", new_string="x = 1\n")
+    assert result.content == "Created new.py." and result.metadata["summary"] == "created"
     assert (root / "new.py").read_text() == "x = 1\n"
 
 
