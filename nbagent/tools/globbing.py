@@ -21,8 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from nbagent.errors import ToolError
-from nbagent.tool import Tool, tool
+from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
+from nbagent.tools.output import counted
 from nbagent.tools.paths import ask_outside_root, inside_root, resolve, shown
 
 SKIPPED_NAMES = frozenset(
@@ -182,7 +183,7 @@ def glob_tool(context: ToolContext) -> Tool:
             context, lambda i: [split_pattern(i.get("pattern", ""), i.get("path"))[0]], "list"
         ),
     )
-    def glob(pattern: str, path: str | None = None) -> str:
+    def glob(pattern: str, path: str | None = None) -> ToolResult:
         """Find files by name with a glob pattern, newest first.
 
         `*` matches within one folder, `**` across folders: `**/*.py` finds Python files at
@@ -203,7 +204,7 @@ def glob_tool(context: ToolContext) -> Tool:
         regex = glob_regex(relative.lstrip("/") or "**")
         found = [p for p in walk_files(folder) if regex.fullmatch(p.relative_to(folder).as_posix())]
         if not found:
-            return "No files found"
+            return ToolResult("No files found", metadata={"summary": "no files"})
         found.sort(key=lambda p: (-_mtime(p), str(p)))
         lines = [shown(context, p) for p in found[:limit]]
         if len(found) > limit:
@@ -213,7 +214,10 @@ def glob_tool(context: ToolContext) -> Tool:
             )
         if not inside_root(context, folder):
             lines.insert(0, f"(Paths under {folder}, outside the working folder.)")
-        return "\n".join(lines)
+        said = counted(len(found), "file")
+        if len(found) > limit:
+            said = f"{limit:,} of {said}"
+        return ToolResult("\n".join(lines), metadata={"summary": said})
 
     return glob
 

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Literal
 
 from nbagent.errors import ToolError
-from nbagent.tool import Tool, tool
+from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.globbing import SKIPPED_NAMES, glob_regex, walk_files
-from nbagent.tools.output import cap_text
+from nbagent.tools.output import cap_text, counted
 from nbagent.tools.paths import ask_outside_root, resolve, shown
 
 OutputMode = Literal["files_with_matches", "content", "count"]
@@ -268,6 +268,26 @@ def _content_lines(
             previous = (path, line.number)
 
 
+def summarize_results(results: Results, mode: OutputMode) -> str:
+    """Say what a search found in a few words, for the transcript.
+
+    Args:
+        results: The search results.
+        mode: The output mode (``files_with_matches`` stops at each file's first match, so
+            it counts files only).
+
+    Returns:
+        ``no matches``, ``3 files`` or ``7 matches in 3 files``.
+    """
+    if not results:
+        return "no matches"
+    files = counted(len(results), "file")
+    if mode == "files_with_matches":
+        return files
+    matches = sum(line.match for lines in results.values() for line in lines)
+    return f"{counted(matches, 'match', 'matches')} in {files}"
+
+
 def _limited(head: list[str], entries: list[str], limit: int | None, unit: str) -> str:
     if limit is not None and len(entries) > limit:
         note = f"(Showing the first {limit} of {len(entries)} {unit}: raise head_limit for more.)"
@@ -297,7 +317,7 @@ def grep_tool(context: ToolContext) -> Tool:
         ignore_case: bool = False,
         context_lines: int = 0,
         head_limit: int | None = None,
-    ) -> str:
+    ) -> ToolResult:
         """Search file contents with a regular expression (ripgrep syntax).
 
         Searches every text file under the path, hidden files included, except
@@ -342,7 +362,10 @@ def grep_tool(context: ToolContext) -> Tool:
             limits.line_chars,
             query.context,
         )
-        return cap_text(text, limits.output_chars, "narrow the search or set head_limit")
+        return ToolResult(
+            cap_text(text, limits.output_chars, "narrow the search or set head_limit"),
+            metadata={"summary": summarize_results(results, output_mode)},
+        )
 
     return grep
 

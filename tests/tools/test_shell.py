@@ -39,12 +39,13 @@ def test_output_and_exit_code(root: Path, tools: dict[str, Tool]) -> None:
     result = call(tools["Bash"], command="echo out; echo err >&2; pwd")
     assert not result.is_error
     assert result.content == f"out\nerr\n{root}\n\nExit code: 0"
-    assert result.metadata["exit_code"] == 0
+    assert result.metadata["exit_code"] == 0 and result.metadata["summary"] == "exit 0"
 
 
 def test_a_failing_command_is_an_error_with_its_code(tools: dict[str, Tool]) -> None:
     result = call(tools["Bash"], command="echo partial; exit 3")
     assert result.is_error and result.content == "partial\n\nExit code: 3"
+    assert result.metadata["summary"] == "exit 3"
     assert call(tools["Bash"], command="true").content == "(no output)\n\nExit code: 0"
 
 
@@ -73,6 +74,7 @@ def test_a_timeout_kills_the_whole_process_group(root: Path, tools: dict[str, To
     assert result.content == (
         "started\n\nCommand timed out after 0.5 s and was stopped (its process group was killed)."
     )
+    assert result.metadata["summary"] == "timed out after 0.5 s"
     assert wait_gone(int((root / "child.pid").read_text()))
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
-from tests.tools.helpers import LazyTools, error, text
+from tests.tools.helpers import LazyTools, error, summary, text
 
 PAGE = (
     "<html><head><title>Demo page</title><script>var x = 1;</script></head><body>"
@@ -84,6 +84,8 @@ def test_html_becomes_markdown(base_url: str, tools: dict[str, Tool]) -> None:
         f"URL: {base_url}/page\nTitle: Demo page\n\n# Welcome\n\n"
         f"Read the [docs]({base_url}/docs).\n\n- one\n- two"
     )
+    page = f"# Welcome\n\nRead the [docs]({base_url}/docs).\n\n- one\n- two"
+    assert summary(tools["WebFetch"], url=f"{base_url}/page") == f"{len(page)} characters"
 
 
 def test_redirects_are_followed_and_named(base_url: str, tools: dict[str, Tool]) -> None:
@@ -106,6 +108,8 @@ def test_long_pages_are_paged(base_url: str, root: Path) -> None:
     assert first.endswith("\n[Characters 0-4,000 of 10,000. Call again with offset=4000 for more.]")
     last = text(fetch, url=f"{base_url}/big", offset=8000)
     assert last.endswith("0123456789\n\n[Characters 8,000-10,000 of 10,000.]")
+    assert summary(fetch, url=f"{base_url}/big") == "characters 0-4,000 of 10,000"
+    assert summary(fetch, url=f"{base_url}/big", offset=8000) == "characters 8,000-10,000 of 10,000"
     assert error(fetch, url=f"{base_url}/big", offset=20000) == (
         "offset 20000 is past the end of the text (10,000 characters)."
     )
@@ -116,6 +120,9 @@ def test_downloads_stop_at_the_size_cap(base_url: str, root: Path) -> None:
     assert out == (
         f"URL: {base_url}/big\n\n" + "0123456789" * 10 + "\n[The download stopped at 100 bytes: "
         "the rest of the page is missing.]"
+    )
+    assert summary(fetcher(root, web_bytes=100), url=f"{base_url}/big") == (
+        "100 characters, download cut"
     )
 
 
