@@ -25,17 +25,31 @@ from nbagent.permissions import PermissionDecision, ask
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.images import ImageBudget
-from nbagent.tools.output import HeadTail
-from nbagent.tools.summary import safe_repr
+from nbagent.tools.output import HeadTail, counted
+from nbagent.tools.summary import safe_repr, type_label
 
 _QUESTION_CHARS = 2000
 _runs = itertools.count(1)
 
 
 class _Capture(HeadTail):
-    """A text stream for ``redirect_stdout`` that keeps the start and end of what it gets."""
+    """A text stream for ``redirect_stdout`` that keeps the start and end of what it gets.
+
+    Args:
+        limit: Characters kept at most: half from the start, half from the end.
+    """
 
     encoding = "utf-8"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self._newlines = 0
+        self._last = "\n"
+
+    @property
+    def lines(self) -> int:
+        """Lines written in all (a last line without its newline counted)."""
+        return self._newlines + (self._last != "\n")
 
     def write(self, text: str) -> int:  # type: ignore[override]
         """Take text, as a file does.
@@ -44,6 +58,8 @@ class _Capture(HeadTail):
             text: The text.
         """
         super().write(text)
+        self._newlines += text.count("\n")
+        self._last = text[-1:] or self._last
         return len(text)
 
     def flush(self) -> None:
@@ -120,6 +136,7 @@ def execute(shell: Any, code: str, limits: Limits) -> ToolResult:
     stdout, stderr = _Capture(limits.output_chars), _Capture(limits.output_chars)
     result: Any = None
     error: str | None = None
+    raised = ""
     with _displays_seen(shell) as displayed:
         try:
             body, last = _compile(source, filename)
@@ -129,6 +146,7 @@ def execute(shell: Any, code: str, limits: Limits) -> ToolResult:
                     result = eval(last, shell.user_ns)
         except Exception as exc:
             error = _traceback(exc, filename, limits.output_chars)
+            raised = type(exc).__name__
         _flush_inline_figures()
     parts = []
     for label, stream in (("stdout", stdout), ("stderr", stderr)):
@@ -149,7 +167,20 @@ def execute(shell: Any, code: str, limits: Limits) -> ToolResult:
         parts.append("displayed:\n" + "\n".join(shown))
     text = "\n\n".join(parts) or "(The code ran without output or result.)"
     content: Any = [{"type": "text", "text": text}, *images.blocks] if images.blocks else text
-    return ToolResult(content=content, is_error=error is not None)
+    said = _summary(raised, result, stdout.lines + stderr.lines, len(images.blocks))
+    return ToolResult(content=content, is_error=error is not None, metadata={"summary": said})
+
+
+def _summary(raised: str, result: Any, printed: int, images: int) -> str:
+    """A run in a few words: ``raised KeyError``, ``printed 3 lines, returned int``."""
+    parts = [f"raised {raised}"] if raised else []
+    if printed:
+        parts.append(f"printed {counted(printed, 'line')}")
+    if result is not None:
+        parts.append(f"returned {type_label(result)}")
+    if images:
+        parts.append(counted(images, "image"))
+    return ", ".join(parts) or "no output"
 
 
 @contextlib.contextmanager

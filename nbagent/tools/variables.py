@@ -14,9 +14,9 @@ from collections import Counter
 from typing import Any
 
 from nbagent.errors import ToolError
-from nbagent.tool import Tool, tool
+from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
-from nbagent.tools.output import cap_text
+from nbagent.tools.output import cap_text, counted
 from nbagent.tools.summary import (
     ReprTimeout,
     array_text,
@@ -31,6 +31,7 @@ from nbagent.tools.summary import (
     library_of,
     preview,
     safe_repr,
+    shape_of,
     signature_text,
     summarize,
     type_label,
@@ -83,7 +84,7 @@ def list_variables_tool(context: ToolContext) -> Tool:
         read_only=True,
         search_hint="kernel namespace variables dataframes arrays who whos python objects",
     )
-    def list_variables(name_contains: str | None = None) -> str:
+    def list_variables(name_contains: str | None = None) -> ToolResult:
         """List the variables of the notebook's Python kernel with type, shape and a preview.
 
         Modules, names starting with `_` and IPython's own names are left out. Use
@@ -96,7 +97,10 @@ def list_variables_tool(context: ToolContext) -> Tool:
         if name_contains:
             variables = {k: v for k, v in variables.items() if name_contains.lower() in k.lower()}
         if not variables:
-            return "No variables" + (f" matching {name_contains!r}." if name_contains else ".")
+            return ToolResult(
+                "No variables" + (f" matching {name_contains!r}." if name_contains else "."),
+                metadata={"summary": "no variables"},
+            )
         shown = list(variables.items())[: limits.variables]
         rows = [("name", "type", "shape", "dtype", "size", "value")]
         for name, value in shown:
@@ -110,9 +114,11 @@ def list_variables_tool(context: ToolContext) -> Tool:
             for row in rows
         ]
         more = len(variables) - len(shown)
+        said = counted(len(variables), "variable")
         if more:
             lines.append(f"(… {more} more; narrow the list with name_contains.)")
-        return "\n".join(line.rstrip() for line in lines)
+            said = f"{len(shown):,} of {said}"
+        return ToolResult("\n".join(line.rstrip() for line in lines), metadata={"summary": said})
 
     return list_variables
 
@@ -131,7 +137,7 @@ def inspect_variable_tool(context: ToolContext) -> Tool:
         should_defer=True,
         search_hint="describe variable dataframe columns dtypes head array shape value details",
     )
-    def inspect_variable(name: str) -> str:
+    def inspect_variable(name: str) -> ToolResult:
         """Describe one variable of the kernel in detail, without running any code.
 
         DataFrames show columns, dtypes and the first rows; arrays their shape, dtype and
@@ -143,9 +149,20 @@ def inspect_variable_tool(context: ToolContext) -> Tool:
                 literal keys, e.g. `df`, `config.paths`, `results["train"][0]`.
         """
         value = lookup(_shell_of(context).user_ns, name)
-        return describe(name, value, limits)
+        return ToolResult(describe(name, value, limits), metadata={"summary": _kind(value)})
 
     return inspect_variable
+
+
+def _kind(value: Any) -> str:
+    """A value's type and size in words: ``pandas.DataFrame, shape 100×3``, ``dict, len 4``."""
+    try:
+        shape = shape_of(value)
+    except Exception:  # a broken library object: its type says enough
+        shape = ""
+    if shape and not shape.startswith("len"):
+        shape = f"shape {shape}"
+    return f"{type_label(value)}, {shape}" if shape else type_label(value)
 
 
 def lookup(namespace: dict[str, Any], expression: str) -> Any:

@@ -27,9 +27,14 @@ def test_output_result_and_namespace(run: Tool, shell: Any) -> None:
     )
     assert not result.is_error
     assert result.content == "stdout:\nhi\n\nstderr:\nwarn\n\nresult: 20"
+    assert result.metadata["summary"] == "printed 2 lines, returned int"
     assert shell.user_ns["rc_total"] == 10
     assert call(run, code="rc_total + 1").content == "result: 11"
-    assert call(run, code="rc_x = 1").content == "(The code ran without output or result.)"
+    quiet = call(run, code="rc_x = 1")
+    assert quiet.content == "(The code ran without output or result.)"
+    assert quiet.metadata["summary"] == "no output"
+    said = call(run, code="print('a', end='')\nprint('b\\nc', end='')").metadata["summary"]
+    assert said == "printed 2 lines"
 
 
 def test_errors_come_back_with_the_traceback(run: Tool) -> None:
@@ -41,9 +46,11 @@ def test_errors_come_back_with_the_traceback(run: Tool) -> None:
         '  File "<nbagent-run-N>", line 3, in f\n    return 1 / 0\n           ~~^~~\n'
         "ZeroDivisionError: division by zero"
     )
+    assert result.metadata["summary"] == "raised ZeroDivisionError, printed 1 line"
     result = call(run, code="x = (")
     assert result.is_error and result.content.startswith('error:\n  File "<nbagent-run-')
     assert result.content.endswith("SyntaxError: '(' was never closed")
+    assert result.metadata["summary"] == "raised SyntaxError"
 
 
 def test_ipython_syntax_works(run: Tool, shell: Any) -> None:
@@ -67,3 +74,15 @@ def test_it_asks_permission_and_needs_a_kernel(run: Tool, tools: dict[str, Tool]
     assert error(tools["RunCode"], code="1") == (
         "RunCode needs an IPython kernel, and none is running here."
     )
+
+
+def test_displayed_images_are_counted_in_the_summary(run: Tool) -> None:
+    code = (
+        "import io\nfrom PIL import Image as _Pil\nfrom IPython.display import Image, display\n"
+        "_buffer = io.BytesIO()\n_Pil.new('RGB', (8, 8)).save(_buffer, 'PNG')\n"
+        "display(Image(data=_buffer.getvalue()))\n'done'"
+    )
+    result = call(run, code=code)
+    assert [block["type"] for block in result.content] == ["text", "image"]
+    # The terminal shell's display publisher also prints the image's text/plain to stdout.
+    assert result.metadata["summary"] == "printed 1 line, returned str, 1 image"

@@ -12,7 +12,7 @@ import pytest
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.variables import user_variables
-from tests.tools.helpers import LazyTools, error, text
+from tests.tools.helpers import LazyTools, error, summary, text
 
 
 class Config:
@@ -60,9 +60,11 @@ def test_list_variables_table(shell: Any, kernel_tools: dict[str, Tool]) -> None
         "zz_frame  pandas.DataFrame  2×2           164 B  columns: a, b\n"
         "zz_text   str               len 5         54 B   'hello'"
     )
+    assert summary(kernel_tools["ListVariables"], name_contains="ZZ_") == "3 variables"
     assert text(kernel_tools["ListVariables"], name_contains="nothing-like-this") == (
         "No variables matching 'nothing-like-this'."
     )
+    assert summary(kernel_tools["ListVariables"], name_contains="nothing-") == "no variables"
 
 
 def test_list_variables_caps_the_list(root: Path, shell: Any) -> None:
@@ -74,6 +76,7 @@ def test_list_variables_caps_the_list(root: Path, shell: Any) -> None:
     assert (
         out[1].startswith("cap_0") and out[-1] == "(… 3 more; narrow the list with name_contains.)"
     )
+    assert summary(listing, name_contains="cap_") == "2 of 5 variables"
 
 
 def test_without_a_kernel_the_tools_say_so(tools: dict[str, Tool]) -> None:
@@ -92,6 +95,7 @@ def test_inspect_a_dataframe(shell: Any, kernel_tools: dict[str, Tool]) -> None:
         lines[1:5] == ["columns:", "  city: str", "  temp: float64", "first 5 rows:"]
     )
     assert "Paris" in out and "21.5" in out
+    assert summary(kernel_tools["InspectVariable"], name="df") == "pandas.DataFrame, shape 2×2"
 
 
 def test_inspect_an_array_a_dict_and_a_list(shell: Any, kernel_tools: dict[str, Tool]) -> None:
@@ -107,6 +111,8 @@ def test_inspect_an_array_a_dict_and_a_list(shell: Any, kernel_tools: dict[str, 
         "items: list (len 3)\nelement types: int (1), str (1), float (1)\nitems:\n"
         "  [0] 1\n  [1] 'two'\n  [2] 3.0"
     )
+    assert summary(inspect, name="arr") == "numpy.ndarray, shape 1000"
+    assert summary(inspect, name="d") == "dict, len 2"
 
 
 def test_inspect_follows_attributes_and_literal_keys(
@@ -117,6 +123,7 @@ def test_inspect_follows_attributes_and_literal_keys(
     assert text(inspect, name="config.paths['train'][1]") == (
         "config.paths['train'][1]: str (len 5, memory 54 B)\nvalue: 'b.csv'"
     )
+    assert summary(inspect, name="config") == "tests.Config"
     out = text(inspect, name="config")
     assert out.split("\n")[:3] == [
         "config: tests.Config",
