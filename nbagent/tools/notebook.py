@@ -33,7 +33,7 @@ from nbagent.tools.nbfile import (
     save_notebook,
     source_of,
 )
-from nbagent.tools.output import cap_text
+from nbagent.tools.output import cap_text, counted
 from nbagent.tools.paths import ask_outside_root
 
 CellType = Literal["code", "markdown", "raw"]
@@ -66,7 +66,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         count: int | None = None,
         overview: bool = False,
         outputs: bool = True,
-    ) -> str | ToolResult:
+    ) -> ToolResult:
         """Read the notebook's cells: ids, types, sources and outputs (images included).
 
         Reads the open notebook as the user sees it (unsaved typing included) unless
@@ -99,7 +99,10 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             seen.remember(context, ())
             lines = render_overview(notebook, running)[start:stop]
             head = top + " Overview (index, id, type, first line):"
-            return cap_text("\n".join([head, *lines]), limits.output_chars, "use start/count")
+            return ToolResult(
+                cap_text("\n".join([head, *lines]), limits.output_chars, "use start/count"),
+                metadata={"summary": f"overview of {_cells(start, stop, total)}"},
+            )
         indices = range(start, stop)
         if cell_id is not None:
             index = notebook.index_of(cell_id)
@@ -121,7 +124,12 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             parts.append(
                 f"[Cells {indices.start}-{end - 1} of {total} shown. Read on with start={end}.]"
             )
-        return with_images("\n".join(parts), images)
+        said = "1 cell" if cell_id is not None else _cells(indices.start, end, total)
+        if images.blocks:
+            said += f", {counted(len(images.blocks), 'image')}"
+        result = with_images("\n".join(parts), images)
+        content = result.content if isinstance(result, ToolResult) else result
+        return ToolResult(content, metadata={"summary": said})
 
     return notebook_read
 
@@ -143,6 +151,13 @@ class _Request:
     one); asked only when an edit would replace or delete a cell."""
 
 
+def _cells(start: int, stop: int, total: int) -> str:
+    """Which cells a read showed: ``12 cells`` (all of them) or ``cells 0-9 of 40``."""
+    if start == 0 and stop >= total:
+        return counted(total, "cell")
+    return f"cells {start}-{stop - 1} of {total}"
+
+
 def notebook_edit_tool(context: ToolContext) -> Tool:
     """Build the NotebookEdit tool.
 
@@ -161,7 +176,7 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         cell_type: CellType | None = None,
         edit_mode: EditMode = "replace",
         notebook_path: str | None = None,
-    ) -> str:
+    ) -> ToolResult:
         """Replace, insert or delete one notebook cell, addressed by its id.
 
         `replace` sets the source of cell `cell_id` (and its type, if `cell_type` is given);
@@ -182,11 +197,23 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         request = _Request(cell_id, new_source, cell_type, edit_mode, running)
         found = route(context, path, is_open, editing=True)
         if found.document is not None:
-            return _edit_live(context, found.document, name, request)
-        message = _edit_file(context, path, name, request)
-        return f"{message}\n\n{found.note}" if found.note else message
+            message = _edit_live(context, found.document, name, request)
+        else:
+            message = _edit_file(context, path, name, request)
+            message = f"{message}\n\n{found.note}" if found.note else message
+        return ToolResult(message, metadata={"summary": _edit_summary(request)})
 
     return notebook_edit
+
+
+def _edit_summary(request: _Request) -> str:
+    """A done edit in a few words: ``inserted cell after sales-df``, ``deleted cell a1``."""
+    if request.edit_mode == "insert":
+        kind = "" if request.cell_type in (None, "code") else f"{request.cell_type} "
+        where = f"after {request.cell_id}" if request.cell_id else "at the top"
+        return f"inserted {kind}cell {where}"
+    verb = "deleted" if request.edit_mode == "delete" else "replaced"
+    return f"{verb} cell {request.cell_id}"
 
 
 def _no_cell() -> str | None:

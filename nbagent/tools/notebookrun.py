@@ -24,7 +24,7 @@ from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget, with_images
 from nbagent.tools.nbaccess import NO_NOTEBOOK, NotebookSnapshot, snapshot
 from nbagent.tools.nbfile import Document, LoadedNotebook, render_outputs, source_of
-from nbagent.tools.output import cap_text
+from nbagent.tools.output import cap_text, counted
 from nbagent.tools.paths import shown
 
 _QUESTION_CHARS = 2000
@@ -171,10 +171,12 @@ def _report(
     limits = context.limits
     if run.timed_out:
         ended = f"stopped after {limits.run_seconds:g} s (the time limit)"
+        said = f"stopped at the {limits.run_seconds:g} s limit"
     elif run.error is not None:
-        ended = f"raised {type(run.error).__name__}"
+        ended = said = f"raised {type(run.error).__name__}"
     else:
         ended = "finished"
+        said = f"finished, {counted(len(run.outputs), 'output')}"
     label = f"In [{count}]" if count is not None else "no execution count"
     head = f"Ran cell {cell_id} ({label}) in {elapsed:.2f} s: {ended}. {where}"
     images = ImageBudget(limits.images, limits.image_bytes)
@@ -184,4 +186,6 @@ def _report(
     )
     result = with_images(text, images)
     content = result.content if isinstance(result, ToolResult) else result
-    return ToolResult(content=content, is_error=run.error is not None)
+    if images.blocks:
+        said += f", {counted(len(images.blocks), 'image')}"
+    return ToolResult(content=content, is_error=run.error is not None, metadata={"summary": said})

@@ -21,6 +21,7 @@ from tests.tools.helpers import (
     call,
     error,
     save_around_the_swap,
+    summary,
     text,
     without_file_note,
 )
@@ -133,6 +134,7 @@ def test_read_the_whole_notebook(nb_tools: dict[str, Tool]) -> None:
         '<cell index="3" id="agent" type="code" running="true">\n%%agent\nTidy this notebook\n'
         "</cell>"
     )
+    assert summary(nb_tools["NotebookRead"]) == "4 cells"
 
 
 def test_overview_range_and_single_cell(nb_tools: dict[str, Tool]) -> None:
@@ -145,6 +147,10 @@ def test_overview_range_and_single_cell(nb_tools: dict[str, Tool]) -> None:
         "   2  plot  code      df.plot()  [1 output]\n"
         "   3  agent  code      %%agent  (+1 lines)  [running: this agent]"
     )
+    assert summary(read, overview=True) == "overview of 4 cells"
+    assert summary(read, overview=True, start=2) == "overview of cells 2-3 of 4"
+    assert summary(read, start=1, count=1, outputs=False) == "cells 1-1 of 4"
+    assert summary(read, cell_id="plot") == "1 cell"
     out = text(read, start=1, count=1, outputs=False)
     assert out.endswith(
         '<cell index="1" id="load" type="code" execution_count="1">\nimport pandas as pd\n'
@@ -178,8 +184,9 @@ def test_replace_keeps_every_other_cell_and_output(
 ) -> None:
     before = cells_of(notebook)
     text(nb_tools["NotebookRead"])
-    out = text(nb_tools["NotebookEdit"], cell_id="plot", new_source="df.plot(kind='bar')")
-    assert out == (
+    result = call(nb_tools["NotebookEdit"], cell_id="plot", new_source="df.plot(kind='bar')")
+    assert result.metadata["summary"] == "replaced cell plot"
+    assert result.content == (
         "Replaced cell plot in analysis.ipynb (code, 1 line). Its outputs are from the old "
         "source until the cell runs again."
     )
@@ -193,17 +200,18 @@ def test_replace_keeps_every_other_cell_and_output(
 def test_insert_after_a_cell_and_at_the_top(nb_tools: dict[str, Tool], notebook: Path) -> None:
     text(nb_tools["NotebookRead"], overview=True)
     edit = nb_tools["NotebookEdit"]
-    out = text(edit, edit_mode="insert", cell_id="agent", new_source="print('done')")
+    result = call(edit, edit_mode="insert", cell_id="agent", new_source="print('done')")
     new_id = cells_of(notebook)[4]["id"]
-    assert out == (
+    assert result.content == (
         f"Inserted code cell {new_id} (1 line) after cell agent of analysis.ipynb, at index 4."
     )
-    out = text(edit, edit_mode="insert", new_source="Intro", cell_type="markdown")
+    assert result.metadata["summary"] == "inserted cell after agent"
+    result = call(edit, edit_mode="insert", new_source="Intro", cell_type="markdown")
     top = cells_of(notebook)[0]
-    assert (
-        out
-        == f"Inserted markdown cell {top['id']} (1 line) at the top of analysis.ipynb, at index 0."
+    assert result.content == (
+        f"Inserted markdown cell {top['id']} (1 line) at the top of analysis.ipynb, at index 0."
     )
+    assert result.metadata["summary"] == "inserted markdown cell at the top"
     assert [c["id"] for c in cells_of(notebook)] == [
         top["id"],
         "intro",
@@ -220,9 +228,11 @@ def test_insert_after_a_cell_and_at_the_top(nb_tools: dict[str, Tool], notebook:
 def test_delete_and_change_of_type(nb_tools: dict[str, Tool], notebook: Path) -> None:
     text(nb_tools["NotebookRead"])
     edit = nb_tools["NotebookEdit"]
-    assert text(edit, cell_id="plot", edit_mode="delete") == (
+    result = call(edit, cell_id="plot", edit_mode="delete")
+    assert result.content == (
         "Deleted code cell plot (1 line, with its 1 output) from analysis.ipynb."
     )
+    assert result.metadata["summary"] == "deleted cell plot"
     assert text(edit, cell_id="load", new_source="Loading *data*", cell_type="markdown") == (
         "Replaced cell load in analysis.ipynb (code to markdown, 1 line)."
     )
@@ -421,3 +431,4 @@ def test_read_returns_figures_as_images_and_names_the_rest(root: Path) -> None:
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": png},
     }
+    assert result.metadata["summary"] == "1 cell, 1 image"

@@ -7,6 +7,7 @@ traceback), an endless loop stopped with Ctrl-C, an output type the API cannot t
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -202,3 +203,18 @@ def test_a_figure_is_whole_when_the_front_end_answers_while_it_is_drawn(
     assert "with 1 Axes" in figures[0].data["text/plain"]
     said = result_text(results(fake_api)[2])
     assert said.count("[image ") == 1
+
+
+def test_the_summary_says_how_a_run_ended(world: tuple[Any, Any, FrontEndPeer]) -> None:
+    _, client, _ = world
+    code = (
+        "import json, time, nbagent\n"
+        "while 'NotebookRun' not in nbagent.registry:  # built beside the first cell\n"
+        "    time.sleep(0.05)\n"
+        "run = nbagent.registry.get('NotebookRun')\n"
+        "print(json.dumps([run.call({'cell_id': c}).metadata['summary'] for c in ('boom', 'pdf')]))"
+    )
+    ran = execute(client, code, cell_id="agent")
+    assert ran.status == "ok", ran.error
+    said = ran.text.strip().splitlines()[-1]  # after the outputs the runs showed
+    assert json.loads(said) == ["raised ZeroDivisionError", "finished, 1 output"]
