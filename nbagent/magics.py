@@ -6,8 +6,7 @@ Type ``%%agent?`` (or ``%tools?``, ``%tool_search?``) in a notebook for the opti
 from __future__ import annotations
 
 import fnmatch
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -20,7 +19,9 @@ from nbagent.display import CellTranscript, Markdown, table_cell
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
+from nbagent.registry_browser import tool_state
 from nbagent.request import MODES
+from nbagent.schema_view import description_line, parameters_markdown
 from nbagent.session import Session
 from nbagent.tool import Tool
 from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
@@ -125,18 +126,13 @@ class AgentMagics(Magics):
     )
     @line_magic
     def tools(self, line: str) -> None:
-        """Show the registry as a table, or one tool's card with its schema."""
+        """Show the registry as a table, or one tool's card with its parameters."""
         self.wait_for()
         args = parse_argstring(self.tools, line)
+        loaded = self.session.loaded_by_search()
         if args.pattern in self.registry:
-            display(
-                Markdown(
-                    tool_card(
-                        self.registry.get(args.pattern),
-                        self.registry.is_deferred(self.registry.get(args.pattern)),
-                    )
-                )
-            )
+            tool = self.registry.get(args.pattern)
+            display(Markdown(tool_card(tool, tool_state(self.registry, tool, loaded))))
             return
         matches = [
             t
@@ -145,7 +141,7 @@ class AgentMagics(Magics):
         ]
         if not matches:
             raise UsageError(f"No tool matches {args.pattern!r}; %tools lists them all.")
-        display(Markdown(tools_table(matches, self.registry)))
+        display(Markdown(tools_table(matches, self.registry, loaded)))
 
     @magic_arguments()
     @argument("query", nargs="+", help="The query, exactly as the model would send it.")
@@ -298,31 +294,32 @@ def expand_prompt(cell: str, namespace: dict[str, Any]) -> str:
         ) from None
 
 
-def tools_table(tools: list[Tool], registry: ToolRegistry) -> str:
+def tools_table(tools: list[Tool], registry: ToolRegistry, loaded: Collection[str] = ()) -> str:
     """Render tools as a Markdown table.
 
     Args:
         tools: The tools.
         registry: Their registry (for deferral).
+        loaded: The tools the model loaded with ToolSearch in this conversation.
 
     Returns:
         The table.
     """
     rows = "\n".join(
         f"| `{t.name}` | {f'mcp:{t.server}' if t.is_mcp else 'python'} | "
-        f"{'deferred' if registry.is_deferred(t) else 'loaded'} | "
-        f"{'yes' if t.read_only else ''} | {table_cell(t.description)} |"
+        f"{tool_state(registry, t, loaded)} | "
+        f"{'yes' if t.read_only else ''} | {table_cell(description_line(t.description))} |"
         for t in tools
     )
     return "| tool | source | state | read-only | description |\n|---|---|---|---|---|\n" + rows
 
 
-def tool_card(tool: Tool, deferred: bool) -> str:
-    """Render one tool in full: flags, description and schema.
+def tool_card(tool: Tool, state: str) -> str:
+    """Render one tool in full: state, flags, description and its parameters.
 
     Args:
         tool: The tool.
-        deferred: Whether it is deferred.
+        state: Its state in this session (loaded, deferred, loaded by ToolSearch).
 
     Returns:
         The Markdown card.
@@ -332,13 +329,12 @@ def tool_card(tool: Tool, deferred: bool) -> str:
         for name in ("read_only", "concurrency_safe", "should_defer", "always_load", "is_mcp")
         if getattr(tool, name)
     ]
-    schema = json.dumps(tool.input_schema, indent=2, ensure_ascii=False)
     return (
-        f"### `{tool.name}`\n\n{'deferred' if deferred else 'loaded'}"
+        f"### `{tool.name}`\n\n{state}"
         f"{' · ' + ', '.join(flags) if flags else ''}"
         f"{' · server ' + tool.server if tool.server else ''}"
         f"{' · hint: ' + tool.search_hint if tool.search_hint else ''}\n\n"
-        f"{tool.description}\n\n```json\n{schema}\n```"
+        f"{tool.description}\n\n{parameters_markdown(tool.input_schema)}"
     )
 
 

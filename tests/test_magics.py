@@ -164,7 +164,9 @@ def test_tools_table_card_and_pattern(ip: InteractiveShell) -> None:
         "| `ToolSearch` | python | loaded |" in table and f"| `{FORECAST}` | mcp:weather |" in table
     )
     _, card = run(ip, f"%tools {FORECAST}")
-    assert card.startswith(f"### `{FORECAST}`") and '"city"' in card and "deferred" in card
+    assert card.startswith(f"### `{FORECAST}`\n\ndeferred · is_mcp · server weather")
+    assert "| parameter | type | required | default | description |" in card
+    assert "| `city` | string |" in card
     _, some = run(ip, "%tools mcp__weather__*")
     assert FORECAST in some and "ToolSearch" not in some
 
