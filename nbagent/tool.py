@@ -367,9 +367,9 @@ def tool(
 
         docstring = docstring_parser.parse(inspect.getdoc(function) or "")
         input_model = _input_model(function, {p.arg_name: p.description for p in docstring.params})
-        text = "\n\n".join(
+        text = (" " if not docstring.blank_after_short_description else "\n\n").join(
             part for part in (docstring.short_description, docstring.long_description) if part
-        )
+        )  # a first sentence that wraps goes on in long_description, after no blank line
 
         def handler(**kwargs: Any) -> Any:
             _refuse_unexpected(function.__name__, kwargs, tuple(input_model.model_fields))

@@ -231,3 +231,22 @@ def test_schema_checks_leave_the_schema_untouched() -> None:
     schema = {"type": "object", "properties": {"x": {"type": "string"}}}
     Tool(name="T", input_schema=schema)
     assert schema == {"type": "object", "properties": {"x": {"type": "string"}}}
+
+
+def test_a_first_sentence_that_wraps_stays_one_sentence() -> None:
+    @tool
+    def present(plan: str) -> str:
+        """Present your plan to the user for approval; write tools are allowed again only if
+        the user approves.
+
+        Then wait.
+
+        Args:
+            plan: The plan.
+        """
+        return plan
+
+    assert present.description == (
+        "Present your plan to the user for approval; write tools are allowed again only if "
+        "the user approves.\n\nThen wait."
+    )
