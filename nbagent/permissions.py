@@ -406,7 +406,7 @@ class PermissionPolicy:
             return deny(PLAN_MESSAGE, reason)
         if self.mode == "acceptEdits" and tool.name in EDIT_TOOLS:
             return allow(reason)
-        return ask(f"{tool.name} is not read-only.", reason)
+        return ask("", reason)
 
 
 def _as_decision(value: Any, rule: str) -> PermissionDecision | None:

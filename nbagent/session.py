@@ -221,8 +221,9 @@ class Session:
 def ask_on_stdin(request: PermissionRequested) -> Answer | None:
     """Ask about a tool call on the kernel's stdin, as long as the person takes.
 
-    The card above the prompt shows the call (the command, the path, the code); the prompt
-    names it again in one line and takes ``y``, ``n`` or (when a rule can be offered) ``a``.
+    The card above the prompt shows the call (the command, the path); the prompt names it
+    again in one line, after the tool's own question when it asks one (NotebookRun and
+    RunCode show the code), and takes ``y``, ``n`` or (when a rule can be offered) ``a``.
 
     Args:
         request: The call waiting for an answer.
@@ -234,7 +235,8 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
     always = f", a = always (allow {request.always})" if request.always else ""
     what = " ".join(request.request.split())
     what = what if len(what) <= 80 else what[:79] + "…"
-    prompt = f"Allow {request.name}: {what}?  y = yes, n = no{always} "
+    asked = f"{request.reason.rstrip()}\n\n" if request.reason else ""
+    prompt = f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} "
     try:
         while True:
             typed = input(prompt).strip().lower()
