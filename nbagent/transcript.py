@@ -1,9 +1,14 @@
 """A run as a list of items, and its static renderings (HTML, Markdown, plain text).
 
 :class:`Transcript` folds :mod:`nbagent.events` into items: answer text, tool-call cards,
-ToolSearch tables, deferred-tool banners, notices and a usage meter. The live widget view and
-the static outputs a cell keeps after the run are both drawn from it, so they always agree,
-and a notebook read without a kernel (nbconvert, GitHub, VS Code) shows the same transcript.
+deferred-tool banners, notices, a task list and a usage meter. The live widget view and the
+static outputs a cell keeps after the run are both drawn from it, so they always agree, and a
+notebook read without a kernel (nbconvert, GitHub, VS Code) shows the same transcript.
+
+Every renderer takes a mode. The quiet default shows a tool call as one line, its main
+argument and its result in a few words (``✓ Read sales.csv → 42 lines``), the input and the
+result inside the card; the verbose mode adds the input JSON, status, duration and permission
+decision of every call, and the conversation's first announcement of the deferred tools.
 Pure Python: no IPython, no widgets.
 """
 
@@ -11,12 +16,15 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from nbagent.events import (
     Event,
     Notice,
+    PermissionAnswered,
+    PermissionRequested,
     RunFinished,
     TaskItem,
     TaskListChanged,
@@ -30,7 +38,7 @@ from nbagent.events import (
     UsageReported,
 )
 from nbagent.secrets import redact
-from nbagent.text import MCP_PREFIX
+from nbagent.text import MCP_PREFIX, first_line
 
 PREVIEW_CHARS = 300
 """How much of a tool result a card shows before "show more"."""
@@ -38,16 +46,59 @@ PREVIEW_CHARS = 300
 FULL_CHARS = 20_000
 """How much of a tool result a card keeps at all."""
 
-STATUS_MARK = {"running": "○", "ok": "✓", "error": "✗", "denied": "⊘", "interrupted": "■"}
-"""The mark of each tool-call status."""
+LINE_CHARS = 80
+"""The most characters of a card's main argument, and of its result summary."""
+
+SLOW_SECONDS = 5.0
+"""A call that ran this long says how long, in the quiet mode too."""
+
+STATUS_MARK = {
+    "running": "○",
+    "waiting": "?",
+    "ok": "✓",
+    "error": "✗",
+    "denied": "⊘",
+    "interrupted": "■",
+}
+"""The mark of each tool-call status (text, so it shows without styles too)."""
+
+STATE_WORDS = {"running": "running…", "waiting": "waiting for your answer"}
+"""What a card says in place of a result while the call has none."""
+
+MAIN_ARGUMENTS = (
+    "command",
+    "file_path",
+    "pattern",
+    "query",
+    "url",
+    "cell_id",
+    "notebook_path",
+    "path",
+    "name",
+    "code",
+    "description",
+    "prompt",
+    "question",
+    "subject",
+    "title",
+)
+"""Input fields that say what a call is about, in the order a card looks for one."""
+
+QUOTED_ARGUMENTS = frozenset({"query", "pattern"})
+"""Main arguments shown in quotes (they are searched for, not named)."""
+
+PATH_ARGUMENTS = frozenset({"file_path", "notebook_path", "path"})
+"""Main arguments cut at the start when long (a path's end says the most)."""
 
 
 @dataclass
 class Answer:
-    """A stretch of the model's answer."""
+    """A stretch of the model's text: narration between tool calls, or the final answer."""
 
     text: str = ""
     """The Markdown so far."""
+    final: bool = False
+    """The run's answer: the last stretch of a finished run, with no tool call after it."""
 
 
 @dataclass
@@ -61,13 +112,27 @@ class Call:
     input: dict[str, Any]
     """Its input."""
     status: str = "running"
-    """running, ok, error, denied or interrupted."""
+    """running, waiting (for the user's answer), ok, error, denied or interrupted."""
     duration: float = 0.0
     """Seconds it ran."""
     result: str = ""
     """What the model was sent, as text (cut at FULL_CHARS)."""
+    summary: str = ""
+    """The result in a few words, as the tool gave it (empty: the card derives one)."""
     permission: str = ""
     """The permission decision, when one applied."""
+    request: str = ""
+    """What the call would do, as the user was asked about it (empty: nobody was asked)."""
+    reason: str = ""
+    """Why it needed approval, when the policy said."""
+    always: str = ""
+    """The allow rule that answering "always" adds."""
+    answer: str = ""
+    """The user's answer: yes, no or always (empty: none yet, or nobody was asked)."""
+    rule: str = ""
+    """The allow rule the answer "always" added."""
+    search: Search | None = None
+    """What a ToolSearch call found and loaded (its table is the card's body)."""
     inner: Transcript | None = None
     """What happened inside the call (a sub-agent's own run), if anything."""
 
@@ -82,7 +147,7 @@ class Tasks:
 
 @dataclass
 class Search:
-    """A ToolSearch the model made."""
+    """A ToolSearch: the hits of a query, and what it loaded."""
 
     query: str
     """The query."""
@@ -107,6 +172,8 @@ class Delta:
     """Names gone."""
     text: str
     """The exact text the model received."""
+    initial: bool = False
+    """The conversation's first announcement (no news: the tools there from the start)."""
 
 
 @dataclass
@@ -120,6 +187,19 @@ class Note:
 
 
 Item = Answer | Call | Tasks | Search | Delta | Note
+
+
+def visible(item: Item, verbose: bool = False) -> bool:
+    """Tell whether a mode shows an item (the quiet mode leaves out the first announcement).
+
+    Args:
+        item: An item of a transcript.
+        verbose: The verbose mode.
+
+    Returns:
+        Whether the item is shown.
+    """
+    return verbose or not (isinstance(item, Delta) and item.initial)
 
 
 @dataclass
@@ -145,21 +225,21 @@ class Transcript:
             The item created or changed, or None.
         """
         if isinstance(event, TextDelta):
-            if not self.items or not isinstance(self.items[-1], Answer):
-                self.items.append(Answer())
-            answer = self.items[-1]
-            assert isinstance(answer, Answer)
-            answer.text += event.text
-            return answer
+            return self._text(event.text)
         if isinstance(event, ToolCallStarted):
             return self._add(Call(event.id, event.name, dict(event.input)))
         if isinstance(event, ToolCallFinished):
             return self._finish(event)
+        if isinstance(event, PermissionRequested):
+            return self._ask(event)
+        if isinstance(event, PermissionAnswered):
+            return self._answer(event)
         if isinstance(event, ToolSearchResults):
-            hits = [(h.name, h.score, tuple(h.reasons)) for h in event.hits]
-            return self._add(Search(event.query, hits, tuple(event.loaded)))
+            return self._search(event)
         if isinstance(event, ToolSetAnnounced):
-            return self._add(Delta(tuple(event.added), tuple(event.removed), event.text))
+            return self._add(
+                Delta(tuple(event.added), tuple(event.removed), event.text, event.initial)
+            )
         if isinstance(event, Notice):
             return self._add(Note(event.message, event.level))
         if isinstance(event, TaskListChanged):
@@ -169,13 +249,19 @@ class Transcript:
         if isinstance(event, UsageReported):
             self.usage += event.usage
         elif isinstance(event, RunFinished):
-            self.usage = event.usage
-            self.stop_reason = event.stop_reason
+            return self._end(event)
         return None
 
     def _add(self, item: Item) -> Item:
         self.items.append(item)
         return item
+
+    def _text(self, text: str) -> Answer:
+        last = self.items[-1] if self.items else None
+        answer = last if isinstance(last, Answer) else self._add(Answer())
+        assert isinstance(answer, Answer)
+        answer.text += text
+        return answer
 
     def _tasks(self, tasks: tuple[TaskItem, ...]) -> Tasks:
         checklist = next((i for i in self.items if isinstance(i, Tasks)), None)
@@ -200,14 +286,54 @@ class Transcript:
             (i for i in reversed(self.items) if isinstance(i, Call) and i.id == call_id), None
         )
 
-    def _finish(self, event: ToolCallFinished) -> Call:
-        call = self._call(event.id)
+    def _card(self, call_id: str, name: str) -> Call:
+        """The card of a call, made if the call has none yet."""
+        call = self._call(call_id)
         if call is None:
-            call = Call(event.id, event.name, {})
+            call = Call(call_id, name, {})
             self.items.append(call)
+        return call
+
+    def _finish(self, event: ToolCallFinished) -> Call:
+        call = self._card(event.id, event.name)
         call.status, call.duration, call.permission = event.status, event.duration, event.permission
         call.result = result_text(event.content)[:FULL_CHARS]
+        call.summary = event.summary
         return call
+
+    def _ask(self, event: PermissionRequested) -> Call:
+        call = self._card(event.id, event.name)
+        call.status, call.request = "waiting", event.request
+        call.reason, call.always = event.reason, event.always
+        return call
+
+    def _answer(self, event: PermissionAnswered) -> Call | None:
+        call = self._call(event.id)
+        if call is None:
+            return None
+        call.answer, call.rule = event.answer, event.rule
+        call.status = "denied" if event.answer == "no" else "running"
+        return call
+
+    def _search(self, event: ToolSearchResults) -> Item:
+        """Make a search the body of its ToolSearch call's card (an item of its own if none)."""
+        hits = [(h.name, h.score, tuple(h.reasons)) for h in event.hits]
+        search = Search(event.query, hits, tuple(event.loaded))
+        call = self._call(event.id)
+        if call is None:
+            return self._add(search)
+        call.search = search
+        return call
+
+    def _end(self, event: RunFinished) -> Answer | None:
+        """Note why the run ended, and mark its answer."""
+        self.usage = event.usage
+        self.stop_reason = event.stop_reason
+        talk = [i for i in self.items if isinstance(i, Answer | Call)]
+        if talk and isinstance(talk[-1], Answer):
+            talk[-1].final = True
+            return talk[-1]
+        return None
 
     @property
     def calls(self) -> list[Call]:
@@ -220,42 +346,56 @@ class Transcript:
         answers = [i.text for i in self.items if isinstance(i, Answer)]
         return answers[-1] if answers else ""
 
-    def to_html(self, max_calls: int | None = None) -> str:
+    def to_html(self, max_calls: int | None = None, verbose: bool = False) -> str:
         """Render the whole transcript as HTML (tool cards are ``<details>``: no script needed).
 
         Args:
             max_calls: Show at most this many tool cards (the latest), summarising the rest.
+            verbose: Every call's input JSON, status, duration and permission decision, and
+                the first announcement of the deferred tools.
 
         Returns:
             The HTML.
         """
         meter = f'<div class="nbagent-meter">{html.escape(self.meter())}</div>'
-        body = self._render(item_html, max_calls, meter, joiner="")
+        body = self._render(lambda i: item_html(i, verbose), max_calls, verbose, meter, "")
         return f'<div class="nbagent-transcript">{body}</div>'
 
-    def to_markdown(self, max_calls: int | None = None) -> str:
+    def to_markdown(self, max_calls: int | None = None, verbose: bool = False) -> str:
         """Render the transcript as Markdown: what the cell keeps after the run.
 
         Args:
             max_calls: Show at most this many tool cards (the latest), summarising the rest.
+            verbose: Every call's input JSON, status, duration and permission decision, and
+                the first announcement of the deferred tools.
 
         Returns:
             The Markdown.
         """
-        return self._render(item_markdown, max_calls, f"<sub>{self.meter()}</sub>")
+        meter = f'<sub class="nbagent-meter">{html.escape(self.meter())}</sub>'
+        return self._render(lambda i: item_markdown(i, verbose), max_calls, verbose, meter)
 
-    def to_text(self, max_calls: int | None = None) -> str:
+    def to_text(self, max_calls: int | None = None, verbose: bool = False) -> str:
         """Render the transcript as plain text (a terminal, a log).
 
         Args:
             max_calls: Show at most this many tool calls (the latest), summarising the rest.
+            verbose: Every call's status, duration and permission decision, and the first
+                announcement of the deferred tools.
 
         Returns:
             The text.
         """
-        return self._render(item_text, max_calls, self.meter())
+        return self._render(lambda i: item_text(i, verbose), max_calls, verbose, self.meter())
 
-    def _render(self, render: Any, max_calls: int | None, footer: str, joiner: str = "\n\n") -> str:
+    def _render(
+        self,
+        render: Callable[[Item], str],
+        max_calls: int | None,
+        verbose: bool,
+        footer: str,
+        joiner: str = "\n\n",
+    ) -> str:
         skipped = _skipped_calls(self.calls, max_calls)
         parts = []
         for item in self.items:
@@ -263,7 +403,8 @@ class Transcript:
                 if item.id == next(iter(skipped)):
                     parts.append(f"… {len(skipped)} earlier tool calls not shown")
                 continue
-            parts.append(render(item))
+            if visible(item, verbose):
+                parts.append(render(item))
         return redact(joiner.join([*parts, footer]))
 
     def meter(self) -> str:
@@ -292,19 +433,226 @@ def usage_line(usage: Usage) -> str:
     )
 
 
-def item_html(item: Item) -> str:
+# One-line summaries of a call: what it is about, and what came of it.
+
+
+def main_argument(tool_input: Mapping[str, Any], limit: int = LINE_CHARS) -> str:
+    """What a call is about, in one line: its command, path, pattern, query, cell, URL ….
+
+    Args:
+        tool_input: The call's input.
+        limit: The most characters.
+
+    Returns:
+        E.g. ``sales.csv``, ``"weather"`` or, for an input with none of the known fields,
+        ``value=21, to='F'``; empty for an empty input.
+    """
+    for key in MAIN_ARGUMENTS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            if key in QUOTED_ARGUMENTS:
+                return f'"{cut(one_line(value), limit - 2)}"'
+            if key in PATH_ARGUMENTS:
+                return cut_start(one_line(value), limit)
+            return cut(one_line(value), limit)
+    return brief(dict(tool_input), limit)
+
+
+def result_summary(call: Call) -> str:
+    """What came of a call, in a few words: the tool's summary, or one derived from its result.
+
+    Args:
+        call: The call.
+
+    Returns:
+        E.g. ``42 lines``, ``loaded 2: get_forecast, get_alerts``, ``exit 1: 3 failed``,
+        ``refused by you``, ``running…``.
+    """
+    if call.status in STATE_WORDS:
+        return STATE_WORDS[call.status]
+    if call.status == "denied":
+        return denial(call)
+    if call.status == "interrupted":
+        return f"interrupted after {seconds(call.duration)}" if call.duration else "interrupted"
+    if call.search is not None and call.status == "ok":
+        return search_summary(call.search)
+    if call.summary:
+        return first_line(call.summary, LINE_CHARS)
+    if call.status == "error":
+        return first_line(call.result, LINE_CHARS) or "failed"
+    return text_summary(call.result)
+
+
+def denial(call: Call) -> str:
+    """Why a call was refused, in a few words.
+
+    Args:
+        call: A denied call.
+
+    Returns:
+        ``refused by you``, ``denied: deny rule Bash(rm:*)`` (the decision that refused it),
+        or the first line of what the model was told.
+    """
+    if call.answer == "no":
+        return "refused by you"
+    if call.permission:
+        return f"denied: {call.permission.removeprefix('deny: ')}"
+    return first_line(call.result, LINE_CHARS) or "denied"
+
+
+def text_summary(text: str) -> str:
+    """A result's text in a few words: itself when it is one short line, else its size.
+
+    Args:
+        text: The result.
+
+    Returns:
+        E.g. ``69.8``, ``42 lines``, ``1,200 characters``, ``no output``.
+    """
+    stripped = text.strip()
+    if not stripped:
+        return "no output"
+    lines = stripped.splitlines()
+    if len(lines) > 1:
+        return plural(len(lines), "line")
+    return stripped if len(stripped) <= LINE_CHARS // 2 else plural(len(stripped), "character")
+
+
+def search_summary(search: Search) -> str:
+    """What a ToolSearch did, in a few words.
+
+    Args:
+        search: The search.
+
+    Returns:
+        E.g. ``loaded 2: get_forecast, get_alerts``, ``3 matches, all loaded before`` or
+        ``no match``.
+    """
+    if not search.hits:
+        return "no match"
+    if search.loaded:
+        return cut(f"loaded {len(search.loaded)}: {', '.join(search.loaded)}", LINE_CHARS)
+    return f"{plural(len(search.hits), 'match', 'matches')}, all loaded before"
+
+
+def call_notes(call: Call, verbose: bool = False) -> list[str]:
+    """What a card's line says after the result: the user's answer, and what is not routine.
+
+    The quiet mode leaves out routine facts (an allow by the mode or a rule, a short
+    duration); the verbose mode says the status, duration and decision of every call.
+
+    Args:
+        call: The call.
+        verbose: The verbose mode.
+
+    Returns:
+        The notes, e.g. ``["allowed by you, always: added rule Bash(git status:*)"]``.
+    """
+    notes = answer_notes(call)
+    if verbose:
+        return [*notes, status_words(call), *([call.permission] if call.permission else [])]
+    if call.status in ("ok", "error") and call.duration >= SLOW_SECONDS:
+        notes.append(seconds(call.duration))
+    return notes
+
+
+def answer_notes(call: Call) -> list[str]:
+    """What the user's answer to a permission question did, for the card's line.
+
+    Args:
+        call: The call.
+
+    Returns:
+        ``allowed by you``, ``allowed by you, always: added rule …``, or nothing (a refusal
+        is the result itself: ``refused by you``).
+    """
+    if call.answer == "yes":
+        return ["allowed by you"]
+    if call.answer == "always":
+        return [f"allowed by you, always: added rule {call.rule or call.always}".rstrip()]
+    return []
+
+
+def status_words(call: Call) -> str:
+    """A call's status and, once it ended, how long it ran: ``ok 0.01 s``.
+
+    Args:
+        call: The call.
+
+    Returns:
+        The words.
+    """
+    done = call.status not in STATE_WORDS
+    return f"{call.status} {call.duration:.2f} s" if done else call.status
+
+
+def choices_line(call: Call) -> str:
+    """The answers a waiting call takes, as the user types them.
+
+    Args:
+        call: A call waiting for the user's answer.
+
+    Returns:
+        E.g. ``y yes · n no · a always (adds Bash(git status:*))``.
+    """
+    choices = ["y yes", "n no"]
+    if call.always:
+        choices.append(f"a always (adds {call.always})")
+    return " · ".join(choices)
+
+
+def asked_line(call: Call) -> str:
+    """What the user was asked about a call, and answered (empty: nobody was asked).
+
+    Args:
+        call: The call.
+
+    Returns:
+        E.g. ``asked: rm -rf build · answered: no``.
+    """
+    if not call.request or call.status == "waiting":
+        return ""
+    return f"asked: {one_line(call.request)} · answered: {call.answer or 'nothing'}"
+
+
+def input_lines(tool_input: Mapping[str, Any]) -> str:
+    """A call's input as ``key: value`` lines (text as it is, other values as JSON).
+
+    Args:
+        tool_input: The input.
+
+    Returns:
+        The lines; a text of several lines goes indented under its key.
+    """
+    lines = []
+    for key, value in tool_input.items():
+        if isinstance(value, str) and "\n" in value:
+            lines.append(f"{key}:")
+            lines += [f"  {line}" for line in value.splitlines()]
+        elif isinstance(value, str):
+            lines.append(f"{key}: {value}")
+        else:
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}")
+    return "\n".join(lines)
+
+
+# HTML: the live view, and the cards of the saved Markdown.
+
+
+def item_html(item: Item, verbose: bool = False) -> str:
     """Render one item as HTML.
 
     Args:
         item: The item.
+        verbose: The verbose mode (for tool cards).
 
     Returns:
         The HTML fragment.
     """
     if isinstance(item, Answer):
-        return f'<div class="nbagent-answer">{markdown_html(item.text)}</div>'
+        return f'<div class="{answer_class(item)}">{markdown_html(item.text)}</div>'
     if isinstance(item, Call):
-        return call_html(item)
+        return call_html(item, verbose)
     if isinstance(item, Tasks):
         return f'<div class="nbagent-tasks">{tasks_markdown(item).replace(chr(10), "<br>")}</div>'
     if isinstance(item, Search):
@@ -315,63 +663,155 @@ def item_html(item: Item) -> str:
     return f'<div class="{cls}">{html.escape(item.message)}</div>'
 
 
-def call_html(call: Call) -> str:
-    """A tool call as a collapsible card: name, input, status, duration, result.
+def answer_class(answer: Answer) -> str:
+    """The class of a stretch of text: the run's answer, or narration.
+
+    Args:
+        answer: The stretch.
+
+    Returns:
+        ``nbagent-answer`` or ``nbagent-narration``.
+    """
+    return "nbagent-answer" if answer.final else "nbagent-narration"
+
+
+def call_html(call: Call, verbose: bool = False) -> str:
+    """A tool call as a collapsible card: one line that opens on its input and result.
 
     Args:
         call: The call.
+        verbose: Show the input as JSON, and the status, duration and permission decision.
 
     Returns:
-        The ``<details>`` element.
+        The ``<details>`` element (open while it waits for the user's answer).
     """
-    head = (
-        f"{STATUS_MARK.get(call.status, '?')} <b>{html.escape(call.name)}</b> "
-        f'<span class="nbagent-args">{html.escape(brief(call.input, 80))}</span> '
-        f'<span class="nbagent-status">{call.status}'
-        f"{f' · {call.duration:.2f} s' if call.status != 'running' else ''}"
-        f"{f' · {html.escape(call.permission)}' if call.permission else ''}</span>"
-    )
-    body = [f"<pre>{html.escape(json.dumps(call.input, indent=2, ensure_ascii=False))}</pre>"]
-    if call.inner is not None:
-        body.append(f'<div class="nbagent-inner">{call.inner.to_html()}</div>')
-    if call.result:
-        preview = call.result[:PREVIEW_CHARS]
-        body.append(f"<pre>{html.escape(preview)}</pre>")
-        if len(call.result) > PREVIEW_CHARS:
-            body.append(
-                f"<details><summary>show more ({len(call.result):,} characters)</summary>"
-                f"<pre>{html.escape(call.result)}</pre></details>"
-            )
+    opened = " open" if call.status == "waiting" else ""
     return (
-        f'<details class="nbagent-call nbagent-{call.status}"><summary>{head}</summary>'
-        f"{''.join(body)}</details>"
+        f'<details class="nbagent-call nbagent-{call.status}"{opened}>'
+        f"<summary>{call_head_html(call, verbose)}</summary>"
+        f'<div class="nbagent-body">{call_body_html(call, verbose)}</div></details>'
     )
 
 
-def search_html(search: Search) -> str:
+def call_head_html(call: Call, verbose: bool = False) -> str:
+    """A card's line: mark, tool, main argument, result summary and notes.
+
+    Args:
+        call: The call.
+        verbose: The verbose mode.
+
+    Returns:
+        The HTML of the line.
+    """
+    argument = main_argument(call.input)
+    parts = [
+        f'<span class="nbagent-mark">{STATUS_MARK.get(call.status, "•")}</span>',
+        f'<b class="nbagent-name">{html.escape(call.name)}</b>',
+        *([f'<code class="nbagent-arg">{html.escape(argument)}</code>'] if argument else []),
+        f'<span class="nbagent-result">→ {html.escape(result_summary(call))}</span>',
+    ]
+    notes = call_notes(call, verbose)
+    if notes:
+        parts.append(f'<span class="nbagent-notes">· {html.escape(" · ".join(notes))}</span>')
+    return " ".join(parts)
+
+
+def call_body_html(call: Call, verbose: bool = False) -> str:
+    """What an opened card shows: the input, what was found and the result; while the call
+    waits, the question (last, right above where the answer is typed).
+
+    Args:
+        call: The call.
+        verbose: Show the input as JSON, and the raw result of a ToolSearch too.
+
+    Returns:
+        The HTML.
+    """
+    full_input = f"<pre>{html.escape(json.dumps(call.input, indent=2, ensure_ascii=False))}</pre>"
+    if call.status == "waiting":
+        return (full_input if verbose else "") + ask_html(call)
+    body = []
+    if asked_line(call):
+        body.append(f'<div class="nbagent-asked">{html.escape(asked_line(call))}</div>')
+    if verbose:
+        body.append(full_input)
+    elif call.input:
+        body.append(f'<pre class="nbagent-input">{html.escape(input_lines(call.input))}</pre>')
+    if call.search is not None:
+        body.append(search_html(call.search, caption=False))
+    if call.inner is not None:
+        body.append(f'<div class="nbagent-inner">{call.inner.to_html(verbose=verbose)}</div>')
+    if call.result and (verbose or call.search is None):
+        body.append(result_html(call.result))
+    return "".join(body)
+
+
+def ask_html(call: Call) -> str:
+    """The question a waiting call asks: why, what it would do, and the answers it takes.
+
+    Args:
+        call: A call waiting for the user's answer.
+
+    Returns:
+        The HTML (the request as code, not JSON).
+    """
+    reason = f'<div class="nbagent-reason">{html.escape(call.reason)}</div>' if call.reason else ""
+    keys = [("y", "yes"), ("n", "no"), *([("a", "always")] if call.always else [])]
+    choices = " · ".join(f"<kbd>{key}</kbd> {word}" for key, word in keys)
+    if call.always:
+        choices += f" (adds <code>{html.escape(call.always)}</code>)"
+    return (
+        f'<div class="nbagent-ask">{reason}'
+        f'<pre class="nbagent-request"><code>{html.escape(call.request)}</code></pre>'
+        f'<div class="nbagent-choices">answer below: {choices}</div></div>'
+    )
+
+
+def result_html(result: str) -> str:
+    """A result's preview, and the rest of it behind "show more".
+
+    Args:
+        result: The result's text.
+
+    Returns:
+        The HTML.
+    """
+    preview = f'<pre class="nbagent-output">{html.escape(result[:PREVIEW_CHARS])}</pre>'
+    if len(result) <= PREVIEW_CHARS:
+        return preview
+    return (
+        f"{preview}<details><summary>show more ({len(result):,} characters)</summary>"
+        f'<pre class="nbagent-output">{html.escape(result)}</pre></details>'
+    )
+
+
+def search_html(search: Search, caption: bool = True) -> str:
     """A ToolSearch as a table of hits with scores, reasons and what was loaded.
 
     Args:
         search: The search.
+        caption: Name the query above the table (a card's line already does).
 
     Returns:
         The HTML table.
     """
-    caption = f"ToolSearch <code>{html.escape(search.query)}</code>"
+    title = f"ToolSearch <code>{html.escape(search.query)}</code>"
     if not search.hits:
-        return f'<div class="nbagent-search">{caption}: no match</div>'
+        return f'<div class="nbagent-search">{title}: no match</div>'
     shown = search.loaded is not None
     rows = "".join(
-        f"<tr><td><code>{html.escape(name)}</code></td><td>{score:g}</td>"
+        f'<tr><td><code>{html.escape(name)}</code></td><td class="nbagent-score">{score:g}</td>'
         f"<td>{html.escape('; '.join(reasons))}</td>"
         + (f"<td>{search.context(name)}</td>" if shown else "")
         + "</tr>"
         for name, score, reasons in search.hits
     )
     context = "<th>context</th>" if shown else ""
+    head = f"<caption>{title}</caption>" if caption else ""
     return (
-        f'<table class="nbagent-search"><caption>{caption}</caption><thead><tr><th>tool</th>'
-        f"<th>score</th><th>why</th>{context}</tr></thead><tbody>{rows}</tbody></table>"
+        f'<table class="nbagent-search">{head}<thead><tr><th>tool</th>'
+        f'<th class="nbagent-score">score</th><th>why</th>{context}</tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
     )
 
 
@@ -403,6 +843,8 @@ def html_block(markup: str) -> str:
     ``<details>`` ends at the first blank line; what follows is Markdown again, so a tool
     result's ``## heading`` would become a heading of the notebook and an indented line a code
     block. Blank lines inside become a zero-width space, which shows as the same empty line.
+    A carriage return ends a line for Markdown too; it becomes a newline first (as HTML
+    reads it anyway).
 
     Args:
         markup: HTML whose text is escaped.
@@ -410,67 +852,180 @@ def html_block(markup: str) -> str:
     Returns:
         The HTML with no blank line.
     """
-    return "\n".join(line if line.strip() else "&#8203;" for line in markup.split("\n"))
+    lines = markup.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line if line.strip() else "&#8203;" for line in lines)
 
 
-def item_markdown(item: Item) -> str:
+# Markdown: what the cell keeps.
+
+
+def item_markdown(item: Item, verbose: bool = False) -> str:
     """Render one item as Markdown (tool cards as ``<details>`` HTML, which Markdown keeps).
 
     Args:
         item: The item.
+        verbose: The verbose mode (for tool cards).
 
     Returns:
         The Markdown.
     """
     if isinstance(item, Answer):
-        return item.text
+        return answer_markdown(item)
     if isinstance(item, Call):
-        return html_block(call_html(item))
+        return html_block(call_html(item, verbose))
     if isinstance(item, Tasks):
         return tasks_markdown(item)
     if isinstance(item, Search):
-        if not item.hits:
-            return f"ToolSearch `{item.query}`: no match"
-        shown = item.loaded is not None
-        rows = "\n".join(
-            f"| `{n}` | {s:g} | {'; '.join(r)} |" + (f" {item.context(n)} |" if shown else "")
-            for n, s, r in item.hits
-        )
-        header = "| tool | score | why |" + (" context |" if shown else "")
-        rule = "|---|---|---|" + ("---|" if shown else "")
-        return f"ToolSearch `{item.query}`\n\n{header}\n{rule}\n{rows}"
+        return search_markdown(item)
     if isinstance(item, Delta):
         return f"**{delta_line(item)}**"
     return f"> Warning: {item.message}" if item.level == "warning" else f"> {item.message}"
 
 
-def item_text(item: Item) -> str:
+def answer_markdown(answer: Answer) -> str:
+    """A stretch of text as Markdown; the run's answer is set apart from the narration.
+
+    The answer goes after a rule, in a ``<div class="nbagent-answer">`` whose blank lines
+    leave its Markdown to Markdown (a fence the text left open is closed first, so the
+    ``</div>`` stays HTML).
+
+    Args:
+        answer: The stretch.
+
+    Returns:
+        The Markdown.
+    """
+    if not answer.final:
+        return answer.text
+    return (
+        f'<hr class="nbagent-rule">\n\n<div class="nbagent-answer">\n\n'
+        f"{closed_fences(answer.text)}\n\n</div>"
+    )
+
+
+def closed_fences(text: str) -> str:
+    """Markdown with a closing fence added when a code fence is left open (a cut answer).
+
+    Args:
+        text: Markdown.
+
+    Returns:
+        The Markdown, every fence closed.
+    """
+    fence = ""
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if len(line) - len(stripped) > 3:
+            continue
+        if fence and stripped.startswith(fence) and not stripped.strip(fence[0]).strip():
+            fence = ""
+        elif not fence and stripped[:3] in ("```", "~~~"):
+            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+    return f"{text}\n{fence}" if fence else text
+
+
+def search_markdown(search: Search) -> str:
+    """A ToolSearch as a Markdown table (``%tool_search``, or a search without a card).
+
+    Args:
+        search: The search.
+
+    Returns:
+        The Markdown.
+    """
+    if not search.hits:
+        return f"ToolSearch `{search.query}`: no match"
+    shown = search.loaded is not None
+    rows = "\n".join(
+        f"| `{n}` | {s:g} | {'; '.join(r)} |" + (f" {search.context(n)} |" if shown else "")
+        for n, s, r in search.hits
+    )
+    header = "| tool | score | why |" + (" context |" if shown else "")
+    rule = "|---|---|---|" + ("---|" if shown else "")
+    return f"ToolSearch `{search.query}`\n\n{header}\n{rule}\n{rows}"
+
+
+# Plain text: a terminal.
+
+
+def item_text(item: Item, verbose: bool = False) -> str:
     """Render one item as plain text (a terminal).
 
     Args:
         item: The item.
+        verbose: The verbose mode (for tool calls).
 
     Returns:
         The text.
     """
+    if isinstance(item, Answer):
+        return item.text
     if isinstance(item, Call):
-        line = (
-            f"{STATUS_MARK.get(item.status, '?')} {item.name}({brief(item.input, 120)}) "
-            f"{item.status} {item.duration:.2f} s"
-        )
-        if item.permission:
-            line += f" · {item.permission}"
-        if item.status not in ("ok", "running"):
-            line += f"\n    {brief(item.result, PREVIEW_CHARS)}"
-        if item.inner is not None:
-            line += "\n" + "\n".join("    " + row for row in item.inner.to_text().splitlines())
-        return line
+        return call_text(item, verbose)
     if isinstance(item, Search):
-        hits = ", ".join(f"{n} ({s:g})" for n, s, _ in item.hits) or "no match"
-        return f"ToolSearch {item.query!r}: {hits}"
+        return search_line(item)
     if isinstance(item, Delta):
         return delta_line(item)
     return item_markdown(item)
+
+
+def call_text(call: Call, verbose: bool = False) -> str:
+    """A tool call as a line, with the question it waits on, its hits or its error under it.
+
+    Args:
+        call: The call.
+        verbose: Today's detailed line (``Name(k=v) status 0.01 s · decision``) with the
+            ToolSearch hits and a failed call's result under it.
+
+    Returns:
+        The text.
+    """
+    mark, summary = STATUS_MARK.get(call.status, "•"), result_summary(call)
+    if verbose:
+        extra = [*answer_notes(call), *([call.permission] if call.permission else [])]
+        head = f"{mark} {call.name}({brief(call.input, 120)}) {status_words(call)} → {summary}"
+    else:
+        argument, extra = main_argument(call.input), call_notes(call)
+        head = f"{mark} {call.name}{f' {argument}' if argument else ''} → {summary}"
+    head += "".join(f" · {note}" for note in extra)
+    rows = call_detail_rows(call, verbose)
+    if call.inner is not None:
+        rows += call.inner.to_text(verbose=verbose).splitlines()
+    return "\n".join([head, *("    " + row for row in rows)])
+
+
+def call_detail_rows(call: Call, verbose: bool) -> list[str]:
+    """The lines under a call's line: its question while it waits; in verbose, hits and errors.
+
+    Args:
+        call: The call.
+        verbose: The verbose mode.
+
+    Returns:
+        The lines, not indented.
+    """
+    if call.status == "waiting":
+        reason = [call.reason] if call.reason else []
+        return [*reason, *call.request.splitlines(), choices_line(call)]
+    rows = [asked_line(call)] if verbose and asked_line(call) else []
+    if verbose and call.search is not None:
+        rows.append(search_line(call.search))
+    if verbose and call.status not in ("ok", "running"):
+        rows.append(brief(call.result, PREVIEW_CHARS))
+    return rows
+
+
+def search_line(search: Search) -> str:
+    """A ToolSearch's hits in one line.
+
+    Args:
+        search: The search.
+
+    Returns:
+        E.g. ``ToolSearch 'weather': get_forecast (12), get_alerts (8)``.
+    """
+    hits = ", ".join(f"{n} ({s:g})" for n, s, _ in search.hits) or "no match"
+    return f"ToolSearch {search.query!r}: {hits}"
 
 
 TASK_MARK = {"pending": "☐", "in_progress": "▶", "completed": "☑"}
@@ -546,21 +1101,79 @@ def brief(value: Any, limit: int) -> str:
         text = result_text(value)
     else:
         text = str(value)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cut(" ".join(text.split()), limit)
 
 
-def plural(count: int, noun: str) -> str:
+def one_line(text: str) -> str:
+    """The first non-blank line of a text, with `` …`` when more lines follow.
+
+    Args:
+        text: Any text (a command, a piece of code).
+
+    Returns:
+        The line, its runs of spaces kept.
+    """
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[0].strip() + (" …" if len(lines) > 1 else "")
+
+
+def cut(text: str, limit: int) -> str:
+    """A text cut to ``limit`` characters, the cut marked with an ellipsis.
+
+    Args:
+        text: The text.
+        limit: The most characters (at least 1).
+
+    Returns:
+        The text, or its start and ``…``.
+    """
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def cut_start(text: str, limit: int) -> str:
+    """A text cut to ``limit`` characters from the start (a long path keeps its end).
+
+    Args:
+        text: The text.
+        limit: The most characters (at least 1).
+
+    Returns:
+        The text, or ``…`` and its end.
+    """
+    return text if len(text) <= limit else "…" + text[len(text) - max(limit - 1, 0) :]
+
+
+def seconds(duration: float) -> str:
+    """A duration for people: ``0.4 s``, ``12 s``, ``2 min 5 s``.
+
+    Args:
+        duration: Seconds.
+
+    Returns:
+        The duration.
+    """
+    if duration < 10:
+        return f"{duration:.1f} s"
+    if duration < 60:
+        return f"{duration:.0f} s"
+    minutes, rest = divmod(round(duration), 60)
+    return f"{minutes} min {rest} s"
+
+
+def plural(count: int, noun: str, nouns: str = "") -> str:
     """``1 tool``, ``2 tools``.
 
     Args:
         count: How many.
         noun: The singular noun.
+        nouns: The plural noun, when it is not ``noun`` and an s.
 
     Returns:
         The phrase.
     """
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def grouped(names: tuple[str, ...] | list[str]) -> str:
