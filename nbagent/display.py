@@ -16,9 +16,9 @@ from typing import Any
 
 from IPython.display import DisplayHandle, display
 
-from nbagent.events import Event, RunFinished, TextDelta, UsageReported
+from nbagent.events import Event, PermissionRequested, RunFinished, TextDelta, UsageReported
 from nbagent.text import first_line
-from nbagent.transcript import Answer, Transcript, item_text
+from nbagent.transcript import STATE_WORDS, Answer, Call, Item, Transcript, item_text, visible
 
 STREAM_INTERVAL = 0.1
 """Seconds between two refreshes of the streaming answer."""
@@ -66,6 +66,9 @@ class CellTranscript:
         stream: Refresh the answer as it streams in (else when the turn ends).
         live: Show widgets while the run goes on; by default, when in a kernel.
         saved_tokens: Tokens that deferral keeps out of the context, for the meter.
+        verbose: Show every call's input JSON, status, duration and permission decision, and
+            the conversation's first announcement of the deferred tools (for tool authors);
+            by default a call is one line, its main argument and its result in a few words.
     """
 
     def __init__(
@@ -74,9 +77,11 @@ class CellTranscript:
         stream: bool = True,
         live: bool | None = None,
         saved_tokens: int | None = None,
+        verbose: bool = False,
     ) -> None:
         self.quiet = quiet
         self.stream = stream
+        self.verbose = verbose
         self.transcript = Transcript(saved_tokens=saved_tokens)
         self._last_refresh = 0.0
         self._view: Any = None
@@ -86,7 +91,7 @@ class CellTranscript:
         if not quiet and (in_kernel() if live is None else live):
             from nbagent.widgets import TranscriptView
 
-            self._view = TranscriptView(self.transcript)
+            self._view = TranscriptView(self.transcript, verbose=verbose)
             self._handle = display(self._view.box, display_id=True)
 
     def __call__(self, event: Event) -> None:
@@ -104,6 +109,8 @@ class CellTranscript:
             self._show_live(item, event)
         elif item is not None and not isinstance(event, TextDelta):
             self._print_done_items()
+            if isinstance(event, PermissionRequested):
+                self._print(item)
 
     def _show_live(self, item: Any, event: Event) -> None:
         if isinstance(event, UsageReported):
@@ -121,11 +128,24 @@ class CellTranscript:
             self._view.show(item)
 
     def _print_done_items(self) -> None:
-        """In a terminal, print the items that are complete (all but the last)."""
+        """In a terminal, print the items that are complete, in order.
+
+        An item is complete when another follows it (a stretch of text goes on until then, a
+        ToolSearch gets its hits right after it ends); a call, when it also ended. A call
+        still running holds back the items after it.
+        """
         items = self.transcript.items
-        for item in items[self._printed : len(items) - 1]:
-            print(item_text(item), file=sys.stdout)
-        self._printed = max(self._printed, len(items) - 1)
+        while self._printed < len(items) - 1:
+            item = items[self._printed]
+            if isinstance(item, Call) and item.status in STATE_WORDS:
+                break
+            self._print(item)
+            self._printed += 1
+
+    def _print(self, item: Item) -> None:
+        """Print an item in a terminal, if the mode shows it."""
+        if visible(item, self.verbose):
+            print(item_text(item, self.verbose), file=sys.stdout)
 
     def _finish(self) -> None:
         """Replace the live view by the static transcript (or show the answer alone)."""
@@ -134,14 +154,15 @@ class CellTranscript:
             display(Markdown(transcript.answer or "(no answer)"))
             return
         final = Markdown(
-            transcript.to_markdown(MAX_STATIC_CARDS), plain=transcript.to_text(MAX_STATIC_CARDS)
+            transcript.to_markdown(MAX_STATIC_CARDS, self.verbose),
+            plain=transcript.to_text(MAX_STATIC_CARDS, self.verbose),
         )
         if self._handle is not None:
             self._handle.update(final)
             self._view.close()
         else:
             for item in transcript.items[self._printed :]:
-                print(item_text(item))
+                self._print(item)
             print(transcript.meter())
 
 
