@@ -3,6 +3,10 @@
 While a cell runs, the kernel cannot receive widget events (clicks, typing), but it can send
 updates: the live transcript only sends. Its tool cards are HTML ``<details>`` elements, which
 the browser opens and closes by itself.
+
+A call that waits for the user's answer shows at the very bottom of the view, below the
+meter: JupyterLab's stdin box, where the answer is typed, comes right after the cell's
+outputs, so the question is the last thing above it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from nbagent.secrets import redact
-from nbagent.transcript import Answer, Call, Item, Transcript, item_html, plural
+from nbagent.transcript import Answer, Call, Item, Transcript, item_html, plural, visible
 
 MAX_LIVE_CARDS = 50
 """Tool cards kept as widgets at once; older ones fold into a count (keeps browsers fast)."""
@@ -25,26 +29,35 @@ class TranscriptView:
     Args:
         transcript: The transcript the view follows.
         max_cards: Tool cards kept as widgets at once.
+        verbose: Render the cards in the verbose mode (input JSON, status, duration,
+            permission decision) and show the first announcement of the deferred tools.
     """
 
-    def __init__(self, transcript: Transcript, max_cards: int = MAX_LIVE_CARDS) -> None:
+    def __init__(
+        self, transcript: Transcript, max_cards: int = MAX_LIVE_CARDS, verbose: bool = False
+    ) -> None:
         self.transcript = transcript
         self.max_cards = max_cards
+        self.verbose = verbose
         self.folded = 0
         self._children: dict[int, widgets.Widget] = {}
         self._cards: list[int] = []
+        self._questions: dict[int, widgets.HTML] = {}
         self._more = widgets.HTML(layout=widgets.Layout(display="none"))
         self._meter = widgets.HTML()
         self._items = widgets.VBox()
-        self.box = widgets.VBox([self._more, self._items, self._meter])
+        self._asking = widgets.VBox()
+        self.box = widgets.VBox([self._more, self._items, self._meter, self._asking])
         self.box.add_class("nbagent-live")
 
     def show(self, item: Item) -> None:
-        """Add or refresh the widget of an item.
+        """Add or refresh the widget of an item (an item the mode leaves out gets none).
 
         Args:
             item: An item of the transcript (new or changed).
         """
+        if not visible(item, self.verbose):
+            return
         child = self._children.get(id(item))
         if child is None:
             child = self._make(item)
@@ -56,7 +69,9 @@ class TranscriptView:
         elif isinstance(item, Answer):
             child.outputs = (_markdown_output(item.text),)
         else:
-            child.value = redact(item_html(item))
+            child.value = self._html(item)
+        if isinstance(item, Call):
+            self._place(item, child)
 
     def refresh_meter(self) -> None:
         """Show the current token meter."""
@@ -66,15 +81,46 @@ class TranscriptView:
 
     def close(self) -> None:
         """Close every widget of the view."""
-        for child in (*self._children.values(), self._more, self._meter, self._items, self.box):
+        for child in (
+            *self._children.values(),
+            *self._questions.values(),
+            self._more,
+            self._meter,
+            self._items,
+            self._asking,
+            self.box,
+        ):
             child.close()
 
     def _make(self, item: Item) -> widgets.Widget:
         if isinstance(item, Answer):
             output = widgets.Output()
+            output.add_class("nbagent-narration")
             output.outputs = (_markdown_output(item.text),)
             return output
-        return widgets.HTML(redact(item_html(item)))
+        return widgets.HTML(self._html(item))
+
+    def _html(self, item: Item) -> str:
+        return redact(item_html(item, self.verbose))
+
+    def _place(self, call: Call, card: widgets.Widget) -> None:
+        """Show a waiting call's card at the bottom, right above the stdin box; else in place.
+
+        Args:
+            call: A call that started, changed or ended.
+            card: Its widget among the items.
+        """
+        waiting = call.status == "waiting"
+        card.layout.display = "none" if waiting else None
+        question = self._questions.get(id(call))
+        if waiting and question is None:
+            self._questions[id(call)] = widgets.HTML(card.value)
+        elif waiting:
+            question.value = card.value
+        elif question is not None:
+            del self._questions[id(call)]
+            question.close()
+        self._asking.children = tuple(self._questions.values())
 
     def _fold(self) -> None:
         """Drop the oldest cards beyond the cap and count them."""

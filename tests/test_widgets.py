@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+from nbagent.events import (
+    PermissionAnswered,
+    PermissionRequested,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolSetAnnounced,
+)
 from nbagent.transcript import Transcript
 from nbagent.widgets import TranscriptView
 from tests.test_transcript import RUN
 
+ASKING = [
+    ToolCallStarted("a", "Read", {"file_path": "a.txt"}),
+    ToolCallStarted("p", "Bash", {"command": "rm -rf build"}),
+    PermissionRequested("p", "Bash", "rm -rf build", "", "Bash(rm:*)"),
+    ToolCallFinished("a", "Read", "ok", "hello", 0.0),
+]
+"""Two calls at once: one waits for the user while the other ends."""
 
-def live(events: list, max_cards: int = 50) -> TranscriptView:  # type: ignore[type-arg]
+
+def live(events: list, max_cards: int = 50, verbose: bool = False) -> TranscriptView:  # type: ignore[type-arg]
     transcript = Transcript()
-    view = TranscriptView(transcript, max_cards=max_cards)
+    view = TranscriptView(transcript, max_cards=max_cards, verbose=verbose)
     for event in events:
         item = transcript.apply(event)
         if item is not None:
@@ -20,24 +36,53 @@ def live(events: list, max_cards: int = 50) -> TranscriptView:  # type: ignore[t
 
 def test_a_scripted_run_becomes_this_widget_tree() -> None:
     view = live(RUN)
-    more, items, meter = view.box.children
+    more, items, meter, asking = view.box.children
     kinds = [type(child).__name__ for child in items.children]
-    assert kinds == ["HTML", "Output", "HTML", "HTML", "HTML", "HTML", "Output"]
-    banner, answer, search_card, table, error_card, notice, last = items.children
+    assert kinds == ["HTML", "Output", "HTML", "HTML", "HTML", "Output"]
+    banner, answer, search_card, error_card, notice, last = items.children
     assert "3 deferred tools available" in banner.value
     assert answer.outputs[0]["data"]["text/markdown"] == "Let me look."
+    assert "nbagent-narration" in answer._dom_classes
     assert search_card.value.startswith('<details class="nbagent-call nbagent-ok">')
-    assert "<td>loaded</td>" in table.value
-    assert "nbagent-error" in error_card.value and "deny: rule" in error_card.value
+    assert "<td>loaded</td>" in search_card.value  # the table is the card's body
+    assert "nbagent-error" in error_card.value and "deny: rule" not in error_card.value
     assert "Sending the turn again." in notice.value
     assert last.outputs[0]["data"]["text/markdown"] == "Done."
     assert "tokens: 130 in" in meter.value
-    assert more.layout.display == "none"
+    assert more.layout.display == "none" and asking.children == ()
+
+
+def test_verbose_cards_keep_the_details() -> None:
+    first = ToolSetAnnounced(("TaskCreate",), (), "<reminder>", initial=True)
+    quiet, verbose = live([first, *RUN]), live([first, *RUN], verbose=True)
+    assert len(quiet.box.children[1].children) == len(live(RUN).box.children[1].children)
+    assert not any("TaskCreate" in getattr(c, "value", "") for c in quiet.box.children[1].children)
+    banner = verbose.box.children[1].children[0]
+    assert "1 deferred tool available: TaskCreate" in banner.value
+    search_card = verbose.box.children[1].children[3]
+    assert "ok 0.01 s · allow: mode default" in search_card.value
+
+
+def test_a_waiting_call_is_the_last_thing_above_the_stdin_box() -> None:
+    view = live(ASKING)
+    more, items, meter, asking = view.box.children
+    assert view.box.children[-1] is asking
+    [question] = asking.children
+    assert "nbagent-waiting" in question.value and "<code>rm -rf build</code>" in question.value
+    read, bash = items.children
+    assert bash.layout.display == "none" and read.layout.display is None
+    assert "nbagent-ok" in read.value
+
+
+def test_after_the_answer_the_card_goes_back_to_its_place() -> None:
+    view = live([*ASKING, PermissionAnswered("p", "always", "Bash(rm:*)")])
+    _, items, _, asking = view.box.children
+    assert asking.children == ()
+    bash = items.children[1]
+    assert bash.layout.display is None and "nbagent-running" in bash.value
 
 
 def test_an_answer_widget_is_refreshed_in_place() -> None:
-    from nbagent.events import TextDelta
-
     transcript = Transcript()
     view = TranscriptView(transcript)
     for piece in ("a", "b", "c"):
@@ -47,8 +92,6 @@ def test_an_answer_widget_is_refreshed_in_place() -> None:
 
 
 def test_hundreds_of_calls_keep_a_bounded_number_of_widgets() -> None:
-    from nbagent.events import ToolCallFinished, ToolCallStarted
-
     events: list = []
     for i in range(500):
         events += [
@@ -56,14 +99,14 @@ def test_hundreds_of_calls_keep_a_bounded_number_of_widgets() -> None:
             ToolCallFinished(f"t{i}", "Echo", "ok", str(i), 0.0),
         ]
     view = live(events, max_cards=50)
-    more, items, _ = view.box.children
+    more, items, _, _ = view.box.children
     assert len(items.children) == 50 and view.folded == 450
     assert "450 earlier tool calls not shown live" in more.value and more.layout.display is None
     assert "i=499" in items.children[-1].value
 
 
 def test_close_closes_every_widget() -> None:
-    view = live(RUN)
-    children = list(view.box.children[1].children)
+    view = live([*RUN, *ASKING])
+    children = [*view.box.children[1].children, *view.box.children[3].children]
     view.close()
     assert all(child.comm is None for child in [view.box, *children])
