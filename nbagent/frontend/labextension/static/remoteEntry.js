@@ -11,6 +11,10 @@
  * typing included. Its replies go over a kernel subshell of their own, so the kernel receives
  * them while the `%%agent` cell is still running (the main shell is busy then). Every request
  * names the front end it is for (`to`), so several tabs on one kernel never both answer.
+ *
+ * It also styles the agent's transcript (live and saved): the `.nbagent-*` classes of its
+ * tool cards, tables and answer, in JupyterLab's theme variables (light and dark). Without it
+ * the transcript still reads: status marks are text, cards are plain `<details>`.
  */
 var _JUPYTERLAB;
 (function () {
@@ -19,7 +23,138 @@ var _JUPYTERLAB;
   const NAME = 'nbagent-frontend';
   const VERSION = '0.1.0';
   const TARGET = 'nbagent.frontend';
+  const STYLE_ID = 'nbagent-styles';
   let shareScope = null;
+
+  /** The transcript's look: a card per tool call, its state in colour (running, waiting for
+   * you, ok, error, denied, interrupted), the ToolSearch table, the answer set apart. Only
+   * theme variables, so light and dark themes both fit. */
+  const STYLES = `
+.nbagent-live .widget-html-content { line-height: 1.5; width: 100%; }
+details.nbagent-call {
+  --nbagent-state: var(--jp-ui-font-color2);
+  margin: 3px 0;
+  border: 1px solid var(--jp-border-color2);
+  border-left: 3px solid var(--nbagent-state);
+  border-radius: 3px;
+  background: var(--jp-layout-color1);
+  color: var(--jp-ui-font-color1);
+  font-family: var(--jp-ui-font-family);
+  font-size: var(--jp-ui-font-size1);
+  line-height: 1.5;
+}
+details.nbagent-call > summary {
+  padding: 2px 8px;
+  cursor: pointer;
+  white-space: nowrap;
+  overflow: hidden;
+  text-overflow: ellipsis;
+}
+details.nbagent-call > summary::marker { color: var(--jp-ui-font-color3); }
+details.nbagent-call .nbagent-mark {
+  display: inline-block;
+  min-width: 1.1em;
+  color: var(--nbagent-state);
+  font-weight: bold;
+  text-align: center;
+}
+details.nbagent-call .nbagent-name { font-weight: 600; }
+details.nbagent-call code.nbagent-arg {
+  padding: 0;
+  white-space: nowrap;
+  background: none;
+  color: var(--jp-ui-font-color1);
+  font-family: var(--jp-code-font-family);
+  font-size: var(--jp-code-font-size);
+}
+details.nbagent-call .nbagent-result,
+details.nbagent-call .nbagent-notes { color: var(--jp-ui-font-color2); }
+details.nbagent-ok { --nbagent-state: var(--jp-success-color1); }
+details.nbagent-error { --nbagent-state: var(--jp-error-color1); }
+details.nbagent-error > summary .nbagent-result { color: var(--jp-error-color1); }
+details.nbagent-denied { --nbagent-state: var(--jp-warn-color1); }
+details.nbagent-denied > summary .nbagent-result { color: var(--jp-warn-color1); }
+details.nbagent-interrupted { --nbagent-state: var(--jp-ui-font-color3); }
+details.nbagent-running { --nbagent-state: var(--jp-brand-color1); }
+details.nbagent-running > summary .nbagent-mark { animation: nbagent-pulse 1.2s ease-in-out infinite; }
+@keyframes nbagent-pulse { 50% { opacity: 0.3; } }
+details.nbagent-waiting {
+  --nbagent-state: var(--jp-warn-color1);
+  border-color: var(--jp-warn-color1);
+  background: color-mix(in srgb, var(--jp-warn-color1) 10%, var(--jp-layout-color1));
+}
+details.nbagent-waiting > summary .nbagent-result { color: var(--jp-warn-color1); font-weight: 600; }
+details.nbagent-call .nbagent-body { padding: 2px 8px 6px 26px; }
+details.nbagent-call pre {
+  margin: 4px 0;
+  padding: 4px 8px;
+  max-height: 24em;
+  overflow: auto;
+  border: none;
+  border-radius: 3px;
+  background: var(--jp-layout-color2);
+  color: var(--jp-content-font-color1);
+  font-family: var(--jp-code-font-family);
+  font-size: var(--jp-code-font-size);
+  line-height: var(--jp-code-line-height);
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+}
+details.nbagent-call pre code { padding: 0; background: none; }
+details.nbagent-call .nbagent-asked,
+details.nbagent-call .nbagent-reason { color: var(--jp-ui-font-color2); }
+details.nbagent-call .nbagent-ask pre {
+  border-left: 3px solid var(--jp-warn-color1);
+  background: var(--jp-layout-color1);
+  color: var(--jp-ui-font-color1);
+}
+details.nbagent-call .nbagent-choices kbd {
+  padding: 0 5px;
+  border: 1px solid var(--jp-border-color1);
+  border-radius: 3px;
+  background: var(--jp-layout-color1);
+  color: var(--jp-ui-font-color1);
+  font-family: var(--jp-code-font-family);
+  font-weight: bold;
+}
+details.nbagent-call details > summary { color: var(--jp-ui-font-color2); cursor: pointer; }
+table.nbagent-search {
+  margin: 4px 0;
+  border-collapse: collapse;
+  border: none;
+  color: var(--jp-ui-font-color1);
+  font-size: var(--jp-ui-font-size1);
+  line-height: 1.4;
+  table-layout: auto;
+}
+table.nbagent-search caption { padding: 2px 0; text-align: left; color: var(--jp-ui-font-color2); }
+table.nbagent-search th,
+table.nbagent-search td {
+  padding: 2px 10px 2px 0;
+  border: none;
+  border-bottom: 1px solid var(--jp-border-color2);
+  background: none;
+  text-align: left;
+  vertical-align: top;
+  white-space: normal;
+}
+table.nbagent-search th { color: var(--jp-ui-font-color2); font-weight: 600; }
+table.nbagent-search .nbagent-score { text-align: right; font-variant-numeric: tabular-nums; }
+table.nbagent-search code { padding: 0; background: none; font-family: var(--jp-code-font-family); }
+table.nbagent-search tbody tr:nth-child(odd),
+table.nbagent-search tbody tr:hover { background: none; }
+hr.nbagent-rule { display: none; }
+.nbagent-answer {
+  margin: 8px 0 4px;
+  padding: 2px 12px;
+  border-left: 3px solid var(--jp-brand-color1);
+  border-radius: 3px;
+  background: var(--jp-layout-color2);
+}
+.nbagent-narration { color: var(--jp-content-font-color2); }
+.nbagent-meter { color: var(--jp-ui-font-color2); font-size: var(--jp-ui-font-size0); }
+.nbagent-delta { color: var(--jp-ui-font-color2); }
+`;
 
   /** A module JupyterLab shares: the application's own instance (its tokens and state). */
   function shared(pkg) {
@@ -345,6 +480,17 @@ var _JUPYTERLAB;
     coreutils.PageConfig.setOption(key, JSON.stringify(untracked));
   }
 
+  /** Add the transcript's styles to the page, once. */
+  function injectStyles() {
+    if (document.getElementById(STYLE_ID)) {
+      return;
+    }
+    const style = document.createElement('style');
+    style.id = STYLE_ID;
+    style.textContent = STYLES;
+    document.head.appendChild(style);
+  }
+
   function plugin(notebook, coreutils) {
     return {
       id: `${NAME}:plugin`,
@@ -352,6 +498,7 @@ var _JUPYTERLAB;
       autoStart: true,
       requires: [notebook.INotebookTracker],
       activate: (app, tracker) => {
+        injectStyles();
         untrackSubshellRequests(coreutils);
         const subshells = new WeakMap();
         tracker.forEach(panel => watch(panel, app, subshells));
