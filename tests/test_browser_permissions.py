@@ -14,11 +14,11 @@ Both setups people have: plain JupyterLab, and JupyterLab with jupyter-collabora
 its own environment, ``$NBAGENT_RTC_ENV``). Screenshots in the light and the dark theme (with
 ``$NBAGENT_SCREENSHOTS`` set, copies go there).
 
-The Stop test is a strict xfail, for :class:`StrayAnswer` only: JupyterLab (4.6) leaves the
-stdin box of an execution that has ended, and records an answer typed into it as a ``stdin``
-stream output. The kernel is safe (ipykernel drops stale replies before its next question);
-the notebook is not. Once nbagent's JupyterLab extension removes such boxes, the test passes
-and the marker must go.
+JupyterLab (4.6) by itself leaves the stdin box of an execution that has ended, and records
+an answer typed into it as a ``stdin`` stream output (the kernel is safe: ipykernel drops
+stale replies before its next question; the notebook was not). nbagent's JupyterLab
+extension removes such boxes when the cell's execution ends; the Stop test fails without
+that.
 """
 
 from __future__ import annotations
@@ -367,12 +367,6 @@ def test_always_runs_the_call_and_the_same_subcommand_asks_no_more(
         assert answers[0].startswith(ALWAYS_PROMPT) and answers[0].rstrip("\n").endswith(" a")
 
 
-@pytest.mark.xfail(
-    raises=StrayAnswer,
-    strict=True,
-    reason="JupyterLab keeps the stdin box of an execution that has ended and records an "
-    "answer typed into it; nbagent's JupyterLab extension does not remove it yet",
-)
 def test_stop_while_asking_interrupts_the_call_and_records_no_late_answer(
     lab: Server, tmp_path: Path
 ) -> None:

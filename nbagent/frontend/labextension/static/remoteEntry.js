@@ -491,6 +491,26 @@ hr.nbagent-rule { display: none; }
     document.head.appendChild(style);
   }
 
+  /** JupyterLab keeps a cell's stdin box after the execution that asked has ended (Stop
+   * while `input()` waits, an error): the box still takes an answer, sends it to a kernel
+   * that no longer reads it, and records the prompt and the answer in the cell as a `stdin`
+   * stream, saved with the notebook. Once the cell's execution has ended, remove the boxes
+   * nobody answered (an answered one is already hiding, its answer recorded). */
+  function dropUnansweredStdin(cell) {
+    const area = cell && cell.outputArea;
+    if (!area || area.isDisposed) {
+      return;
+    }
+    for (const item of Array.from(area.widgets)) {
+      if (
+        item.hasClass('jp-OutputArea-stdin-item') &&
+        !item.hasClass('jp-OutputArea-stdin-hiding')
+      ) {
+        item.dispose();
+      }
+    }
+  }
+
   function plugin(notebook, coreutils) {
     return {
       id: `${NAME}:plugin`,
@@ -499,6 +519,7 @@ hr.nbagent-rule { display: none; }
       requires: [notebook.INotebookTracker],
       activate: (app, tracker) => {
         injectStyles();
+        notebook.NotebookActions.executed.connect((_, { cell }) => dropUnansweredStdin(cell));
         untrackSubshellRequests(coreutils);
         const subshells = new WeakMap();
         tracker.forEach(panel => watch(panel, app, subshells));
