@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from IPython.display import DisplayHandle, display
 
-from nbagent.events import Event, PermissionRequested, RunFinished, TextDelta, UsageReported
+from nbagent.events import (
+    Event,
+    PermissionRequested,
+    RunFinished,
+    TextDelta,
+    Usage,
+    UsageReported,
+)
 from nbagent.text import first_line
 from nbagent.transcript import STATE_WORDS, Answer, Call, Item, Transcript, item_text, visible
 
@@ -69,6 +77,7 @@ class CellTranscript:
         verbose: Show every call's input JSON, status, duration and permission decision, and
             the conversation's first announcement of the deferred tools (for tool authors);
             by default a call is one line, its main argument and its result in a few words.
+        cost: Estimates what the tokens cost, for the meter (none shown without it).
     """
 
     def __init__(
@@ -78,11 +87,12 @@ class CellTranscript:
         live: bool | None = None,
         saved_tokens: int | None = None,
         verbose: bool = False,
+        cost: Callable[[Usage], str] | None = None,
     ) -> None:
         self.quiet = quiet
         self.stream = stream
         self.verbose = verbose
-        self.transcript = Transcript(saved_tokens=saved_tokens)
+        self.transcript = Transcript(saved_tokens=saved_tokens, cost=cost)
         self._last_refresh = 0.0
         self._view: Any = None
         self._handle: DisplayHandle | None = None

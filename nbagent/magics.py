@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Collection
+from functools import partial
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -196,6 +197,8 @@ class AgentMagics(Magics):
             quiet=args.quiet,
             stream=self.settings.stream,
             saved_tokens=cost.all_loaded - cost.deferred if cost else None,
+            verbose=args.verbose or self.settings.verbose,
+            cost=partial(self.session.cost, model=agent.model),
         )
         try:
             return agent.run(prompt, on_event=transcript)

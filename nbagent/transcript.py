@@ -214,6 +214,8 @@ class Transcript:
     """Why the run ended; empty while it runs."""
     saved_tokens: int | None = None
     """Tokens of tool definitions that deferral kept out of the context, when known."""
+    cost: Callable[[Usage], str] | None = None
+    """Estimates what the tokens cost (``≈ $0.012``), when a price is known to the caller."""
 
     def apply(self, event: Event) -> Item | None:
         """Fold one event in.
@@ -410,6 +412,8 @@ class Transcript:
     def meter(self) -> str:
         """The one-line token and cache meter."""
         line = usage_line(self.usage)
+        if self.cost is not None:
+            line += f" · {self.cost(self.usage)}"
         if self.saved_tokens and self.saved_tokens > 0:
             line += f" · deferral keeps {self.saved_tokens:,} tokens of definitions out"
         if self.stop_reason and self.stop_reason not in ("end_turn", "stop_sequence"):

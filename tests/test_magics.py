@@ -43,13 +43,31 @@ def test_agent_cell_answers_in_markdown_and_stores_the_result(
     result, shown = run(ip, "%%agent -o result\nWeather in Paris?")
     assert result.success, error_of(result)
     assert "It is **sunny** in Paris." in shown
-    assert f"ToolSearch 'weather': {FORECAST} (12)" in shown  # a terminal shell prints text
-    assert f"✓ {FORECAST}(city='Paris') ok" in shown
-    assert "deferred tools available: " in shown and "mcp__weather__ (1)" in shown
-    assert "tokens:" in shown
+    assert f'✓ ToolSearch "weather" → loaded 1: {FORECAST}' in shown  # a terminal prints text
+    assert f"✓ {FORECAST} city='Paris' → Sunny in Paris" in shown
+    assert "deferred tools available" not in shown  # the first announcement is no news
+    assert "tokens:" in shown and "· ≈ $0.0" in shown  # the cost at the model's list price
     stored = ip.user_ns["result"]
     assert isinstance(stored, AgentResult) and stored.text == "It is **sunny** in Paris."
     assert [c.name for c in stored.tool_calls] == ["ToolSearch", FORECAST]
+
+
+def test_verbose_shows_every_call_in_full_for_one_cell_or_from_the_setting(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    search = Reply.tool_use("ToolSearch", {"query": "weather"})
+    fake_api.enqueue(search, Reply.text("Sunny."), search, Reply.text("Snow."))
+    _, verbose = run(ip, "%%agent --verbose\nRome?")
+    assert "deferred tools available" in verbose and "mode default" in verbose
+    _, quiet = run(ip, "%%agent\nOslo?")
+    assert "mode default" not in quiet and "Snow." in quiet
+    ip.run_line_magic("config", "NbAgent.verbose = True")
+    try:
+        fake_api.enqueue(search, Reply.text("Fog."))
+        _, configured = run(ip, "%%agent\nBern?")
+        assert "mode default" in configured
+    finally:
+        ip.run_line_magic("config", "NbAgent.verbose = False")
 
 
 def test_the_conversation_continues_until_new(
