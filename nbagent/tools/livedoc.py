@@ -11,7 +11,7 @@ notebook is read or edited (:meth:`~LiveDocuments.route`):
 - the server has no collaboration API (404 for the notebook's session): the file, and the
   server is not asked again;
 - it has one but this kernel lacks pycrdt or jupyter-ydoc: the file, and the first edit's
-  result says how to install ``nbagent[rtc]``;
+  result says how to install pycrdt and jupyter-ydoc (nbagent's ``rtc`` extra);
 - else the live document (:class:`LiveDocument`), one websocket per notebook
   (:mod:`~nbagent.tools.ysync`), kept open on a background event-loop thread, opened again
   after it dropped, closed when the extension is unloaded. No call waits longer than
@@ -44,8 +44,9 @@ MISSING_EXTRA = (
     "Note: JupyterLab has real-time collaboration on, but this kernel cannot join its live "
     "document (it lacks nbagent's rtc extra: pycrdt and jupyter-ydoc), so the file was "
     "edited; JupyterLab loads it within about 3 s, overwriting what was typed but not yet "
-    "saved in that time. Install it with `pip install 'nbagent[rtc]'` in the kernel's "
-    "environment, then restart the kernel."
+    "saved in that time. Install them with `pip install pycrdt jupyter-ydoc` (or nbagent's "
+    "rtc extra, `pip install -e '.[rtc]'` in a clone) in the kernel's environment, then "
+    "restart the kernel."
 )
 """Said once, in the first edit's result, when the server has real-time collaboration and
 the kernel cannot use it."""

@@ -340,7 +340,7 @@ def test_without_the_rtc_extra_the_file_is_edited_and_the_user_told_once(
     assert "rtc" not in text(tools["NotebookRead"])
     first = text(tools["NotebookEdit"], cell_id="sum", new_source="total = 0")
     assert first == f"Replaced cell sum in analysis.ipynb (code, 1 line).\n\n{MISSING_EXTRA}"
-    assert "pip install 'nbagent[rtc]'" in MISSING_EXTRA
+    assert "pip install pycrdt jupyter-ydoc" in MISSING_EXTRA
     second = text(tools["NotebookEdit"], cell_id="sum", new_source="total = 1")
     assert second == "Replaced cell sum in analysis.ipynb (code, 1 line)."
 
