@@ -480,7 +480,7 @@ def result_summary(call: Call) -> str:
         return f"interrupted after {seconds(call.duration)}" if call.duration else "interrupted"
     if call.search is not None and call.status == "ok":
         return search_summary(call.search)
-    if call.summary:
+    if first_line(call.summary):
         return first_line(call.summary, LINE_CHARS)
     if call.status == "error":
         return first_line(call.result, LINE_CHARS) or "failed"
@@ -692,32 +692,67 @@ def call_html(call: Call, verbose: bool = False) -> str:
     opened = " open" if call.status == "waiting" else ""
     return (
         f'<details class="nbagent-call nbagent-{call.status}"{opened}>'
-        f"<summary>{call_head_html(call, verbose)}</summary>"
+        f'<summary title="{html.escape(head_line(call, verbose))}">'
+        f"{call_head_html(call, verbose)}</summary>"
         f'<div class="nbagent-body">{call_body_html(call, verbose)}</div></details>'
     )
 
 
+HEAD_TAGS = {"mark": "span", "name": "b", "arg": "code", "result": "span", "notes": "span"}
+"""The element of each part of a card's line (each gets the class ``nbagent-<part>``)."""
+
+
+def head_parts(call: Call, verbose: bool = False) -> list[tuple[str, str]]:
+    """The parts of a card's line: mark, tool, main argument, result summary and notes.
+
+    Args:
+        call: The call.
+        verbose: The verbose mode (its notes: status, duration, decision).
+
+    Returns:
+        Each part's name (a key of HEAD_TAGS) and text; together, e.g.
+        ``✓ Read sales.csv → 42 lines``.
+    """
+    argument = main_argument(call.input)
+    notes = call_notes(call, verbose)
+    return [
+        ("mark", STATUS_MARK.get(call.status, "•")),
+        ("name", call.name),
+        *([("arg", argument)] if argument else []),
+        ("result", f"→ {result_summary(call)}"),
+        *([("notes", f"· {' · '.join(notes)}")] if notes else []),
+    ]
+
+
 def call_head_html(call: Call, verbose: bool = False) -> str:
-    """A card's line: mark, tool, main argument, result summary and notes.
+    """A card's line, each part in its element; the whole line is its title too (a line cut
+    to the card's width shows in full on hover).
 
     Args:
         call: The call.
         verbose: The verbose mode.
 
     Returns:
-        The HTML of the line.
+        The HTML of the ``<summary>``'s content.
     """
-    argument = main_argument(call.input)
-    parts = [
-        f'<span class="nbagent-mark">{STATUS_MARK.get(call.status, "•")}</span>',
-        f'<b class="nbagent-name">{html.escape(call.name)}</b>',
-        *([f'<code class="nbagent-arg">{html.escape(argument)}</code>'] if argument else []),
-        f'<span class="nbagent-result">→ {html.escape(result_summary(call))}</span>',
-    ]
-    notes = call_notes(call, verbose)
-    if notes:
-        parts.append(f'<span class="nbagent-notes">· {html.escape(" · ".join(notes))}</span>')
-    return " ".join(parts)
+    parts = head_parts(call, verbose)
+    return " ".join(
+        f'<{HEAD_TAGS[part]} class="nbagent-{part}">{html.escape(text)}</{HEAD_TAGS[part]}>'
+        for part, text in parts
+    )
+
+
+def head_line(call: Call, verbose: bool = False) -> str:
+    """A card's line as plain text.
+
+    Args:
+        call: The call.
+        verbose: The verbose mode.
+
+    Returns:
+        E.g. ``✓ Read sales.csv → 42 lines · allowed by you``.
+    """
+    return " ".join(text for _, text in head_parts(call, verbose))
 
 
 def call_body_html(call: Call, verbose: bool = False) -> str:
@@ -984,18 +1019,26 @@ def call_text(call: Call, verbose: bool = False) -> str:
     Returns:
         The text.
     """
-    mark, summary = STATUS_MARK.get(call.status, "•"), result_summary(call)
-    if verbose:
-        extra = [*answer_notes(call), *([call.permission] if call.permission else [])]
-        head = f"{mark} {call.name}({brief(call.input, 120)}) {status_words(call)} → {summary}"
-    else:
-        argument, extra = main_argument(call.input), call_notes(call)
-        head = f"{mark} {call.name}{f' {argument}' if argument else ''} → {summary}"
-    head += "".join(f" · {note}" for note in extra)
+    head = verbose_line(call) if verbose else head_line(call)
     rows = call_detail_rows(call, verbose)
     if call.inner is not None:
         rows += call.inner.to_text(verbose=verbose).splitlines()
     return "\n".join([head, *("    " + row for row in rows)])
+
+
+def verbose_line(call: Call) -> str:
+    """A call's line in the verbose mode: its input as ``k=v``, status, duration, decision.
+
+    Args:
+        call: The call.
+
+    Returns:
+        E.g. ``✓ Read(file_path='a.csv') ok 0.01 s → 42 lines · allow: mode default``.
+    """
+    mark = STATUS_MARK.get(call.status, "•")
+    line = f"{mark} {call.name}({brief(call.input, 120)}) {status_words(call)}"
+    notes = [*answer_notes(call), *([call.permission] if call.permission else [])]
+    return " · ".join([f"{line} → {result_summary(call)}", *notes])
 
 
 def call_detail_rows(call: Call, verbose: bool) -> list[str]:

@@ -138,6 +138,7 @@ def test_the_card_still_opens_on_the_input_and_the_result() -> None:
     assert read.startswith(
         '<div class="nbagent-transcript"><details class="nbagent-call nbagent-ok">'
     )
+    assert '<summary title="✓ Read sales.csv → 42 lines">' in read  # in full on hover
     assert '<pre class="nbagent-input">file_path: sales.csv</pre>' in read
     assert '<pre class="nbagent-output">a\na\n' in read
 
@@ -167,7 +168,7 @@ def test_a_tool_search_is_one_card_with_its_table_inside() -> None:
     t = folded()
     page = t.to_html()
     card = page.split("</details>")[0]
-    assert page.count("ToolSearch") == 1 and page.count("<table") == 1
+    assert page.count('"nbagent-name">ToolSearch<') == 1 and page.count("<table") == 1
     assert '<table class="nbagent-search">' in card and "<caption>" not in card
     assert "<td>loaded</td>" in card
     assert f"→ loaded 1: {HIT.name}</span>" in card
