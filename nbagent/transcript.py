@@ -47,7 +47,10 @@ FULL_CHARS = 20_000
 """How much of a tool result a card keeps at all."""
 
 LINE_CHARS = 80
-"""The most characters of a card's main argument, and of its result summary."""
+"""The most characters of a card's result summary."""
+
+ARGUMENT_CHARS = 60
+"""The most characters of a card's main argument (the result summary follows it)."""
 
 SLOW_SECONDS = 5.0
 """A call that ran this long says how long, in the quiet mode too."""
@@ -440,7 +443,7 @@ def usage_line(usage: Usage) -> str:
 # One-line summaries of a call: what it is about, and what came of it.
 
 
-def main_argument(tool_input: Mapping[str, Any], limit: int = LINE_CHARS) -> str:
+def main_argument(tool_input: Mapping[str, Any], limit: int = ARGUMENT_CHARS) -> str:
     """What a call is about, in one line: its command, path, pattern, query, cell, URL ….
 
     Args:

@@ -24,6 +24,7 @@ from nbagent.events import (
 )
 from nbagent.search import SearchHit
 from nbagent.transcript import (
+    ARGUMENT_CHARS,
     LINE_CHARS,
     PREVIEW_CHARS,
     STATUS_MARK,
@@ -440,7 +441,7 @@ def test_the_task_list_is_one_checklist_updated_in_place() -> None:
         ({"command": "pytest -q\npytest -x"}, "pytest -q …"),
         (
             {"file_path": "/home/me/" + "d/" * 60 + "sales.csv"},
-            "…" + ("d/" * 60 + "sales.csv")[-79:],
+            "…" + ("d/" * 60 + "sales.csv")[-59:],
         ),
         ({"query": "weather"}, '"weather"'),
         ({"pattern": "TODO", "path": "src"}, '"TODO"'),
@@ -472,7 +473,7 @@ JSON = st.recursive(
 )
 def test_a_main_argument_is_one_short_line(tool_input: dict) -> None:  # type: ignore[type-arg]
     shown = main_argument(tool_input)
-    assert "\n" not in shown and "\r" not in shown and len(shown) <= LINE_CHARS
+    assert "\n" not in shown and "\r" not in shown and len(shown) <= ARGUMENT_CHARS
 
 
 @given(
