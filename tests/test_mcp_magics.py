@@ -60,9 +60,9 @@ def test_add_list_tools_call_restart_remove(
         Reply.tool_use("mcp__basic__add", {"a": 2, "b": 3}),
         Reply.text("5"),
     )
-    result, shown = run(ip, "%%agent -o r\nAdd 2 and 3 with the basic server.")
+    result, shown = run(ip, "%%agent --verbose -o r\nAdd 2 and 3 with the basic server.")
     assert result.success and ip.user_ns["r"].tool_calls[1].status == "ok"
-    assert "mcp__basic__ (" in shown  # the announcement banner, grouped by server
+    assert "mcp__basic__ (" in shown  # the first announcement (verbose), grouped by server
     tool_result = fake_api.requests[2].body["messages"][-1]["content"][0]
     assert tool_result["content"] in ("5", [{"type": "text", "text": "5"}])
 
