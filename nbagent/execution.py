@@ -240,14 +240,7 @@ class ToolRunner:
             f"The tool did not finish within {self.call_timeout:g} s and was abandoned; "
             "try a smaller task or other input."
         )
-        return CallOutcome(
-            call["id"],
-            call["name"],
-            dict(call.get("input") or {}),
-            "error",
-            ToolResult(content=message, is_error=True),
-            duration=self.call_timeout,
-        )
+        return _unrun(call, "error", message, duration=self.call_timeout)
 
     def _batches(
         self, calls: list[dict[str, Any]]
@@ -285,7 +278,7 @@ class ToolRunner:
         note = f"{decision.behavior}: {decision.rule}" if decision.rule else ""
         if decision.behavior == "deny":
             message = decision.message or f"Permission to use {tool.name} was denied."
-            return self._refused(call, message, note), note
+            return _refused(call, message, note), note
         if decision.behavior == "allow":
             return None, note
         request = PermissionRequested(
@@ -302,25 +295,14 @@ class ToolRunner:
             answer = self.asker(request)
         if answer is None:
             message = "This call needs the user's approval, and no one can be asked here."
-            return self._refused(call, message, "nobody could be asked"), note
+            return _refused(call, message, "nobody could be asked"), note
         rule = ""
         if answer == "always" and isinstance(self.policy, PermissionPolicy) and request.always:
             rule = self.policy.add("allow", request.always).text
         yield PermissionAnswered(call["id"], answer, rule)
         if answer == "no":
-            return self._refused(call, "The user refused this call.", "refused by the user"), note
+            return _refused(call, "The user refused this call.", "refused by the user"), note
         return None, f"allowed from now on: {rule}" if rule else "approved by the user"
-
-    def _refused(self, call: dict[str, Any], message: str, note: str) -> CallOutcome:
-        """The outcome of a call that did not run: the model is told why."""
-        return CallOutcome(
-            call["id"],
-            call["name"],
-            dict(call.get("input") or {}),
-            "denied",
-            ToolResult(content=message, is_error=True),
-            permission=note,
-        )
 
     def _run_one(
         self,
@@ -403,6 +385,18 @@ class _Batch:
                 future.set_result(job())
             except BaseException as exc:  # noqa: BLE001 - re-raised by result(), as in a pool
                 future.set_exception(exc)
+
+
+def _refused(call: dict[str, Any], message: str, note: str) -> CallOutcome:
+    """The outcome of a call that was not allowed to run: the model is told why."""
+    return _unrun(call, "denied", message, permission=note)
+
+
+def _unrun(call: dict[str, Any], status: CallStatus, message: str, **extra: Any) -> CallOutcome:
+    """The outcome of a call whose tool gave no result: an error with the model's message."""
+    tool_input = dict(call.get("input") or {})
+    result = ToolResult(content=message, is_error=True)
+    return CallOutcome(call["id"], call["name"], tool_input, status, result, **extra)
 
 
 def _drain(progress: queue.SimpleQueue[ToolProgress]) -> Generator[ToolProgress, None, None]:

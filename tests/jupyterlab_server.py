@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,3 +139,17 @@ def screenshot(page: Any, name: str, folder: Path) -> Path:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(path, Path(keep) / path.name)
     return path
+
+
+def wait_until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
+    """Poll until ``check()`` is truthy and return it.
+
+    Raises:
+        AssertionError: Not within the timeout (saying what was awaited and the last value).
+    """
+    deadline = time.monotonic() + timeout
+    while not (last := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:g} s (last: {last!r})")
+        time.sleep(0.05)
+    return last

@@ -16,8 +16,7 @@ import json
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ import pytest
 
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.components import CHROMIUM_HOW, RTC_HOW, require
-from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot
+from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot, wait_until
 from tests.tools.rtc import KERNEL, RTC_ENV, RTC_PYTHON, Server, has_collaboration, jupyter_server
 
 pytestmark = pytest.mark.slow
@@ -116,20 +115,6 @@ def lab(
     with jupyter_server(python, base, LAB_OPTIONS, env=env) as server:
         nbformat.write(make_notebook(), server.root / NAME)
         yield server
-
-
-def wait_until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
-    """Poll until ``check()`` is truthy and return it.
-
-    Raises:
-        AssertionError: Not within the timeout (saying what was awaited and the last value).
-    """
-    deadline = time.monotonic() + timeout
-    while not (last := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:g} s (last: {last!r})")
-        time.sleep(0.05)
-    return last
 
 
 def run_cell(page: Any, index: int, wait: bool = True) -> None:

@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 
-from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot
+from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot, wait_until
 from tests.tools.rtc import KERNEL, RTC_ENV, RTC_PYTHON, Server, has_collaboration, jupyter_server
 
 pytestmark = pytest.mark.slow
@@ -169,20 +168,6 @@ def make_notebook(script: str, agent: str, *more: str) -> Any:
 
 def kind(lab: Server) -> str:
     return "rtc" if str(RTC_ENV) in " ".join(map(str, lab.process.args)) else "plain"
-
-
-def wait_until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
-    """Poll until ``check()`` is truthy and return it.
-
-    Raises:
-        AssertionError: Not within the timeout (saying what was awaited and the last value).
-    """
-    deadline = time.monotonic() + timeout
-    while not (last := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:g} s (last: {last!r})")
-        time.sleep(0.05)
-    return last
 
 
 def open_notebook(browser: Any, lab: Server, name: str) -> Any:
