@@ -181,6 +181,7 @@ def unload(shell: Any) -> None:
     if loaded is None:
         return
     loaded.agent_magics.wait_for()
+    loaded.session.close()
     loaded.manager.close()
     if loaded.live is not None:
         loaded.live.close()
@@ -190,7 +191,6 @@ def unload(shell: Any) -> None:
         logger = logging.getLogger("nbagent")
         logger.removeHandler(loaded.log_handler)
         logger.propagate = True
-    loaded.session.close()
     loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager
     for magics in (loaded.agent_magics, loaded.mcp_magics):

@@ -67,6 +67,7 @@ class Session:
         self._session_tools: list[str] = []
         self._overrides: dict[str, bool] = {}
         self._mcp_servers: list[str] = []
+        self._restarting: threading.Thread | None = None
         self._apply_overrides()
         settings.observe(self._changed)
 
@@ -114,9 +115,15 @@ class Session:
         self._mcp_servers = list(config.servers) if config is not None else []
         return config
 
-    def close(self) -> None:
-        """Stop observing the settings; release the agent's workers and session tools."""
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop observing the settings; release the agent's workers and session tools.
+
+        A change of ``mcp_config`` still being applied is waited for (``timeout`` seconds at
+        most), so that the manager closes what it started.
+        """
         self.settings.unobserve(self._changed)
+        if self._restarting is not None:
+            self._restarting.join(timeout)
         if self._agent is not None:
             self._agent.runner.close()
         self.registry.unregister_many(self._session_tools)
@@ -215,7 +222,17 @@ class Session:
             except Exception as exc:  # noqa: BLE001 - shown where the user looks: %mcp list
                 logger.warning("MCP configuration not used: %s", exc)
 
-        threading.Thread(target=restart, name="nbagent-mcp-config", daemon=True).start()
+        previous = self._restarting
+
+        def after_previous() -> None:
+            if previous is not None:
+                previous.join()
+            restart()
+
+        self._restarting = threading.Thread(
+            target=after_previous, name="nbagent-mcp-config", daemon=True
+        )
+        self._restarting.start()
 
 
 def ask_on_stdin(request: PermissionRequested) -> Answer | None:

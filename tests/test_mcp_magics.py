@@ -128,3 +128,27 @@ def test_bad_config_is_reported_and_loading_goes_on(
         assert "agent" in shell.magics_manager.magics["cell"]
     finally:
         shell.run_line_magic("unload_ext", "nbagent")
+
+
+def test_a_new_mcp_config_stops_the_old_servers_and_starts_its_own(
+    ip: InteractiveShell, tmp_path: Path
+) -> None:
+    def config_file(name: str) -> Path:
+        path = tmp_path / f"{name}.json"
+        server = {"command": sys.executable, "args": [str(FIXTURES / "basic.py")]}
+        path.write_text(json.dumps({"mcpServers": {name: server}}))
+        return path
+
+    first, second = config_file("first"), config_file("second")
+    try:
+        ip.run_line_magic("config", f"NbAgent.mcp_config = {str(first)!r}")
+        assert wait_until(lambda: [s.name for s in manager(ip).status()] == ["first"], 60)
+        assert manager(ip).wait_ready(60)
+        [old] = manager(ip).status()
+        ip.run_line_magic("config", f"NbAgent.mcp_config = {str(second)!r}")
+        assert wait_until(lambda: [s.name for s in manager(ip).status()] == ["second"], 60)
+        assert manager(ip).wait_ready(60)
+        assert wait_until(lambda: not alive(old.pid), 10)
+        assert "mcp__second__add" in nbagent.registry and "mcp__first__add" not in nbagent.registry
+    finally:
+        ip.run_line_magic("config", "NbAgent.mcp_config = ''")
