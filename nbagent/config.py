@@ -9,6 +9,7 @@ force.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
@@ -142,3 +143,14 @@ class NbAgent(Configurable):
         except ConfigurationError as exc:
             raise TraitError(str(exc)) from None
         return proposal["value"]
+
+    @validate("mcp_config")
+    def _existing_file(self, proposal: dict[str, Any]) -> str:
+        """Refuse a configuration file that is not there."""
+        value = proposal["value"]
+        if value and not Path(value).expanduser().is_file():
+            raise TraitError(
+                f"No MCP configuration file at {value!r}; give the path of a JSON file "
+                'holding {"mcpServers": {...}}, or "" for .mcp.json beside the notebook.'
+            )
+        return value

@@ -139,6 +139,8 @@ def test_a_bad_value_is_refused_when_set_and_the_old_one_stays(
     said = [record.getMessage() for record in caplog.records]
     assert said[0] == "Unknown ranker 'nope'; choose one of: bm25, hybrid, keyword, semantic."
     assert "e.g. Bash(git status:*)" in said[1]
+    ip.run_cell("%config NbAgent.mcp_config = '/nowhere/mcp.json'")
+    assert "No MCP configuration file at '/nowhere/mcp.json'" in caplog.records[-1].getMessage()
     _, status = run(ip, "%agent status")
     assert "**ranker** `keyword`" in status
 
