@@ -38,9 +38,8 @@ class NbAgent(Configurable):
         "client sends loaded definitions), server (the API's own tool search) or off "
         "(everything loaded).",
     ).tag(config=True)
-    ranker = Unicode("keyword", help=f"The ToolSearch ranker ({', '.join(sorted(RANKERS))}).").tag(
-        config=True
-    )
+    ranker = Unicode("keyword", help=f"The ToolSearch ranker: {', '.join(sorted(RANKERS))}.")
+    ranker.tag(config=True)
     system_prompt = Unicode(DEFAULT_SYSTEM, help="The agent's system prompt.").tag(config=True)
     loaded_tools = List(
         Unicode(), help="Tools always sent in full, whatever their flags (names)."
