@@ -9,11 +9,12 @@ force.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
-from traitlets.config import Configurable
+from traitlets.config import Config, Configurable
 
 from nbagent.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
 from nbagent.errors import ConfigurationError
@@ -99,6 +100,26 @@ class NbAgent(Configurable):
         f"{PRICES_DATE} from {PRICES_SOURCE}): dollars per million tokens by model id, "
         'e.g. {"my-model": {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}}.',
     ).tag(config=True)
+
+    def _load_config(
+        self, cfg: Config, section_names: list[str] | None = None, traits: Any = None
+    ) -> None:
+        """Load the options one by one: a bad value is said, by name, and skipped.
+
+        ``%config`` keeps a value it set in the shell's configuration even when it was
+        refused, and the next ``%load_ext`` reads it again: one bad option there must not stop
+        nbagent from loading, nor take the other options with it.
+        """
+        section = self._find_my_config(cfg)
+        for name in list(section.keys()):
+            one = Config({type(self).__name__: {name: section[name]}})
+            try:
+                super()._load_config(one, section_names, traits)
+            except TraitError as exc:
+                print(
+                    f"c.NbAgent.{name} not used: {exc} (it stays {getattr(self, name)!r})",
+                    file=sys.stderr,
+                )
 
     @validate("ranker")
     def _known_ranker(self, proposal: dict[str, Any]) -> str:

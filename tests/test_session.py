@@ -131,18 +131,36 @@ def test_the_ranker_applies_to_the_next_search(
 
 
 def test_a_bad_value_is_refused_when_set_and_the_old_one_stays(
-    ip: InteractiveShell, restore: Callable[[str], None], caplog: pytest.LogCaptureFixture
+    ip: InteractiveShell, restore: Callable[[str], None], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    restore("ranker")
+    for name in ("ranker", "allow_rules", "mcp_config"):
+        restore(name)
     ip.run_cell("%config NbAgent.ranker = 'nope'")
     ip.run_cell("%config NbAgent.allow_rules = ['Bash(']")
-    said = [record.getMessage() for record in caplog.records]
-    assert said[0] == "Unknown ranker 'nope'; choose one of: bm25, hybrid, keyword, semantic."
-    assert "e.g. Bash(git status:*)" in said[1]
     ip.run_cell("%config NbAgent.mcp_config = '/nowhere/mcp.json'")
-    assert "No MCP configuration file at '/nowhere/mcp.json'" in caplog.records[-1].getMessage()
+    said = capsys.readouterr().err
+    assert (
+        "c.NbAgent.ranker not used: Unknown ranker 'nope'; choose one of: bm25, hybrid, "
+        "keyword, semantic. (it stays 'keyword')"
+    ) in said
+    assert "c.NbAgent.allow_rules not used: " in said and "e.g. Bash(git status:*)" in said
+    assert "No MCP configuration file at '/nowhere/mcp.json'" in said
     _, status = run(ip, "%agent status")
     assert "**ranker** `keyword`" in status
+
+
+def test_a_bad_value_left_in_the_configuration_does_not_stop_the_next_load(
+    ip: InteractiveShell, restore: Callable[[str], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("ranker", "max_tokens"):
+        restore(name)
+    ip.run_cell("%config NbAgent.ranker = 'nope'")
+    ip.run_cell("%config NbAgent.max_tokens = 777")
+    capsys.readouterr()
+    ip.run_line_magic("reload_ext", "nbagent")
+    assert "c.NbAgent.ranker not used: Unknown ranker 'nope'" in capsys.readouterr().err
+    _, config = run(ip, "%agent config")
+    assert "| `max_tokens` | `777` |" in config and "| `ranker` | `'keyword'` |" in config
 
 
 def test_preloading_applies_to_the_next_conversation(
@@ -237,7 +255,7 @@ def test_the_status_estimates_the_cost_and_a_price_table_of_ones_own_applies(
     ip: InteractiveShell,
     fake_api: FakeAnthropicServer,
     restore: Callable[[str], None],
-    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     restore("prices")
     restore("model")
@@ -252,4 +270,4 @@ def test_the_status_estimates_the_cost_and_a_price_table_of_ones_own_applies(
     _, status = run(ip, "%agent status")
     assert "cost unknown" not in status and "at `my-model` list prices" in status
     ip.run_cell("%config NbAgent.prices = {'my-model': {'input': -1, 'output': 0}}")
-    assert "my-model" in caplog.records[-1].getMessage()
+    assert "c.NbAgent.prices not used: The price of model 'my-model'" in capsys.readouterr().err
