@@ -105,6 +105,20 @@ def _empty_object_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
+TEXT_FIELDS = ("description", "search_hint")
+"""Tool fields that hold text (None is taken as empty)."""
+
+FLAG_FIELDS = (
+    "read_only",
+    "concurrency_safe",
+    "should_defer",
+    "always_load",
+    "is_mcp",
+    "main_thread",
+)
+"""Tool fields that are True or False."""
+
+
 @dataclass(frozen=True, eq=False)
 class Tool:
     """A tool the model can call, with the flags that decide how it is offered.
@@ -113,8 +127,9 @@ class Tool:
     Tools compare by identity; build a changed copy with ``dataclasses.replace``.
 
     Raises:
-        ToolDefinitionError: The name breaks the API's rule, or ``input_schema`` is not a
-            JSON Schema of type ``object``.
+        ToolDefinitionError: The name breaks the API's rule, a field has the wrong type
+            (named in the message), or ``input_schema`` is not a JSON Schema of type
+            ``object``.
     """
 
     name: str
@@ -146,12 +161,13 @@ class Tool:
     Other tools run on worker threads under the agent's per-call time limit."""
 
     def __post_init__(self) -> None:
-        """Check the name and the schema."""
+        """Check the name, every field's type and the schema."""
         if not isinstance(self.name, str) or not NAME_PATTERN.match(self.name):
             raise ToolDefinitionError(
                 f"Tool name {self.name!r} is invalid: names are 1 to 64 characters of "
                 "letters, digits, '_' and '-'."
             )
+        self._check_fields()
         input_schema = self.input_schema
         if not isinstance(input_schema, dict) or input_schema.get("type") != "object":
             got = (
@@ -172,6 +188,38 @@ class Tool:
             raise ToolDefinitionError(
                 f"Tool {self.name!r}: input_schema refers to {remote!r}; only references "
                 'inside the schema ("#/$defs/...") are supported, none is fetched.'
+            )
+
+    def _check_fields(self) -> None:
+        """Refuse a field of the wrong type, naming it (a missing text becomes empty).
+
+        A tool is built once and searched many times: a ``search_hint`` of None would
+        otherwise break every ToolSearch, for every tool, long after the bad tool was made.
+        """
+        for name in TEXT_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                object.__setattr__(self, name, "")
+            elif not isinstance(value, str):
+                raise ToolDefinitionError(
+                    f"Tool {self.name!r}: {name} must be a string, not "
+                    f"{type(value).__name__} ({value!r})."
+                )
+        for name in FLAG_FIELDS:
+            if not isinstance(getattr(self, name), bool):
+                raise ToolDefinitionError(
+                    f"Tool {self.name!r}: {name} must be True or False, not "
+                    f"{getattr(self, name)!r}."
+                )
+        for name in ("handler", "check_permission"):
+            if getattr(self, name) is not None and not callable(getattr(self, name)):
+                raise ToolDefinitionError(
+                    f"Tool {self.name!r}: {name} must be a function or None, not "
+                    f"{getattr(self, name)!r}."
+                )
+        if self.server is not None and not isinstance(self.server, str):
+            raise ToolDefinitionError(
+                f"Tool {self.name!r}: server must be a string or None, not {self.server!r}."
             )
 
     def __repr__(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 from typing import Literal
 
 import pytest
@@ -250,3 +251,48 @@ def test_a_first_sentence_that_wraps_stays_one_sentence() -> None:
         "Present your plan to the user for approval; write tools are allowed again only if "
         "the user approves.\n\nThen wait."
     )
+
+
+def test_a_missing_text_field_becomes_empty_and_search_still_works() -> None:
+    from nbagent.registry import ToolRegistry
+    from nbagent.search import ToolSearch
+
+    odd = Tool(name="odd", description=None, search_hint=None, should_defer=True)  # type: ignore[arg-type]
+    assert (odd.description, odd.search_hint) == ("", "")
+    other = Tool(name="weather_forecast", description="Forecast.", should_defer=True)
+    search = ToolSearch(ToolRegistry([odd, other]))
+    assert search.search("weather")[0].name == "weather_forecast"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("search_hint", 3, "search_hint must be a string, not int (3)"),
+        ("description", ["a"], "description must be a string, not list"),
+        ("read_only", "yes", "read_only must be True or False, not 'yes'"),
+        ("handler", "run", "handler must be a function or None, not 'run'"),
+        ("server", 1, "server must be a string or None, not 1"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_refused_by_name(
+    field: str, value: object, message: str
+) -> None:
+    with pytest.raises(ToolDefinitionError, match=re.escape(message)):
+        Tool(name="bad", **{field: value})  # type: ignore[arg-type]
+
+
+@given(
+    hint=st.none() | st.text() | st.integers() | st.booleans() | st.lists(st.text(), max_size=2),
+    description=st.none() | st.text() | st.integers() | st.floats(allow_nan=False),
+)
+def test_no_field_value_can_break_tool_search(hint: object, description: object) -> None:
+    from nbagent.registry import ToolRegistry
+    from nbagent.search import ToolSearch
+
+    try:
+        odd = Tool(name="odd", description=description, search_hint=hint, should_defer=True)  # type: ignore[arg-type]
+    except ToolDefinitionError:
+        return
+    good = Tool(name="weather_forecast", description="Forecast.", should_defer=True)
+    hits = ToolSearch(ToolRegistry([odd, good])).search("weather forecast")
+    assert "weather_forecast" in [h.name for h in hits]
