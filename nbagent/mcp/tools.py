@@ -29,6 +29,9 @@ logger = get_logger("nbagent.mcp")
 MAX_NAME = 64
 """The API's limit on tool names."""
 
+SERVER_CHARS = 24
+"""The longest server part of a tool name; a longer server name is shortened with a hash."""
+
 _BAD_CHARACTERS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -47,8 +50,32 @@ def clean_server_name(name: str) -> str:
     return cleaned or f"s{hashlib.sha256(name.encode()).hexdigest()[:6]}"
 
 
+def server_part(server: str) -> str:
+    """The server's part of its tools' names: its cleaned name, shortened when long.
+
+    A name longer than :data:`SERVER_CHARS` keeps its start and gains a short hash of the
+    whole name (``my-company-internal-docs-server`` -> ``my-company-intern_1a2b3c``), the
+    same for every tool of the server, so that the tool's own part keeps room to be read.
+
+    Args:
+        server: The server's name from the configuration.
+
+    Returns:
+        What stands between ``mcp__`` and the next ``__``.
+    """
+    cleaned = clean_server_name(server)
+    if len(cleaned) <= SERVER_CHARS:
+        return cleaned
+    digest = hashlib.sha256(server.encode()).hexdigest()[:6]
+    return f"{cleaned[: SERVER_CHARS - 7].rstrip('_')}_{digest}"
+
+
 def tool_name(server: str, tool: str) -> str:
     """Name an MCP tool for the model: ``mcp__<server>__<tool>``, cleaned and at most 64 long.
+
+    A long server name is shortened first (:func:`server_part`); a tool name still too long
+    keeps its start and ends in a short hash that keeps it unique. The tool's name on the
+    server is kept beside the Tool for calls (:attr:`Listing.remote_names`).
 
     Args:
         server: The server's name.
@@ -57,7 +84,7 @@ def tool_name(server: str, tool: str) -> str:
     Returns:
         A name that matches ``^[a-zA-Z0-9_-]{1,64}$``.
     """
-    name = f"{MCP_PREFIX}{clean_server_name(server)}__{_BAD_CHARACTERS.sub('_', tool) or '_'}"
+    name = f"{MCP_PREFIX}{server_part(server)}__{_BAD_CHARACTERS.sub('_', tool) or '_'}"
     if len(name) <= MAX_NAME:
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]

@@ -16,10 +16,11 @@ from nbagent.mcp.tools import (
     build_tools,
     clean_server_name,
     same_definition,
+    server_part,
     tool_name,
 )
 from nbagent.registry import RegistryChange, ToolRegistry
-from nbagent.search import parse_tool_name
+from nbagent.search import ToolSearch, parse_tool_name
 from nbagent.tool import NAME_PATTERN, Tool
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}}
@@ -40,6 +41,19 @@ def test_names(server: str, tool: str, name: str) -> None:
     assert tool_name(server, tool) == name
 
 
+def test_a_long_server_name_is_shortened_so_the_tool_part_stays_readable() -> None:
+    server = "acme-corporation-internal-document-management-server"
+    names = [tool_name(server, t) for t in ("read_multiple_files", "write_file")]
+    assert all(len(n) <= 64 for n in names)
+    assert names[0].endswith("__read_multiple_files") and names[1].endswith("__write_file")
+    assert {parse_tool_name(n).server for n in names} == {server_part(server)}
+    assert server_part(server) != server_part(server + "-2")  # the hash keeps servers apart
+    registry = ToolRegistry(
+        [Tool(name=n, is_mcp=True, server=server, description="Files.") for n in names]
+    )
+    assert ToolSearch(registry).search("read multiple files")[0].name == names[0]
+
+
 def test_long_names_are_cut_and_stay_distinct() -> None:
     a, b = tool_name("server", "x" * 80 + "a"), tool_name("server", "x" * 80 + "b")
     assert len(a) == len(b) == 64 and a != b
@@ -50,7 +64,7 @@ def test_long_names_are_cut_and_stay_distinct() -> None:
 def test_every_name_is_valid_for_the_api(server: str, tool: str) -> None:
     name = tool_name(server, tool)
     assert NAME_PATTERN.match(name)
-    assert parse_tool_name(name).server == clean_server_name(server)
+    assert parse_tool_name(name).server == server_part(server)
 
 
 def test_a_server_name_with_nothing_usable_gets_a_hash() -> None:
