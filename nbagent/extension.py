@@ -30,6 +30,7 @@ from nbagent.session import Session
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
+    from nbagent.mcp.config import McpConfig
     from nbagent.tools.livedoc import LiveDocuments
 
 
@@ -127,10 +128,28 @@ def load(shell: Any) -> Loaded:
     if frontend is not None:
         frontend.open()  # the front ends make their subshells now, not in an %%agent cell
     try:
-        session.start_servers()
+        config = session.start_servers()
     except NbAgentError as exc:
         display(Markdown(f"> **MCP configuration not used**: {exc}"))
+    else:
+        if config is not None and config.problems:
+            display(Markdown(_not_started_notice(config)))
     return loaded
+
+
+def _not_started_notice(config: McpConfig) -> str:
+    """The notice naming each bad entry of a configuration and its faults (the rest start)."""
+    from nbagent.mcp.config import fault_text
+
+    where = f" (in {config.source})" if config.source else ""
+    names = dict.fromkeys(str(problem.server) for problem in config.problems)
+    lines = "\n".join(
+        f"> - `{name}`: "
+        + "; ".join(fault_text(fault, config.source) for fault in config.faults(name))
+        for name in names
+    )
+    others = "; the others start" if config.servers else ""
+    return f"> **MCP servers not started**{where}{others}:\n>\n{lines}"
 
 
 def _log_to_the_kernel_console() -> logging.Handler:

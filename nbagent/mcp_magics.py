@@ -39,6 +39,8 @@ class McpMagics(Magics):
         Usage::
 
             %mcp list                                  servers, state, tool counts, last error
+                                                       (configured ones left out: disabled,
+                                                       or not started with their faults)
             %mcp add NAME -- COMMAND [ARGS...]         start a stdio server
             %mcp add NAME --url URL [--header K=V]     connect a streamable-HTTP server
             %mcp remove NAME                           stop it and remove its tools
@@ -67,13 +69,21 @@ class McpMagics(Magics):
     def _list(self, args: list[str]) -> None:
         _no_more(args, "list")
         statuses = self.manager.status()
-        if not statuses:
+        not_started = self.manager.not_started()
+        if not statuses and not not_started:
             display(Markdown("No MCP server. Add one with `%mcp add NAME -- COMMAND ARGS...`."))
             return
         rows = "\n".join(
-            f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
-            f"{s.restarts} | {table_cell(s.last_error)} |"
-            for s in statuses
+            [
+                f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
+                f"{s.restarts} | {table_cell(s.last_error)} |"
+                for s in statuses
+            ]
+            + [
+                f"| `{name}` | {why if why == 'disabled' else 'not started'} |  |  |  |  | "
+                f"{'' if why == 'disabled' else table_cell(why, 400)} |"
+                for name, why in not_started.items()
+            ]
         )
         display(
             Markdown(

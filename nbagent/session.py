@@ -103,11 +103,15 @@ class Session:
     def start_servers(self) -> Any:
         """Start the MCP servers of ``c.NbAgent.mcp_config`` (or of the file found).
 
+        Its good entries start; its disabled and bad ones do not (the faults of the bad ones
+        are in the configuration's ``problems``).
+
         Returns:
             The configuration started, or None when there is none.
 
         Raises:
-            NbAgentError: The configuration is bad (nothing of it started).
+            NbAgentError: The file is not a configuration (not JSON, no ``mcpServers``
+                object): nothing of it started.
         """
         if self.mcp_manager is None:
             return None

@@ -120,12 +120,50 @@ def test_bad_config_is_reported_and_loading_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shell = InteractiveShell.instance()
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"bad": {"args": []}}}))
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"bad": {"args": []}')
     monkeypatch.chdir(tmp_path)
     result, shown = run(shell, "%load_ext nbagent")
     try:
-        assert result.success and "MCP configuration not used" in shown and "bad" in shown
+        assert result.success and "MCP configuration not used" in shown
+        assert "is not valid JSON" in shown
         assert "agent" in shell.magics_manager.magics["cell"]
+    finally:
+        shell.run_line_magic("unload_ext", "nbagent")
+
+
+def test_bad_entries_are_named_and_the_good_server_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shell = InteractiveShell.instance()
+    basic = {"command": sys.executable, "args": [str(FIXTURES / "basic.py")]}
+    config = {
+        "mcpServers": {
+            "strargs": {"command": "npx", "args": "-y some-server"},
+            "basic": basic,
+            "envy": {"command": "x", "env": {"PORT": 8080, "TOKEN": "${NBAGENT_UNSET_TOKEN}"}},
+            "off": {**basic, "disabled": True},
+        }
+    }
+    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NBAGENT_UNSET_TOKEN", raising=False)
+    result, shown = run(shell, "%load_ext nbagent")
+    try:
+        assert result.success and "MCP configuration not used" not in shown
+        assert "MCP servers not started" in shown
+        assert "`strargs`: field 'args' must be a list of strings, not a string." in shown
+        assert "`envy`: field 'env.PORT' must be a string, not a number.; " in shown
+        assert "field 'env.TOKEN' uses ${NBAGENT_UNSET_TOKEN}, which is not set" in shown
+        assert "`off`" not in shown and "`basic`" not in shown
+        assert manager(shell).wait_ready(60)
+        [status] = manager(shell).status()
+        assert (status.name, status.state) == ("basic", "connected")
+        assert "mcp__basic__add" in nbagent.registry and "mcp__off__add" not in nbagent.registry
+        _, listing = run(shell, "%mcp list")
+        assert "| `basic` | connected | stdio |" in listing
+        assert "| `off` | disabled |" in listing
+        assert "| `strargs` | not started |  |  |  |  | field 'args' must be a list" in listing
+        assert "| `envy` | not started |" in listing and "NBAGENT_UNSET_TOKEN" in listing
     finally:
         shell.run_line_magic("unload_ext", "nbagent")
 

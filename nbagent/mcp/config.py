@@ -15,9 +15,11 @@ and ``${VAR:-default}`` are expanded from the environment in ``command``, ``args
 ``env``, ``cwd``, ``url`` and ``headers``; a ``cwd`` may start with ``~`` or ``~user``,
 and a relative one is taken from the file's folder. A value no process or HTTP client could
 use (a NUL character, a bad port, a line break in a header) is refused here, naming the
-server and the field, not when the server starts. Keys this module does not know (other
-clients' ``disabled``, ``autoApprove``, ...) are ignored, so the same file serves every
-client.
+server and the field, not when the server starts. A bad entry does not stop the others:
+every fault of it is collected (:attr:`McpConfig.problems`) and it is left out, while a file
+that is not JSON or has no ``mcpServers`` object is refused whole. An entry with
+``"disabled": true`` is left out too (:attr:`McpConfig.disabled`). Keys this module does not
+know (other clients' ``autoApprove``, ...) are ignored, so the same file serves every client.
 
 Files are looked up in the notebook's folder (``.mcp.json``), then in
 ``~/.nbagent/mcp.json`` (:func:`find_config`), unless a path is given.
@@ -28,10 +30,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from nbagent.mcp.errors import McpConfigError
@@ -52,6 +54,7 @@ _NOT_IN_HEADER = re.compile(r"[^\t\x20-\x7e]")
 """A character an HTTP header value cannot hold (clients send them as ASCII, one line)."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 """An ASCII control character (no URL may hold one)."""
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,19 @@ class McpConfig:
     """Each server's spec, by the name its tools are prefixed with."""
     source: Path | None = None
     """The file it was read from, if any."""
+    problems: tuple[McpConfigError, ...] = ()
+    """Every fault of the entries left out for them, each naming its server and field
+    (``server``, ``field``), in the file's order."""
+    disabled: tuple[str, ...] = ()
+    """The servers left out because their entry says ``"disabled": true``."""
+
+    def faults(self, name: str) -> list[McpConfigError]:
+        """Return the faults of one server's entry (none when it is good or not there).
+
+        Args:
+            name: The server's name.
+        """
+        return [problem for problem in self.problems if problem.server == name]
 
 
 def find_config(
@@ -130,10 +146,11 @@ def load_config(
         environ: The variables for ``${VAR}`` expansion; ``os.environ`` by default.
 
     Returns:
-        The configuration.
+        The configuration: its good entries, and the faults of the bad ones.
 
     Raises:
-        McpConfigError: The file cannot be read, is not JSON, or an entry is bad.
+        McpConfigError: The file cannot be read, is not JSON, or has no ``mcpServers``
+            object.
     """
     source = Path(path)
     try:
@@ -155,6 +172,9 @@ def parse_config(
 ) -> McpConfig:
     """Check a parsed ``{"mcpServers": {...}}`` document.
 
+    Entries with ``"disabled": true`` are left out, and so is each bad entry, with every
+    fault of it in :attr:`McpConfig.problems`; the good entries are kept.
+
     Args:
         data: The parsed JSON.
         source: The file it came from (named in errors; a relative ``cwd`` starts there).
@@ -164,7 +184,8 @@ def parse_config(
         The configuration.
 
     Raises:
-        McpConfigError: The document or one of its entries is bad.
+        McpConfigError: The document is not an object with an ``mcpServers`` object, or a
+            server name is empty.
     """
     where = str(source) if source else None
     if not isinstance(data, dict):
@@ -178,12 +199,26 @@ def parse_config(
             source=where,
         )
     base = source.parent if source else None
-    parsed = {
-        name: parse_server(name, entry, environ=environ, base_dir=base, source=where)
-        for name, entry in servers.items()
-    }
-    check_names(parsed, source=where)
-    return McpConfig(servers=parsed, source=source)
+    parsed: dict[str, ServerSpec] = {}
+    problems: list[McpConfigError] = []
+    disabled: list[str] = []
+    for name, entry in servers.items():
+        reader = _reader(name, entry, environ, where)
+        if reader.disabled():
+            disabled.append(name)
+            continue
+        spec = reader.spec(base)
+        if spec is not None:
+            try:
+                check_names({**parsed, name: spec}, source=where)
+            except McpConfigError as exc:
+                reader.faults.append(exc)
+            else:
+                parsed[name] = spec
+        problems.extend(reader.faults)
+    return McpConfig(
+        servers=parsed, source=source, problems=tuple(problems), disabled=tuple(disabled)
+    )
 
 
 def parse_server(
@@ -206,27 +241,93 @@ def parse_server(
         The spec.
 
     Raises:
-        McpConfigError: The name or a field is bad, or a variable without a default is unset.
+        McpConfigError: The name or a field is bad, or a variable without a default is unset
+            (every fault in one message; ``field`` is the first's).
     """
+    reader = _reader(name, entry, environ, source)
+    spec = reader.spec(base_dir)
+    if spec is not None:
+        return spec
+    first, *others = reader.faults
+    head = fault_text(first, source).removeprefix(f"field {first.field!r} ")
+    raise McpConfigError(
+        "; ".join([head, *(fault_text(fault, source) for fault in others)]),
+        server=name,
+        field=first.field,
+        source=source,
+    )
+
+
+def _reader(
+    name: Any, entry: Any, environ: Mapping[str, str] | None, source: str | None
+) -> _EntryReader:
+    """Return the reader of one entry, once its name is known to be usable."""
     if not isinstance(name, str) or not name.strip():
         raise McpConfigError(
             f"server names must be non-empty strings, not {name!r}.", source=source
         )
-    reader = _EntryReader(name, entry, os.environ if environ is None else environ, source)
-    kind = reader.kind()
-    if kind in _STDIO_TYPES:
-        return reader.stdio(base_dir)
-    return reader.http(sse=kind in _SSE_TYPES)
+    return _EntryReader(name, entry, os.environ if environ is None else environ, source)
+
+
+def fault_text(fault: McpConfigError, source: str | os.PathLike[str] | None = None) -> str:
+    """Return a fault's message without its ``MCP server 'NAME' (in FILE): `` prefix.
+
+    Args:
+        fault: A fault of one entry (or of the file).
+        source: The file named in its message, if any.
+
+    Returns:
+        The rest, e.g. ``field 'args' must be a list of strings, not a string.``
+    """
+    where = str(source) if source is not None else None
+    prefix = str(McpConfigError("", server=fault.server, source=where))
+    return str(fault).removeprefix(prefix)
 
 
 @dataclass(frozen=True)
 class _EntryReader:
-    """Reads the fields of one server entry; every fault is an error naming the field."""
+    """Reads the fields of one server entry; each fault is an error naming the field.
+
+    A fault of one field does not stop the reading of the others: :meth:`spec` collects them
+    all in :attr:`faults`.
+    """
 
     name: str
     entry: Any
     environ: Mapping[str, str]
     source: str | None
+    faults: list[McpConfigError] = field(default_factory=list)
+
+    def disabled(self) -> bool:
+        """Return whether the entry says ``"disabled": true``."""
+        return isinstance(self.entry, dict) and self.entry.get("disabled") is True
+
+    def spec(self, base_dir: Path | None) -> ServerSpec | None:
+        """Return the entry's spec, or ``None`` when it has faults (then in :attr:`faults`).
+
+        Args:
+            base_dir: The folder a relative ``cwd`` starts from.
+        """
+        disabled = self.entry.get("disabled") if isinstance(self.entry, dict) else None
+        if disabled is not None and not isinstance(disabled, bool):
+            self.faults.append(
+                self.fail(f"must be true or false, not {_kind(disabled)}.", "disabled")
+            )
+        try:
+            kind = self.kind()
+            spec = self.stdio(base_dir) if kind in _STDIO_TYPES else self.http(kind in _SSE_TYPES)
+        except McpConfigError as exc:
+            self.faults.append(exc)
+            return None
+        return None if self.faults else spec
+
+    def attempt(self, read: Callable[..., _T], *args: Any) -> _T | None:
+        """Return what ``read(*args)`` reads, or ``None`` with its fault kept in :attr:`faults`."""
+        try:
+            return read(*args)
+        except McpConfigError as exc:
+            self.faults.append(exc)
+            return None
 
     def kind(self) -> str:
         """Return the entry's ``type``, given or implied by its ``command`` or ``url``."""
@@ -243,30 +344,52 @@ class _EntryReader:
             raise self.fail('needs a "command" (a local server) or a "url" (a remote one).')
         return "stdio" if "command" in self.entry else "http"
 
-    def stdio(self, base_dir: Path | None) -> StdioSpec:
-        """Read a local server: its command, arguments, variables and folder.
+    def stdio(self, base_dir: Path | None) -> StdioSpec | None:
+        """Read a local server (command, arguments, variables, folder); ``None`` on a fault.
 
         Args:
             base_dir: The folder a relative ``cwd`` starts from.
         """
+        command = self.attempt(self.command)
+        args = self.attempt(self.args)
+        env = self.env()
+        cwd = self.entry.get("cwd")
+        folder = None if cwd is None else self.attempt(self.folder, "cwd", cwd, base_dir)
+        if command is None or args is None:
+            return None
+        return StdioSpec(command=command, args=args, env=env, cwd=folder)
+
+    def command(self) -> str:
+        """Return the executable."""
         if "command" not in self.entry:
             raise self.fail('is required for a stdio server ("type": "stdio").', "command")
         command = self.os_text("command", self.entry["command"])
         if not command.strip():
             raise self.fail("must not be empty.", "command")
+        return command
+
+    def args(self) -> tuple[str, ...]:
+        """Return the command-line arguments (every bad one's fault kept)."""
         args = self.entry.get("args", [])
         if not isinstance(args, list):
             raise self.fail(f"must be a list of strings, not {_kind(args)}.", "args")
-        cwd = self.entry.get("cwd")
-        return StdioSpec(
-            command=command,
-            args=tuple(self.os_text(f"args.{i}", arg) for i, arg in enumerate(args)),
-            env=self.env(),
-            cwd=None if cwd is None else self.folder("cwd", cwd, base_dir),
-        )
+        read = [self.attempt(self.os_text, f"args.{i}", arg) for i, arg in enumerate(args)]
+        return tuple(arg for arg in read if arg is not None)
 
-    def http(self, sse: bool) -> HttpSpec:
-        """Read a remote server: its address and headers.
+    def http(self, sse: bool) -> HttpSpec | None:
+        """Read a remote server: its address and headers (``None`` on a fault).
+
+        Args:
+            sse: Whether it speaks the older HTTP+SSE transport.
+        """
+        url = self.attempt(self.url, sse)
+        headers = self.headers()
+        if url is None:
+            return None
+        return HttpSpec(url=url, headers=headers, transport="sse" if sse else "http")
+
+    def url(self, sse: bool) -> str:
+        """Return the endpoint, expanded and checked.
 
         Args:
             sse: Whether it speaks the older HTTP+SSE transport.
@@ -281,7 +404,7 @@ class _EntryReader:
         problem = _url_problem(url)
         if problem:
             raise self.fail(problem, "url")
-        return HttpSpec(url=url, headers=self.headers(), transport="sse" if sse else "http")
+        return url
 
     def text(self, field_name: str, value: Any) -> str:
         """Return a string field with its ``${VAR}`` expanded."""
@@ -321,24 +444,37 @@ class _EntryReader:
         return str(base_dir / path if base_dir is not None else path)
 
     def env(self) -> dict[str, str]:
-        """Return the variables to add to the server's environment."""
-        variables = self.mapping("env")
-        for key in variables:
+        """Return the variables to add to the server's environment (every fault kept)."""
+        variables: dict[str, str] = {}
+        for key, value in (self.attempt(self.mapping, "env") or {}).items():
             if not key or "=" in key or "\0" in key:
-                raise self.fail(f"has a variable name that cannot be set: {key!r}.", "env")
-        return {key: self.os_text(f"env.{key}", value) for key, value in variables.items()}
+                self.faults.append(
+                    self.fail(f"has a variable name that cannot be set: {key!r}.", "env")
+                )
+                continue
+            expanded = self.attempt(self.os_text, f"env.{key}", value)
+            if expanded is not None:
+                variables[key] = expanded
+        return variables
 
     def headers(self) -> dict[str, str]:
-        """Return the headers to send with every request."""
-        headers = {}
-        for key, value in self.mapping("headers").items():
-            if not _HEADER_NAME.fullmatch(key):
-                raise self.fail(f"has a header name that is not valid: {key!r}.", "headers")
-            headers[key] = self.text(f"headers.{key}", value)
-            problem = _header_value_problem(headers[key])
-            if problem:
-                raise self.fail(problem, f"headers.{key}")
+        """Return the headers to send with every request (every fault kept)."""
+        headers: dict[str, str] = {}
+        for key, value in (self.attempt(self.mapping, "headers") or {}).items():
+            header = self.attempt(self.header, key, value)
+            if header is not None:
+                headers[key] = header
         return headers
+
+    def header(self, key: str, value: Any) -> str:
+        """Return one header's value, expanded and checked."""
+        if not _HEADER_NAME.fullmatch(key):
+            raise self.fail(f"has a header name that is not valid: {key!r}.", "headers")
+        header = self.text(f"headers.{key}", value)
+        problem = _header_value_problem(header)
+        if problem:
+            raise self.fail(problem, f"headers.{key}")
+        return header
 
     def mapping(self, field_name: str) -> dict[str, Any]:
         """Return an object field (empty when missing), its keys as strings."""

@@ -35,6 +35,7 @@ from nbagent.mcp.config import (
     ServerSpec,
     StdioSpec,
     check_names,
+    fault_text,
     find_config,
     load_config,
     parse_config,
@@ -100,6 +101,7 @@ class McpManager:
             restart=restart or RestartPolicy(),
         )
         self._entries: dict[str, _Entry] = {}
+        self._not_started: dict[str, str] = {}
         self._changed = threading.Condition()
         self._background = LoopThread("nbagent-mcp")
         self._closed = False
@@ -120,16 +122,22 @@ class McpManager:
             folder: The notebook's folder, where the lookup starts (the current folder by
                 default).
 
+        Its disabled entries and its bad ones are not started; :meth:`not_started` says which
+        and why, until the next call.
+
         Returns:
-            The configuration started, or ``None`` when no file was found.
+            The configuration started (its faults in ``problems``), or ``None`` when no file
+            was found.
 
         Raises:
-            McpConfigError: The configuration is bad, or names a server already running
-                (nothing is started then).
+            McpConfigError: The file is not a configuration (not JSON, no ``mcpServers``
+                object), or names a server already running (nothing is started then).
         """
         if config is None:
             path = find_config(folder)
             if path is None:
+                with self._changed:
+                    self._not_started = {}
                 return None
             config = load_config(path)
         elif isinstance(config, str | os.PathLike):
@@ -140,9 +148,25 @@ class McpManager:
             for name in config.servers:
                 if name in self._entries:
                     raise McpConfigError("is already running; remove it first.", server=name)
+            self._not_started = {name: "disabled" for name in config.disabled}
+            for problem in config.problems:
+                faults = config.faults(str(problem.server))
+                self._not_started[str(problem.server)] = "; ".join(
+                    fault_text(fault, config.source) for fault in faults
+                )
             for name, spec in config.servers.items():
                 self.add(name, spec)
         return config
+
+    def not_started(self) -> dict[str, str]:
+        """Report the servers of the last configuration started that were left out.
+
+        Returns:
+            Why, by server name: ``"disabled"``, or the faults of its entry (each naming the
+            field and what to write instead).
+        """
+        with self._changed:
+            return dict(self._not_started)
 
     def add(self, name: str, spec: ServerSpec | Mapping[str, Any]) -> None:
         """Start one server in the background; returns at once.
@@ -165,6 +189,7 @@ class McpManager:
                 raise McpConfigError("is already running; remove it first.", server=name)
             check_names({**{n: e.spec for n, e in self._entries.items()}, name: spec})
             entry = self._entries[name] = _Entry(spec)
+            self._not_started.pop(name, None)
             entry.future = asyncio.run_coroutine_threadsafe(
                 self._run(name, entry), self._ensure_loop()
             )

@@ -152,9 +152,81 @@ def test_bad_documents(data: Any, words: str) -> None:
 
 
 def test_names_that_clash_once_cleaned_are_refused() -> None:
-    with pytest.raises(McpConfigError, match="clashes with server 'my.db'") as caught:
-        parse_config({"mcpServers": {"my.db": {"command": "a"}, "my_db": {"command": "b"}}})
-    assert caught.value.server == "my_db"
+    config = parse_config({"mcpServers": {"my.db": {"command": "a"}, "my_db": {"command": "b"}}})
+    assert list(config.servers) == ["my.db"]
+    [problem] = config.problems
+    assert problem.server == "my_db" and "clashes with server 'my.db'" in str(problem)
+
+
+def test_bad_entries_are_left_out_with_every_fault_named_and_the_rest_kept() -> None:
+    config = parse_config(
+        {
+            "mcpServers": {
+                "good": {"command": "uvx", "args": ["mcp-server-git"]},
+                "args": {"command": "npx", "args": "-y server"},
+                "env": {"command": "x", "env": {"PORT": 8080, "KEY": "${NOPE}", "OK": "1"}},
+                "many": {"command": "", "args": [1], "cwd": 3},
+                "remote": {"url": "ftp://a", "headers": {"X": 1}},
+            }
+        },
+        environ=ENV,
+    )
+    assert config.servers == {"good": StdioSpec(command="uvx", args=("mcp-server-git",))}
+    faults = {(p.server, p.field) for p in config.problems}
+    assert faults == {
+        ("args", "args"),
+        ("env", "env.PORT"),
+        ("env", "env.KEY"),
+        ("many", "command"),
+        ("many", "args.0"),
+        ("many", "cwd"),
+        ("remote", "url"),
+        ("remote", "headers.X"),
+    }
+    [unset] = config.faults("env")[1:]
+    assert "uses ${NOPE}, which is not set (set it, or write ${NOPE:-default})" in str(unset)
+    assert "must be a list of strings, not a string" in str(config.faults("args")[0])
+    assert config.faults("good") == []
+
+
+def test_parse_server_names_every_fault_of_an_entry() -> None:
+    with pytest.raises(McpConfigError, match="^MCP server 'db': field 'args.0' ") as caught:
+        parse_server("db", {"command": "x", "args": [1], "env": {"K": "${NOPE}"}}, environ=ENV)
+    assert "; field 'env.K' uses ${NOPE}" in str(caught.value)
+    assert (caught.value.server, caught.value.field) == ("db", "args.0")
+
+
+def test_disabled_entries_are_left_out_and_listed() -> None:
+    config = parse_config(
+        {
+            "mcpServers": {
+                "off": {"command": "x", "disabled": True},
+                "off_and_bad": {"args": "x", "disabled": True},
+                "on": {"command": "x", "disabled": False},
+            }
+        },
+        environ=ENV,
+    )
+    assert list(config.servers) == ["on"]
+    assert config.disabled == ("off", "off_and_bad") and config.problems == ()
+
+
+def test_a_disabled_that_is_not_a_boolean_is_a_fault() -> None:
+    config = parse_config({"mcpServers": {"s": {"command": "x", "disabled": "yes"}}})
+    assert config.servers == {} and config.disabled == ()
+    [problem] = config.problems
+    assert (problem.server, problem.field) == ("s", "disabled")
+    assert "must be true or false, not a string" in str(problem)
+
+
+def test_a_bad_entry_in_a_file_is_named_with_the_file(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    path.write_text(
+        json.dumps({"mcpServers": {"a": {"command": "x", "args": "y"}, "b": {"command": "z"}}})
+    )
+    config = load_config(path, environ=ENV)
+    assert list(config.servers) == ["b"]
+    assert str(config.problems[0]).startswith(f"MCP server 'a' (in {path}): field 'args' ")
 
 
 def test_a_file_without_mcp_servers_has_none() -> None:
@@ -245,7 +317,9 @@ def test_any_document_parses_or_fails_with_a_config_error(servers: dict[str, Any
     except McpConfigError as error:
         assert str(error).startswith(("MCP server ", "MCP configuration"))
     else:
-        assert set(config.servers) == set(servers)
+        left_out = {p.server for p in config.problems} | set(config.disabled)
+        assert set(config.servers) | left_out == set(servers)
+        assert not set(config.servers) & left_out
 
 
 @given(
