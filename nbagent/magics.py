@@ -20,7 +20,6 @@ from nbagent.display import CellTranscript, Markdown, table_cell
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
-from nbagent.registry_browser import tool_state
 from nbagent.request import MODES
 from nbagent.schema_view import description_line, parameters_markdown
 from nbagent.session import Session
@@ -133,7 +132,7 @@ class AgentMagics(Magics):
         loaded = self.session.loaded_by_search()
         if args.pattern in self.registry:
             tool = self.registry.get(args.pattern)
-            display(Markdown(tool_card(tool, tool_state(self.registry, tool, loaded))))
+            display(Markdown(tool_card(tool, self.registry.state(tool, loaded))))
             return
         matches = [
             t
@@ -310,7 +309,7 @@ def tools_table(tools: list[Tool], registry: ToolRegistry, loaded: Collection[st
     """
     rows = "\n".join(
         f"| `{t.name}` | {f'mcp:{t.server}' if t.is_mcp else 'python'} | "
-        f"{tool_state(registry, t, loaded)} | "
+        f"{registry.state(t, loaded)} | "
         f"{'yes' if t.read_only else ''} | {table_cell(description_line(t.description))} |"
         for t in tools
     )

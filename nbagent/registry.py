@@ -11,6 +11,15 @@ from nbagent.errors import DuplicateToolError, UnknownToolError
 from nbagent.schema_view import description_line
 from nbagent.tool import Tool
 
+LOADED = "loaded"
+"""The state of a tool whose definition is sent with every request."""
+DEFERRED = "deferred"
+"""The state of a tool the model knows by name only."""
+LOADED_BY_SEARCH = "loaded by ToolSearch"
+"""The state of a deferred tool the model has loaded with ToolSearch in this conversation."""
+STATES = (LOADED, DEFERRED, LOADED_BY_SEARCH)
+"""Every state of a tool in a session, in the order the browser's filter offers them."""
+
 TOOL_SEARCH_NAME = "ToolSearch"
 """The name of the tool that loads deferred tools."""
 
@@ -287,12 +296,12 @@ class ToolRegistry:
                 ToolSearch, shown as such (``repr()`` passes none: the registry alone cannot
                 know them).
         """
-        found, searched = set(loaded_by_search), "loaded by ToolSearch"
+        found = set(loaded_by_search)
         rows = [
             (
                 t.name,
                 _source(t),
-                searched if self.is_deferred(t) and t.name in found else self._state(t),
+                self.state(t, found),
                 "yes" if t.read_only else "",
                 description_line(t.description, 80),
             )
@@ -300,10 +309,10 @@ class ToolRegistry:
         ]
         header = ("name", "source", "state", "read-only", "description")
         widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(4)]
-        loaded = sum(r[2] == searched for r in rows)
+        loaded = sum(r[2] == LOADED_BY_SEARCH for r in rows)
         lines = [
-            f"ToolRegistry: {len(rows)} tools, {sum(r[2] == 'deferred' for r in rows)} deferred"
-            + (f", {loaded} {searched}" if loaded else "")
+            f"ToolRegistry: {len(rows)} tools, {sum(r[2] == DEFERRED for r in rows)} deferred"
+            + (f", {loaded} {LOADED_BY_SEARCH}" if loaded else "")
         ]
         for row in [header, *rows]:
             cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=False))
@@ -317,11 +326,8 @@ class ToolRegistry:
             loaded_by_search: Names of the deferred tools the model has loaded with
                 ToolSearch, shown as such (IPython passes none).
         """
-        found, searched = set(loaded_by_search), "loaded by ToolSearch"
-        rows = [
-            (t, searched if self.is_deferred(t) and t.name in found else self._state(t))
-            for t in self.tools()
-        ]
+        found = set(loaded_by_search)
+        rows = [(t, self.state(t, found)) for t in self.tools()]
         left = 'style="text-align: left"'  # JupyterLab aligns table cells right
         cells = "".join(
             f"<tr><td><code>{html.escape(t.name)}</code></td><td>{html.escape(_source(t))}</td>"
@@ -329,18 +335,30 @@ class ToolRegistry:
             f"<td {left}>{html.escape(description_line(t.description))}</td></tr>"
             for t, state in rows
         )
-        deferred = sum(state == "deferred" for _, state in rows)
-        loaded = sum(state == searched for _, state in rows)
+        deferred = sum(state == DEFERRED for _, state in rows)
+        loaded = sum(state == LOADED_BY_SEARCH for _, state in rows)
         return (
             f"<p><b>ToolRegistry</b>: {len(rows)} tools, {deferred} deferred"
-            f"{f', {loaded} {searched}' if loaded else ''}</p>"
+            f"{f', {loaded} {LOADED_BY_SEARCH}' if loaded else ''}</p>"
             "<table><thead><tr><th>name</th><th>source</th><th>state</th><th>read-only</th>"
             f"<th {left}>description</th></tr></thead><tbody>{cells}</tbody></table>"
         )
 
-    def _state(self, tool: Tool) -> str:
-        """Say whether a tool is loaded or deferred."""
-        return "deferred" if self.is_deferred(tool) else "loaded"
+    def state(self, tool: Tool, loaded_by_search: Collection[str] = ()) -> str:
+        """Say a tool's state in this session: one of :data:`STATES`.
+
+        Args:
+            tool: The tool.
+            loaded_by_search: Names of the tools the model has loaded with ToolSearch (the
+                registry alone cannot know them: the agent does).
+
+        Returns:
+            ``loaded by ToolSearch`` for a deferred tool the model loaded, else ``deferred``
+            or ``loaded``.
+        """
+        if not self.is_deferred(tool):
+            return LOADED
+        return LOADED_BY_SEARCH if tool.name in loaded_by_search else DEFERRED
 
     def _changed(
         self, added: tuple[str, ...], removed: tuple[str, ...], reflagged: tuple[str, ...] = ()

@@ -16,19 +16,10 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from nbagent.registry import ToolRegistry
+from nbagent.registry import DEFERRED, LOADED, LOADED_BY_SEARCH, STATES, ToolRegistry
 from nbagent.schema_view import description_line, parameters_html
 from nbagent.tool import Tool
 from nbagent.transcript import plural
-
-LOADED = "loaded"
-"""The state of a tool whose definition is sent with every request."""
-DEFERRED = "deferred"
-"""The state of a tool the model knows by name only."""
-LOADED_BY_SEARCH = "loaded by ToolSearch"
-"""The state of a deferred tool the model has loaded with ToolSearch in this conversation."""
-STATES = (LOADED, DEFERRED, LOADED_BY_SEARCH)
-"""Every state, in the order the filter offers them."""
 
 _FLAG_LABELS = {
     "read_only": "read-only",
@@ -85,23 +76,6 @@ class Row:
     """The tool itself (its whole description and schema, for the opened row)."""
 
 
-def tool_state(registry: ToolRegistry, tool: Tool, loaded_by_search: Collection[str]) -> str:
-    """Say a tool's state in this session.
-
-    Args:
-        registry: Its registry (which decides deferral).
-        tool: The tool.
-        loaded_by_search: Names of the tools the model has loaded with ToolSearch.
-
-    Returns:
-        ``loaded by ToolSearch`` for a deferred tool the model loaded, else ``deferred`` or
-        ``loaded``.
-    """
-    if not registry.is_deferred(tool):
-        return LOADED
-    return LOADED_BY_SEARCH if tool.name in loaded_by_search else DEFERRED
-
-
 class RegistryBrowser:
     """A filterable list of a registry's tools; each row opens on its description and parameters.
 
@@ -142,7 +116,7 @@ class RegistryBrowser:
             Row(
                 name=tool.name,
                 source=f"mcp:{tool.server}" if tool.is_mcp else "python",
-                state=tool_state(self.registry, tool, found),
+                state=self.registry.state(tool, found),
                 description=description_line(tool.description),
                 flags=tuple(flag for flag in _FLAG_LABELS if getattr(tool, flag)),
                 tool=tool,

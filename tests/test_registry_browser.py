@@ -6,8 +6,8 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from nbagent.registry import ToolRegistry
-from nbagent.registry_browser import STATES, RegistryBrowser, Row, registry_mimebundle
+from nbagent.registry import STATES, ToolRegistry
+from nbagent.registry_browser import RegistryBrowser, Row, registry_mimebundle
 from nbagent.tool import Tool
 
 
