@@ -26,6 +26,8 @@ from itertools import islice
 from typing import Any
 from urllib.parse import unquote
 
+from nbagent.text import cut
+
 MAX_ROWS = 200
 """The most parameter rows shown; a longer table says how many were left out."""
 
@@ -86,7 +88,7 @@ def description_line(text: str | None, width: int = 120) -> str:
     end = _SENTENCE_END.search(line)
     if end:
         line = line[: end.end()]
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut(line, width)
 
 
 def parameter_rows(schema: Any, limit: int = MAX_ROWS) -> list[ParameterRow]:
@@ -224,7 +226,7 @@ def _object_rows(
         target, sub_refs = _unwrap(sub, root, refs)
         yield ParameterRow(
             name=path,
-            type=_cut(_TypeWords(root).of(sub, refs), _TYPE_CHARS),
+            type=cut(_TypeWords(root).of(sub, refs), _TYPE_CHARS),
             required=name in needed,
             default=_default_text(sub, target),
             description=_description(sub, target),
@@ -401,7 +403,7 @@ def _default_text(node: Any, resolved: Any) -> str:
     """A parameter's default as JSON text, from its own schema or the one it points to."""
     for candidate in (node, resolved):
         if isinstance(candidate, dict) and "default" in candidate:
-            return _cut(_json(candidate["default"]), _DEFAULT_CHARS)
+            return cut(_json(candidate["default"]), _DEFAULT_CHARS)
     return ""
 
 
@@ -418,7 +420,3 @@ def _json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (RecursionError, ValueError):  # nested too deep, or a cycle in a Python value
         return "…"
-
-
-def _cut(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[: chars - 1] + "…"

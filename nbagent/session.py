@@ -25,6 +25,7 @@ from nbagent.permissions import Answer, PermissionPolicy
 from nbagent.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
+from nbagent.text import cut
 
 logger = get_logger("nbagent.session")
 
@@ -254,8 +255,7 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
     """
     choices = ANSWERS | ({"a": "always", "always": "always"} if request.always else {})
     always = f", a = always (allow {request.always})" if request.always else ""
-    what = " ".join(request.request.split())
-    what = what if len(what) <= 80 else what[:79] + "…"
+    what = cut(" ".join(request.request.split()), 80)
     asked = f"{request.reason.rstrip()}\n\n" if request.reason else ""
     prompt = f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} "
     try:

@@ -94,6 +94,19 @@ class Units:
         return bool(self.words or self.grams)
 
 
+def cut(text: str, limit: int) -> str:
+    """A text cut to ``limit`` characters, the cut marked with an ellipsis.
+
+    Args:
+        text: The text.
+        limit: The most characters (at least 1).
+
+    Returns:
+        The text, or its start and ``…``.
+    """
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
 def first_line(text: str | None, width: int = 80) -> str:
     """The first non-blank line of a text, cut to ``width`` characters with an ellipsis.
 
@@ -106,4 +119,4 @@ def first_line(text: str | None, width: int = 80) -> str:
     """
     stripped = (text or "").strip()
     line = stripped.splitlines()[0] if stripped else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+    return cut(line, width)

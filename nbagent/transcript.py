@@ -38,7 +38,7 @@ from nbagent.events import (
     UsageReported,
 )
 from nbagent.secrets import redact
-from nbagent.text import MCP_PREFIX, first_line
+from nbagent.text import MCP_PREFIX, cut, first_line
 
 PREVIEW_CHARS = 300
 """How much of a tool result a card shows before "show more"."""
@@ -1167,19 +1167,6 @@ def one_line(text: str) -> str:
     if not lines:
         return ""
     return lines[0].strip() + (" …" if len(lines) > 1 else "")
-
-
-def cut(text: str, limit: int) -> str:
-    """A text cut to ``limit`` characters, the cut marked with an ellipsis.
-
-    Args:
-        text: The text.
-        limit: The most characters (at least 1).
-
-    Returns:
-        The text, or its start and ``…``.
-    """
-    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
 def cut_start(text: str, limit: int) -> str:
