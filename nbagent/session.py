@@ -69,6 +69,7 @@ class Session:
         self._overrides: dict[str, bool] = {}
         self._mcp_servers: list[str] = []
         self._restarting: threading.Thread | None = None
+        self._prices = PRICES | parse_prices(settings.prices)
         self._apply_overrides()
         settings.observe(self._changed)
 
@@ -99,7 +100,7 @@ class Session:
         Returns:
             E.g. ``≈ $0.012``, or ``cost unknown`` for a model no price table knows.
         """
-        return cost_text(estimate(usage, model, PRICES | parse_prices(self.settings.prices)))
+        return cost_text(estimate(usage, model, self._prices))
 
     def start_servers(self) -> Any:
         """Start the MCP servers of ``c.NbAgent.mcp_config`` (or of the file found).
@@ -170,6 +171,8 @@ class Session:
             self._apply_overrides()
         elif name == "mcp_config":
             self._restart_servers()
+        elif name == "prices":
+            self._prices = PRICES | parse_prices(self.settings.prices)
         else:
             with self._lock:  # an agent being built meanwhile is built first, then changed
                 if self._agent is not None:
