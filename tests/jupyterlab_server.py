@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -153,3 +154,42 @@ def wait_until(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
             raise AssertionError(f"{what}: not within {timeout:g} s (last: {last!r})")
         time.sleep(0.05)
     return last
+
+
+EXTENSION = Path(__file__).resolve().parents[1] / "nbagent" / "frontend" / "labextension"
+"""This checkout's JupyterLab extension, linked into each browser test's JupyterLab."""
+
+
+def lab_setup(setup: str, base: Path) -> Path | str:
+    """Prepare a browser test's JupyterLab: this checkout's extension, no news pop-ups.
+
+    Chromium and, for ``collaboration``, the jupyter-collaboration environment are required
+    (missing: skipped for a developer, a failure under ``CI=true``).
+
+    Args:
+        setup: ``plain`` or ``collaboration``.
+        base: An empty folder for the server's data and configuration.
+
+    Returns:
+        The Python the Jupyter server runs under.
+    """
+    from tests.components import CHROMIUM_HOW, RTC_HOW, require
+    from tests.tools.rtc import RTC_ENV, RTC_PYTHON, has_collaboration
+
+    require(CHROMIUM.exists(), f"Debian's chromium at {CHROMIUM}", CHROMIUM_HOW)
+    python: Path | str = sys.executable
+    if setup == "collaboration":
+        require(
+            has_collaboration(RTC_PYTHON),
+            f"a jupyter-collaboration environment at {RTC_ENV}",
+            RTC_HOW,
+        )
+        python = RTC_PYTHON
+    (base / "share" / "labextensions").mkdir(parents=True)
+    (base / "share" / "labextensions" / "nbagent-frontend").symlink_to(EXTENSION)
+    settings = base / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    return python

@@ -12,7 +12,6 @@ Screenshots in the light and the dark theme; the saved notebook rendered by nbco
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -24,13 +23,11 @@ import nbformat
 import pytest
 
 from nbagent.testing import FakeAnthropicServer, Reply
-from tests.components import CHROMIUM_HOW, RTC_HOW, require
-from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot, wait_until
-from tests.tools.rtc import KERNEL, RTC_ENV, RTC_PYTHON, Server, has_collaboration, jupyter_server
+from tests.jupyterlab_server import LAB_OPTIONS, chromium, lab_setup, screenshot, wait_until
+from tests.tools.rtc import KERNEL, RTC_ENV, Server, jupyter_server
 
 pytestmark = pytest.mark.slow
 
-EXTENSION = Path(__file__).resolve().parents[1] / "nbagent" / "frontend" / "labextension"
 NAME = "sales.ipynb"
 TYPED = "Typed by the user, not saved."
 PLOT = (
@@ -94,23 +91,8 @@ def lab(
     fake_api: FakeAnthropicServer,
 ) -> Iterator[Server]:
     """JupyterLab with this checkout's nbagent extension, plain or with collaboration."""
-    require(CHROMIUM.exists(), f"Debian's chromium at {CHROMIUM}", CHROMIUM_HOW)
-    python: Path | str = sys.executable
-    if request.param == "collaboration":
-        require(
-            has_collaboration(RTC_PYTHON),
-            f"a jupyter-collaboration environment at {RTC_ENV}",
-            RTC_HOW,
-        )
-        python = RTC_PYTHON
     base = tmp_path_factory.mktemp(f"lab-{request.param}")
-    (base / "share" / "labextensions").mkdir(parents=True)
-    (base / "share" / "labextensions" / "nbagent-frontend").symlink_to(EXTENSION)
-    settings = base / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
-    )
+    python = lab_setup(request.param, base)
     env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_api.url}
     with jupyter_server(python, base, LAB_OPTIONS, env=env) as server:
         nbformat.write(make_notebook(), server.root / NAME)

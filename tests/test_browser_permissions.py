@@ -24,7 +24,6 @@ that.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,12 +31,11 @@ from typing import Any
 import nbformat
 import pytest
 
-from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot, wait_until
-from tests.tools.rtc import KERNEL, RTC_ENV, RTC_PYTHON, Server, has_collaboration, jupyter_server
+from tests.jupyterlab_server import LAB_OPTIONS, chromium, lab_setup, screenshot, wait_until
+from tests.tools.rtc import KERNEL, RTC_ENV, Server, jupyter_server
 
 pytestmark = pytest.mark.slow
 
-EXTENSION = Path(__file__).resolve().parents[1] / "nbagent" / "frontend" / "labextension"
 
 SETUP = '''\
 import os
@@ -135,21 +133,8 @@ def lab(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     """JupyterLab with this checkout's nbagent extension, plain or with collaboration."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"Debian's chromium is not at {CHROMIUM} (apt-get install chromium)")
-    python: Path | str = sys.executable
-    if request.param == "collaboration":
-        if not has_collaboration(RTC_PYTHON):
-            pytest.skip(f"no jupyter-collaboration environment at {RTC_ENV} (.ci/run makes it)")
-        python = RTC_PYTHON
     base = tmp_path_factory.mktemp(f"lab-{request.param}")
-    (base / "share" / "labextensions").mkdir(parents=True)
-    (base / "share" / "labextensions" / "nbagent-frontend").symlink_to(EXTENSION)
-    settings = base / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(
-        json.dumps({"fetchNews": "false", "checkForUpdates": False})
-    )
+    python = lab_setup(request.param, base)
     with jupyter_server(python, base, LAB_OPTIONS) as server:
         yield server
 
