@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
+from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -13,10 +16,27 @@ from nbagent.display import Markdown, table_cell
 from nbagent.errors import NbAgentError
 
 USAGE = (
-    "%mcp list | add NAME -- COMMAND [ARGS...] | add NAME --url URL [--header K=V ...] | "
+    "%mcp list | add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...] | "
+    "add -t http|sse [-H 'Name: value'] NAME URL | add-json NAME JSON | "
     "remove NAME | restart NAME | tools NAME"
 )
-"""The one-line summary shown with every usage error."""
+"""The one-line summary shown with usage errors."""
+
+_OPTIONS = {
+    "-t": "transport",
+    "--transport": "transport",
+    "-e": "env",
+    "--env": "env",
+    "-H": "header",
+    "--header": "header",
+    "-s": "scope",
+    "--scope": "scope",
+    "--url": "url",
+}
+"""The options of ``%mcp add`` (Claude Code's ``claude mcp add``, and ``--url``), by flag."""
+_TRANSPORTS = ("stdio", "http", "sse")
+_SCOPES = ("local", "project", "user")
+_URL = re.compile(r"https?://")
 
 
 @magics_class
@@ -41,11 +61,21 @@ class McpMagics(Magics):
             %mcp list                                  servers, state, tool counts, last error
                                                        (configured ones left out: disabled,
                                                        or not started with their faults)
-            %mcp add NAME -- COMMAND [ARGS...]         start a stdio server
-            %mcp add NAME --url URL [--header K=V]     connect a streamable-HTTP server
+            %mcp add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...]
+                                                       start a stdio server
+            %mcp add -t http|sse [-H 'Name: value'] NAME URL
+                                                       connect a streamable-HTTP (or
+                                                       HTTP+SSE) server
+            %mcp add-json NAME JSON                    add an ``mcpServers`` entry as is
             %mcp remove NAME                           stop it and remove its tools
             %mcp restart NAME                          stop and start it again
             %mcp tools NAME                            its tools in the registry
+
+        ``add`` takes the lines of Claude Code's ``claude mcp add``: options (``-t/--transport
+        stdio|http|sse``, ``-e/--env KEY=VALUE``, ``-H/--header "Name: value"``, and
+        ``-s/--scope``, which is ignored) before or after the name; ``--`` before a command
+        whose own options would be read as these. A URL without ``--transport`` means http;
+        ``--url URL`` and ``--header Name=value`` are understood too.
 
         Servers connect in the background: a cell never waits for them. Servers configured in
         ``.mcp.json`` (beside the notebook), ``~/.nbagent/mcp.json`` or
@@ -58,8 +88,8 @@ class McpMagics(Magics):
         if not words:
             raise UsageError(USAGE)
         command, args = words[0], words[1:]
-        handler = getattr(self, f"_{command}", None)
-        if command.startswith("_") or handler is None:
+        handler = getattr(self, "_" + command.replace("-", "_"), None)
+        if not command[:1].isalpha() or handler is None:
             raise UsageError(f"Unknown %mcp command {command!r}. {USAGE}")
         try:
             handler(args)
@@ -93,17 +123,38 @@ class McpMagics(Magics):
         )
 
     def _add(self, args: list[str]) -> None:
-        if not args or args[0].startswith("-"):
-            raise UsageError(f"%mcp add needs a server name. {USAGE}")
-        name, rest = args[0], args[1:]
-        if rest[:1] == ["--"] and len(rest) > 1:
-            entry: dict[str, Any] = {"command": rest[1], "args": rest[2:]}
-        elif rest[:1] == ["--url"] and len(rest) > 1:
-            entry = {"type": "http", "url": rest[1], "headers": _headers(rest[2:])}
-        else:
-            raise UsageError(f"%mcp add {name}: give '-- COMMAND ARGS' or '--url URL'. {USAGE}")
+        line = _read_add(args)
+        name, entry = _entry(line)
+        self._start(name, entry, line.scope)
+
+    def _add_json(self, args: list[str]) -> None:
+        line = _read_add(args)
+        example = """%mcp add-json NAME '{"type": "http", "url": "https://..."}'"""
+        if len(line.words) != 2 or line.transport or line.url or line.env or line.headers:
+            raise UsageError(f"%mcp add-json takes a name and one JSON entry: {example}.")
+        name, text = line.words
+        try:
+            entry = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(
+                f"%mcp add-json {name}: the entry is not JSON ({exc}); quote it whole: {example}."
+            ) from None
+        self._start(name, entry, line.scope)
+
+    def _start(self, name: str, entry: Any, scope: str | None) -> None:
+        """Hand an entry to the manager and say so (and that a scope was ignored)."""
         self.manager.add(name, entry)
-        display(Markdown(f"Connecting `{name}` in the background; `%mcp list` shows its state."))
+        ignored = (
+            f" `--scope {scope}` is ignored: a server added with `%mcp` lasts as long as this "
+            "kernel; to keep it, put it in `.mcp.json` or `~/.nbagent/mcp.json`."
+            if scope
+            else ""
+        )
+        display(
+            Markdown(
+                f"Connecting `{name}` in the background; `%mcp list` shows its state.{ignored}"
+            )
+        )
 
     def _remove(self, args: list[str]) -> None:
         name = _one_name(args, "remove")
@@ -140,14 +191,121 @@ def _no_more(args: list[str], command: str) -> None:
         raise UsageError(f"%mcp {command} takes no argument. {USAGE}")
 
 
-def _headers(args: list[str]) -> dict[str, str]:
-    """``--header K=V`` pairs."""
-    headers: dict[str, str] = {}
-    pairs = iter(args)
-    for flag in pairs:
-        value = next(pairs, "")
-        if flag != "--header" or "=" not in value:
-            raise UsageError(f"Expected --header NAME=VALUE, got {flag} {value}. {USAGE}")
-        key, _, header = value.partition("=")
-        headers[key] = header
-    return headers
+@dataclass
+class _AddLine:
+    """An ``%mcp add`` line, read: its words (name, command or URL, arguments) and options."""
+
+    words: list[str] = field(default_factory=list)
+    transport: str | None = None
+    url: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    scope: str | None = None
+
+
+def _read_add(args: list[str]) -> _AddLine:
+    """Read the words and options of ``%mcp add`` (or ``add-json``), options anywhere before ``--``.
+
+    Args:
+        args: The words after ``add``.
+
+    Raises:
+        UsageError: An option is unknown, lacks its value, or has a bad one.
+    """
+    line = _AddLine()
+    rest = iter(args)
+    for word in rest:
+        if word == "--":
+            line.words.extend(rest)
+            break
+        if not word.startswith("-") or word == "-":
+            line.words.append(word)
+            continue
+        flag, equals, value = word.partition("=") if word.startswith("--") else (word, "", "")
+        option = _OPTIONS.get(flag)
+        if option is None:
+            raise UsageError(
+                f"%mcp add has no option {flag}; if it is the server's, put -- before the "
+                "command: %mcp add NAME -- COMMAND ARGS..."
+            )
+        if not equals:
+            value = next(rest, "")
+            if not value:
+                raise UsageError(f"{flag} needs a value. {USAGE}")
+        if option == "transport" and value not in _TRANSPORTS:
+            raise UsageError(f"--transport takes stdio, http or sse, not {value!r}.")
+        if option == "scope" and value not in _SCOPES:
+            raise UsageError(f"--scope takes local, project or user, not {value!r}.")
+        if option == "env":
+            key, sign, variable = value.partition("=")
+            if not key or not sign:
+                raise UsageError(f"-e takes KEY=VALUE, not {value!r}: write -e API_KEY=xyz.")
+            line.env[key] = variable
+        elif option == "header":
+            line.headers.update([_header(value)])
+        else:
+            setattr(line, option, value)
+    return line
+
+
+def _header(value: str) -> tuple[str, str]:
+    """Split a ``--header`` value, ``Name: value`` (as curl writes it) or ``Name=value``."""
+    match = re.fullmatch(r"([^:=]*)[:=](.*)", value, re.DOTALL)
+    if not match or not match[1].strip():
+        raise UsageError(
+            f"--header takes 'Name: value', not {value!r}: write -H 'Authorization: Bearer TOKEN'."
+        )
+    return match[1].strip(), match[2].strip()
+
+
+def _entry(line: _AddLine) -> tuple[str, dict[str, Any]]:
+    """Turn a read ``%mcp add`` line into a server's name and configuration entry.
+
+    Raises:
+        UsageError: No name, no command or URL, or options that do not fit the transport.
+    """
+    if not line.words:
+        raise UsageError(
+            "%mcp add needs a server name: %mcp add NAME -- COMMAND [ARGS...] or "
+            "%mcp add --transport http NAME URL."
+        )
+    name, target = line.words[0], line.words[1:]
+    if line.url is not None and target:
+        raise UsageError(f"%mcp add {name}: give the URL once, after the name or after --url.")
+    target = [line.url] if line.url is not None else target
+    if not target:
+        raise UsageError(
+            f"%mcp add {name}: give a command (%mcp add {name} -- COMMAND [ARGS...]) or a URL "
+            f"(%mcp add --transport http {name} URL)."
+        )
+    is_url = bool(_URL.match(target[0]))
+    transport = line.transport or ("http" if is_url or line.url is not None else "stdio")
+    if transport == "stdio":
+        if is_url:
+            raise UsageError(
+                f"--transport stdio runs a command, but {target[0]!r} is a URL: write "
+                "--transport http (or sse) for a remote server."
+            )
+        if line.headers:
+            raise UsageError(
+                "--header is for http and sse servers; give a stdio server variables with "
+                "-e KEY=VALUE."
+            )
+        return name, {"command": target[0], "args": target[1:], "env": line.env}
+    if not is_url:
+        raise UsageError(
+            f"--transport {transport} connects to a URL, but {target[0]!r} is not one: write "
+            f"%mcp add --transport {transport} {name} https://..., or %mcp add {name} -- "
+            "COMMAND [ARGS...] for a local server."
+        )
+    if len(target) > 1:
+        raise UsageError(
+            f"--transport {transport} takes one URL, not arguments after it: "
+            f"{shlex.join(target[1:])}."
+        )
+    if line.env:
+        raise UsageError(
+            f"-e sets a stdio server's environment; send an {transport} server a header with "
+            "-H 'Name: value'."
+        )
+    return name, {"type": transport, "url": target[0], "headers": line.headers}

@@ -7,14 +7,19 @@ import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import psutil
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
+from nbagent.mcp.config import parse_server
 from nbagent.testing import FakeAnthropicServer, Reply
-from tests.mcp.servers import FIXTURES, alive, wait_until
+from tests.mcp.servers import FIXTURES, alive, http_server, wait_until
 from tests.shells import error_of, run
 
 pytestmark = pytest.mark.slow
@@ -41,6 +46,14 @@ def manager(shell: InteractiveShell):  # type: ignore[no-untyped-def]
     from nbagent.extension import _loaded
 
     return _loaded[id(shell)].manager
+
+
+@pytest.fixture
+def added(ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """The (name, entry) pairs that %mcp add hands the manager, which starts none of them."""
+    calls: list[tuple[str, Any]] = []
+    monkeypatch.setattr(manager(ip), "add", lambda name, entry: calls.append((name, entry)))
+    return calls
 
 
 def test_add_list_tools_call_restart_remove(
@@ -75,14 +88,169 @@ def test_add_list_tools_call_restart_remove(
     assert wait_until(lambda: not alive(old_pid), 10)
 
 
+def stdio(command: str, *args: str, **env: str) -> dict[str, Any]:
+    """The entry of a stdio server."""
+    return {"command": command, "args": list(args), "env": env}
+
+
+def remote(url: str, transport: str = "http", **headers: str) -> dict[str, Any]:
+    """The entry of an http or sse server."""
+    return {"type": transport, "url": url, "headers": headers}
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "entry"),
+    [
+        # Claude Code's documented examples, with `claude mcp` written `%mcp`.
+        (
+            "%mcp add --transport http sentry https://mcp.sentry.dev/mcp",
+            "sentry",
+            remote("https://mcp.sentry.dev/mcp"),
+        ),
+        (
+            "%mcp add --transport sse asana https://mcp.asana.com/sse",
+            "asana",
+            remote("https://mcp.asana.com/sse", "sse"),
+        ),
+        (
+            "%mcp add --transport stdio airtable --env AIRTABLE_API_KEY=YOUR_KEY "
+            "-- npx -y airtable-mcp-server",
+            "airtable",
+            stdio("npx", "-y", "airtable-mcp-server", AIRTABLE_API_KEY="YOUR_KEY"),
+        ),
+        (
+            "%mcp add --transport http secure-api https://api.example.com/mcp "
+            '--header "Authorization: Bearer your-token"',
+            "secure-api",
+            remote("https://api.example.com/mcp", Authorization="Bearer your-token"),
+        ),
+        (
+            "%mcp add -e API_KEY=xyz -e OTHER=1 myserver -- python -m my_server --port 3",
+            "myserver",
+            stdio("python", "-m", "my_server", "--port", "3", API_KEY="xyz", OTHER="1"),
+        ),
+        ("%mcp add time uvx mcp-server-time", "time", stdio("uvx", "mcp-server-time")),
+        # nbagent's own forms.
+        ("%mcp add x -- cmd --flag a", "x", stdio("cmd", "--flag", "a")),
+        (
+            "%mcp add x --url http://127.0.0.1:1/mcp --header X-Token=a=b",
+            "x",
+            remote("http://127.0.0.1:1/mcp", **{"X-Token": "a=b"}),
+        ),
+        # Short flags, --flag=value, options after the URL, a URL meaning http, -e with "=".
+        (
+            "%mcp add -t sse -H 'X-A: 1' s https://h/sse -H X-B:2 --scope=user",
+            "s",
+            remote("https://h/sse", "sse", **{"X-A": "1", "X-B": "2"}),
+        ),
+        ("%mcp add web https://h/mcp", "web", remote("https://h/mcp")),
+        ("%mcp add --env=Q=a=b -s local q -- run", "q", stdio("run", Q="a=b")),
+        (
+            """%mcp add-json j '{"type": "sse", "url": "https://h/sse"}'""",
+            "j",
+            {"type": "sse", "url": "https://h/sse"},
+        ),
+        (
+            """%mcp add-json -s project k '{"command": "uvx", "args": ["t"]}'""",
+            "k",
+            {"command": "uvx", "args": ["t"]},
+        ),
+    ],
+)
+def test_add_lines_give_their_entries(
+    ip: InteractiveShell, added: list[tuple[str, Any]], line: str, name: str, entry: Any
+) -> None:
+    result, shown = run(ip, line)
+    assert result.success and added == [(name, entry)]
+    assert f"Connecting `{name}` in the background" in shown
+    parse_server(name, entry)  # a good entry
+
+
+def test_a_scope_is_accepted_and_said_to_be_ignored(
+    ip: InteractiveShell, added: list[tuple[str, Any]]
+) -> None:
+    _, shown = run(ip, "%mcp add -s user time -- uvx mcp-server-time")
+    assert added == [("time", stdio("uvx", "mcp-server-time"))]
+    assert "`--scope user` is ignored: a server added with `%mcp` lasts as long as" in shown
+    _, shown = run(ip, "%mcp add other -- uvx mcp-server-time")
+    assert "ignored" not in shown
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    env=st.dictionaries(
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_]*", fullmatch=True),
+        # No line breaks (a line magic is one line), and no $ { } (IPython expands them).
+        st.text(
+            st.characters(blacklist_categories=["Cc", "Cs", "Zl", "Zp"], blacklist_characters="${}")
+        ),
+        max_size=4,
+    )
+)
+def test_any_environment_goes_through_e_flags(
+    ip: InteractiveShell, added: list[tuple[str, Any]], env: dict[str, str]
+) -> None:
+    flags = " ".join(f"-e {shlex.quote(f'{key}={value}')}" for key, value in env.items())
+    result, _ = run(ip, f"%mcp add {flags} srv -- cmd -e x")
+    assert result.success and added[-1] == ("srv", stdio("cmd", "-e", "x", **env))
+
+
+def test_pasted_lines_start_real_servers(ip: InteractiveShell) -> None:
+    with (
+        http_server("basic.py") as web,
+        http_server("basic.py", transport="sse") as old,
+    ):
+        run(ip, f"%mcp add --transport http web {web.url} --header 'X-Token: t0ken'")
+        run(ip, f"""%mcp add-json old '{{"type": "sse", "url": "{old.url}"}}'""")
+        run(ip, f"%mcp add -e GREETING=hi basic -- {BASIC}")
+        assert manager(ip).wait_ready(60)
+        states = {s.name: (s.state, s.transport) for s in manager(ip).status()}
+        assert states == {
+            "web": ("connected", "http"),
+            "old": ("connected", "sse"),
+            "basic": ("connected", "stdio"),
+        }
+        header = nbagent.registry.get("mcp__web__header").call({"name": "x-token"})
+        assert header.content == "t0ken"
+        [pid] = [s.pid for s in manager(ip).status() if s.name == "basic"]
+        assert psutil.Process(pid).environ()["GREETING"] == "hi"
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("%mcp", "%mcp list | add NAME"),
+        ("%mcp", "%mcp list | add [-e KEY=VALUE] NAME"),
         ("%mcp dance", "Unknown %mcp command 'dance'"),
-        ("%mcp add", "%mcp add needs a server name"),
-        ("%mcp add x", "give '-- COMMAND ARGS' or '--url URL'"),
-        ("%mcp add x --url http://127.0.0.1:1/mcp --header nope", "Expected --header NAME=VALUE"),
+        ("%mcp _list", "Unknown %mcp command '_list'"),
+        ("%mcp add", "%mcp add needs a server name: %mcp add NAME -- COMMAND"),
+        ("%mcp add -e A=1 -- ", "%mcp add needs a server name"),
+        ("%mcp add x", "%mcp add x: give a command (%mcp add x -- COMMAND [ARGS...]) or a URL"),
+        ("%mcp add x --", "give a command"),
+        ("%mcp add -e FOO x -- y", "-e takes KEY=VALUE, not 'FOO': write -e API_KEY=xyz."),
+        ("%mcp add -e =1 x -- y", "-e takes KEY=VALUE, not '=1'"),
+        ("%mcp add x --transport", "--transport needs a value."),
+        ("%mcp add -t ws x https://h/mcp", "--transport takes stdio, http or sse, not 'ws'."),
+        ("%mcp add -t stdio x https://h/mcp", "'https://h/mcp' is a URL: write --transport http"),
+        ("%mcp add -t http x npx server", "--transport http connects to a URL, but 'npx' is not"),
+        ("%mcp add x --url ftp://h", "but 'ftp://h' is not one"),
+        ("%mcp add -t sse x https://h/sse extra", "takes one URL, not arguments after it: extra"),
+        ("%mcp add x https://h/mcp --url https://h/mcp", "give the URL once"),
+        ("%mcp add -H 'Bearer abc' x https://h/mcp", "--header takes 'Name: value', not 'Bearer"),
+        ("%mcp add x --url http://127.0.0.1:1/mcp --header nope", "--header takes 'Name: value'"),
+        ("%mcp add -H ': v' x https://h/mcp", "--header takes 'Name: value', not ': v'"),
+        ("%mcp add -H 'A: b' x -- cmd", "--header is for http and sse servers"),
+        ("%mcp add -e A=1 x https://h/mcp", "-e sets a stdio server's environment"),
+        ("%mcp add -s global x -- y", "--scope takes local, project or user, not 'global'."),
+        (
+            "%mcp add time uvx mcp-server-time --local-timezone UTC",
+            "%mcp add has no option --local-timezone; if it is the server's, put -- before",
+        ),
+        ("%mcp add-json x", "%mcp add-json takes a name and one JSON entry: %mcp add-json NAME '"),
+        ("%mcp add-json -t http x '{}'", "%mcp add-json takes a name and one JSON entry"),
+        ("%mcp add-json x '{bad'", "%mcp add-json x: the entry is not JSON (Expecting"),
+        ("""%mcp add-json x '{"type": "http"}'""", "field 'url' is required for an http server"),
         ("%mcp remove nowhere", "nowhere"),
         ("%mcp tools", "%mcp tools takes one server name"),
         ("%mcp list extra", "%mcp list takes no argument"),
@@ -92,6 +260,7 @@ def test_bad_mcp_lines_are_usage_errors(ip: InteractiveShell, line: str, message
     result, _ = run(ip, line)
     error = error_of(result)
     assert isinstance(error, UsageError) and message in str(error)
+    assert "\n" not in str(error) and not manager(ip).status()
 
 
 def test_configured_servers_start_on_load_and_stop_on_unload(tmp_path: Path) -> None:
