@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +32,71 @@ def _quick_meta_check() -> Callable[[Any], Any]:
     return fastjsonschema.compile(meta, use_default=False)
 
 
-def schema_error(schema: dict[str, Any]) -> str | None:
-    """Check that a schema is valid JSON Schema.
+ONE_SCHEMA = (
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "contentSchema",
+    "else",
+    "if",
+    "items",
+    "not",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+"""Keywords whose value is one subschema."""
 
-    The compiled draft-07 check runs first; only a schema it rejects is checked against
-    draft 2020-12, which decides and names the fault. (Draft 07 is a little more permissive:
-    it also allows the array form of ``items``.)
+SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+"""Keywords whose value may be a list of subschemas (``items`` in drafts before 2020-12)."""
+
+SCHEMA_MAPS = (
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+    "patternProperties",
+    "properties",
+)
+"""Keywords whose value maps names to subschemas."""
+
+
+def subschemas(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Walk a schema's subschemas, depth first, the schema itself first.
+
+    Only schema positions are visited: a property called ``definitions`` or ``id`` is a
+    name, not a keyword. A node's children are read after it is yielded, so a caller may
+    rewrite a node's keywords before the walk goes into them.
+
+    Args:
+        node: A schema (anything else yields nothing).
+        path: The node's path, ``/``-separated (empty for the root).
+
+    Yields:
+        ``(path, schema)`` pairs.
+    """
+    if not isinstance(node, dict):
+        return
+    yield path, node
+    for key, value in list(node.items()):
+        where = f"{path}/{key}" if path else key
+        if key in ONE_SCHEMA and isinstance(value, dict):
+            yield from subschemas(value, where)
+        elif key in SCHEMA_LISTS and isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from subschemas(item, f"{where}/{index}")
+        elif key in SCHEMA_MAPS and isinstance(value, dict):
+            for name, item in value.items():
+                yield from subschemas(item, f"{where}/{name}")
+
+
+def schema_error(schema: dict[str, Any]) -> str | None:
+    """Check that a schema is valid JSON Schema draft 2020-12, the dialect the API reads.
+
+    The compiled draft-07 check runs first, with a look for the one common form draft 07
+    allows and 2020-12 does not (``items`` as a list); only a schema found wrong there is
+    checked against draft 2020-12 (:func:`schema_fault`), which decides and names the fault.
 
     Args:
         schema: The schema.
@@ -49,9 +108,27 @@ def schema_error(schema: dict[str, Any]) -> str | None:
 
     try:
         _quick_meta_check()(schema)
-        return None
+        if not any(isinstance(node.get("items"), list) for _, node in subschemas(schema)):
+            return None
     except fastjsonschema.JsonSchemaException:
         pass
+    fault = schema_fault(schema)
+    if fault is None:
+        return None
+    path, message = fault
+    return f"at {'/'.join(str(part) for part in path) or '(root)'}: {message}"
+
+
+def schema_fault(schema: Any) -> tuple[list[str | int], str] | None:
+    """Find the fault that makes a schema invalid draft 2020-12 (imports ``jsonschema``).
+
+    Args:
+        schema: The schema.
+
+    Returns:
+        ``None`` when valid, else the path of the faulty part inside the schema and what is
+        wrong with it.
+    """
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
@@ -59,8 +136,7 @@ def schema_error(schema: dict[str, Any]) -> str | None:
     error = best_match(meta.iter_errors(schema))
     if error is None:
         return None
-    where = "/".join(str(part) for part in error.absolute_path) or "(root)"
-    return f"at {where}: {error.message}"
+    return list(error.absolute_path), error.message
 
 
 class InputChecker:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbagent.registry import TOOL_SEARCH_NAME
+from nbagent.schema import schema_error
 from nbagent.tool import NAME_PATTERN
 
 MAX_DEFERRED_TOOLS = 10_000
@@ -228,6 +229,8 @@ def _check_tools(tools: list[Any], supports_tool_reference: bool) -> ApiError | 
                 )
             if not isinstance(tool.get("input_schema"), dict):
                 return invalid(f"tools.{i}.custom.input_schema: Field required")
+            if error := _check_input_schema(i, tool["input_schema"]):
+                return error
         elif kind in TOOL_SEARCH_TYPES and name != TOOL_SEARCH_TYPES[kind]:
             return invalid(f"tools.{i}.{kind}.name: Input should be '{TOOL_SEARCH_TYPES[kind]}'")
         if name in seen:
@@ -243,6 +246,19 @@ def _check_tools(tools: list[Any], supports_tool_reference: bool) -> ApiError | 
         return invalid(
             f"tools: A maximum of {MAX_DEFERRED_TOOLS} tools with defer_loading may be "
             f"provided. Found {deferred}."
+        )
+    return None
+
+
+def _check_input_schema(i: int, schema: dict[str, Any]) -> ApiError | None:
+    """Refuse an input schema the API refuses: not draft 2020-12, or not an object root."""
+    if schema.get("type") != "object":
+        return invalid(f"tools.{i}.custom.input_schema.type: Input should be 'object'")
+    if schema_error(schema) is not None:
+        return invalid(
+            f"tools.{i}.custom.input_schema: JSON schema is invalid. It must match JSON Schema "
+            "draft 2020-12 (https://json-schema.org/draft/2020-12). Learn more about tool use "
+            "at https://docs.claude.com/en/docs/tool-use."
         )
     return None
 

@@ -180,6 +180,46 @@ INVALID: list[tuple[str, dict[str, Any], bool, str]] = [
         "tools.0.custom.input_schema: Field required",
     ),
     (
+        "array input_schema",
+        request(tools=[{"name": "Read", "input_schema": {"type": "array"}}]),
+        True,
+        "tools.0.custom.input_schema.type: Input should be 'object'",
+    ),
+    (
+        "draft-04 input_schema",
+        request(
+            tools=[
+                tool("Read"),
+                {
+                    "name": "Page",
+                    "input_schema": {
+                        "type": "object",
+                        "properties": {"n": {"minimum": 0, "exclusiveMinimum": True}},
+                    },
+                },
+            ]
+        ),
+        True,
+        "tools.1.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft "
+        "2020-12",
+    ),
+    (
+        "tuple items",
+        request(
+            tools=[
+                {
+                    "name": "Point",
+                    "input_schema": {
+                        "type": "object",
+                        "properties": {"xy": {"type": "array", "items": [{}, {}]}},
+                    },
+                }
+            ]
+        ),
+        True,
+        "tools.0.custom.input_schema: JSON schema is invalid",
+    ),
+    (
         "unknown tool_reference",
         request(
             user("go"),
