@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import math
 import threading
 import time
@@ -39,6 +40,7 @@ from pydantic import ValidationError
 from nbagent.errors import ToolError
 from nbagent.mcp.config import HttpSpec, ServerSpec, StdioSpec
 from nbagent.mcp.content import resource_content, tool_result
+from nbagent.mcp.listing import ListingGuard
 from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus
 from nbagent.mcp.stdio import StdioProcess
 from nbagent.mcp.tools import ServerTools, build_tools
@@ -95,6 +97,9 @@ class Connection:
         self._protocol: str | None = None
         self._connect_seconds: float | None = None
         self._skipped: tuple[str, ...] = ()
+        self._adjusted: tuple[str, ...] = ()
+        self._with_output_schema: set[str] = set()
+        self._guard = ListingGuard(lambda: None)
         self._tools = ServerTools(name, registry)
         self._client: Client | None = None
         self._process: StdioProcess | None = None
@@ -124,6 +129,7 @@ class Connection:
                 protocol_version=self._protocol,
                 connect_seconds=self._connect_seconds,
                 skipped=self._skipped,
+                adjusted=self._adjusted,
             )
 
     def tools(self) -> list[Tool]:
@@ -243,7 +249,14 @@ class Connection:
             raise
 
     async def _call(self, client: Client, remote: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call a tool on the loop and map its result."""
+        """Call a tool on the loop and map its result.
+
+        The SDK checks the result of a tool with an ``outputSchema`` with ``jsonschema``, which
+        it imports on the loop at the first such call (a second or more, with every server
+        waiting): the call waits for the import on its own thread instead.
+        """
+        if remote in self._with_output_schema:
+            await asyncio.wrap_future(warm_jsonschema())
         result = await client.call_tool(remote, arguments)
         return tool_result(result, self.settings.max_output_chars)
 
@@ -349,8 +362,9 @@ class Connection:
             transport: Any = process.open()
         else:
             transport = http_transport(spec)
+        guard = self._guard = ListingGuard(lambda: client.protocol_version)
         client = Client(
-            transport,
+            guard.around(transport),
             message_handler=self._on_message,
             cache=None,
             client_info=types.Implementation(name="nbagent", version=nbagent.__version__),
@@ -429,7 +443,14 @@ class Connection:
     async def _relist(self, client: Client) -> None:
         """Fetch every page of the tool listing and bring the registry up to date."""
         listed = await _all_pages(lambda cursor: client.list_tools(cursor=cursor), "tools")
-        self._update(skipped=self._tools.publish(build_tools(self.name, listed, self.call)))
+        refused, typed = self._guard.take()
+        self._with_output_schema = {tool.name for tool in listed if tool.output_schema}
+        if self._with_output_schema:
+            warm_jsonschema()
+        listing = await anyio.to_thread.run_sync(
+            build_tools, self.name, listed, self.call, refused, typed
+        )
+        self._update(skipped=self._tools.publish(listing), adjusted=listing.adjusted)
 
     def _drop_tools(self) -> None:
         """Unregister all of the server's tools."""
@@ -461,3 +482,25 @@ async def _all_pages(fetch: Callable[[str | None], Awaitable[Any]], kind: str) -
         seen.add(cursor)
     logger.warning("MCP listing of %s has more than %d pages; stopped there", kind, MAX_PAGES)
     return items
+
+
+@functools.cache
+def warm_jsonschema() -> concurrent.futures.Future[None]:
+    """Import ``jsonschema`` on a thread of its own, once per process (about a second).
+
+    Returns:
+        A future that is done when the import has finished.
+    """
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def work() -> None:
+        try:
+            import jsonschema.validators  # noqa: F401
+            import referencing  # noqa: F401
+        except BaseException as exc:
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
+
+    threading.Thread(target=work, name="nbagent-jsonschema", daemon=True).start()
+    return future

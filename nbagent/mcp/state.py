@@ -35,6 +35,8 @@ class ServerStatus:
     """How long the last successful connection took, tool listing included."""
     skipped: tuple[str, ...] = ()
     """Tools left out of the registry, one line each saying why."""
+    adjusted: tuple[str, ...] = ()
+    """Changes made to loaded tools' schemas so that the API takes them, one line each."""
 
 
 @dataclass(frozen=True)

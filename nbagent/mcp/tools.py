@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from nbagent.errors import ToolDefinitionError
 from nbagent.registry import ToolRegistry
+from nbagent.schema_upgrade import UnusableSchema, prepare
 from nbagent.secrets import get_logger
 from nbagent.text import MCP_PREFIX
 from nbagent.tool import Tool
@@ -99,31 +100,40 @@ class Listing:
     """The usable tools, by registered name."""
     remote_names: dict[str, str]
     """Each registered name's tool name on the server."""
-    skipped: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
     """One line per tool left out, saying why."""
+    adjusted: tuple[str, ...] = ()
+    """One line per change made to a loaded tool's schema so that the API takes it."""
 
 
 def build_tools(
     server: str,
     listed: Iterable[Any],
     call: Callable[[str, dict[str, Any]], Any],
+    refused: Mapping[str, str] | None = None,
+    typed: Collection[str] = (),
 ) -> Listing:
     """Turn a server's ``tools/list`` entries into deferred Tools.
 
-    A tool whose definition is unusable (a malformed input schema, a name that clashes
-    once cleaned) is skipped with a warning; the others load.
+    Each input schema is made into draft 2020-12 (:func:`~nbagent.schema_upgrade.prepare`);
+    a tool whose schema cannot be (its root is not an object) or whose name clashes once
+    cleaned is skipped with a warning; the others load.
 
     Args:
         server: The server's name.
         listed: The listing's ``mcp_types.Tool`` entries, every page.
         call: ``call(remote_name, arguments)``, what each tool's handler runs.
+        refused: Tools the SDK could not read, taken out of the listing before it (by
+            :class:`~nbagent.mcp.listing.ListingGuard`), with why.
+        typed: Tools whose root schema was given ``"type": "object"`` on the way.
 
     Returns:
-        The tools, their remote names, and what was skipped.
+        The tools, their remote names, what was skipped and what was changed.
     """
     tools: dict[str, Tool] = {}
     remote: dict[str, str] = {}
-    skipped: list[str] = []
+    skipped = [f"{name}: the server lists it with {why}" for name, why in (refused or {}).items()]
+    adjusted: list[str] = []
     for entry in listed:
         name = tool_name(server, entry.name)
         if name in tools:
@@ -132,10 +142,11 @@ def build_tools(
         annotations = entry.annotations
         read_only = bool(annotations and annotations.read_only_hint)
         try:
+            prepared = prepare(entry.input_schema)
             tools[name] = Tool(
                 name=name,
                 description=entry.description or "",
-                input_schema=entry.input_schema,
+                input_schema=prepared.schema,
                 handler=_handler(call, entry.name),
                 read_only=read_only,
                 concurrency_safe=read_only,
@@ -143,13 +154,19 @@ def build_tools(
                 is_mcp=True,
                 server=server,
             )
-        except ToolDefinitionError as exc:
-            skipped.append(f"{entry.name}: {exc}")
+        except (UnusableSchema, ToolDefinitionError) as exc:
+            what = f"its inputSchema: {exc}" if isinstance(exc, UnusableSchema) else str(exc)
+            skipped.append(f"{entry.name}: {what}")
             continue
         remote[name] = entry.name
+        adjusted += [f"{entry.name}: inputSchema {change}" for change in prepared.changes]
     for line in skipped:
         logger.warning("MCP server %r: skipped tool %s", server, line)
-    return Listing(tools=tools, remote_names=remote, skipped=tuple(skipped))
+    retyped = [f'{name}: inputSchema (root): "type": "object" added' for name in typed]
+    adjusted = [line for line in retyped if line.partition(":")[0] in remote.values()] + adjusted
+    return Listing(
+        tools=tools, remote_names=remote, skipped=tuple(skipped), adjusted=tuple(adjusted)
+    )
 
 
 def same_definition(a: Tool, b: Tool) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -65,24 +66,76 @@ def test_an_unreachable_address_is_reported(make_manager: Make) -> None:
     assert status.last_error.startswith(f"cannot reach http://127.0.0.1:{port}/mcp: ")
 
 
-def test_a_malformed_tool_schema_skips_that_tool_only(
+def test_an_invalid_keyword_in_a_tool_schema_is_left_out_and_the_tool_loads(
+    make_manager: Make,
+) -> None:
+    registry = ToolRegistry()
+    manager = make_manager(registry)
+    manager.add("shaky", fixture("malformed.py"))
+    assert manager.wait_ready(READY)
+    [status] = manager.status()
+    assert status.state == "connected" and status.skipped == ()
+    assert [t.name for t in manager.tools("shaky")] == [
+        "mcp__shaky__good_one",
+        "mcp__shaky__broken",
+        "mcp__shaky__good_two",
+    ]
+    assert registry.get("mcp__shaky__broken").input_schema == {
+        "type": "object",
+        "properties": {"x": {}},
+    }
+    [note] = status.adjusted
+    assert note.startswith("broken: inputSchema properties/x/type: left out, not valid JSON Schema")
+    assert registry.get("mcp__shaky__good_two").call({"text": "fine"}).content == "fine"
+
+
+def test_a_server_without_an_sdk_listing_bad_tools_loads_the_others(
     make_manager: Make, caplog: pytest.LogCaptureFixture
 ) -> None:
     registry = ToolRegistry()
     manager = make_manager(registry)
     with caplog.at_level(logging.WARNING, logger="nbagent.mcp"):
-        manager.add("shaky", fixture("malformed.py"))
+        manager.add("raw", fixture("raw_jsonrpc.py"))
         assert manager.wait_ready(READY)
     [status] = manager.status()
-    assert status.state == "connected" and status.tool_count == 2
-    assert [t.name for t in manager.tools("shaky")] == [
-        "mcp__shaky__good_one",
-        "mcp__shaky__good_two",
+    assert status.state == "connected", status.last_error
+    loaded = {t.name.removeprefix("mcp__raw__"): t for t in manager.tools("raw")}
+    assert list(loaded) == ["echo", "no_type", "empty", "read_pdf", "point", "bad_keyword"]
+    assert [line.split(":")[0] for line in status.skipped] == ["array_root", "not_a_dict", "None"]
+    assert (
+        "array_root: the server lists it with inputSchema.type: Input should be 'object'"
+        in (status.skipped[0])
+    )
+    assert "'raw': skipped tool array_root" in caplog.text
+    assert loaded["empty"].input_schema == {"type": "object"}
+    assert loaded["no_type"].input_schema["type"] == "object"
+    assert loaded["read_pdf"].input_schema == {
+        "$id": "http://example.com/read_pdf.json",
+        "type": "object",
+        "properties": {
+            "page": {"type": "integer", "minimum": 1},
+            "scale": {"type": "number", "exclusiveMinimum": 0},
+            "mode": {"$ref": "#/$defs/Mode"},
+            "path": {"type": "string"},
+        },
+        "required": ["path"],
+        "$defs": {"Mode": {"type": "string", "enum": ["text", "layout"]}},
+    }
+    assert loaded["point"].input_schema["properties"]["xy"]["prefixItems"] == [
+        {"type": "number"},
+        {"type": "number"},
     ]
-    [skipped] = status.skipped
-    assert skipped.startswith("broken: Tool 'mcp__shaky__broken': input_schema is not valid")
-    assert "'shaky': skipped tool broken" in caplog.text
-    assert registry.get("mcp__shaky__good_two").call({"text": "fine"}).content == "fine"
+    notes = "\n".join(status.adjusted)
+    assert 'no_type: inputSchema (root): "type": "object" added' in notes
+    assert "read_pdf: inputSchema properties/scale: exclusiveMinimum true became" in notes
+    assert "bad_keyword: inputSchema properties/word/minLength: left out" in notes
+    result = loaded["read_pdf"].call({"path": "a.pdf", "mode": "text"})
+    assert json.loads(str(result.content)) == {
+        "tool": "read_pdf",
+        "arguments": {"path": "a.pdf", "mode": "text"},
+    }
+    with pytest.raises(ToolError, match="must be one of|is not one of"):
+        loaded["read_pdf"].call({"path": "a.pdf", "mode": "poster"})
 
 
 def test_a_server_that_floods_its_output_still_works(

@@ -76,7 +76,7 @@ def listed(name: str, schema: Any = OBJECT, **fields: Any) -> types.Tool:
     return types.Tool(name=name, input_schema=schema, **fields)
 
 
-def test_build_keeps_good_tools_and_skips_malformed_ones(caplog: pytest.LogCaptureFixture) -> None:
+def test_build_mends_what_it_can_and_skips_the_rest(caplog: pytest.LogCaptureFixture) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
     with caplog.at_level(logging.WARNING, "nbagent.mcp"):
         listing = build_tools(
@@ -92,17 +92,30 @@ def test_build_keeps_good_tools_and_skips_malformed_ones(caplog: pytest.LogCaptu
             ],
             lambda remote, arguments: calls.append((remote, arguments)) or "done",
         )
-    assert list(listing.tools) == ["mcp__srv__search", "mcp__srv__peek"]
-    assert [line.split(":")[0] for line in listing.skipped] == ["bad", "scalar", "peek"]
-    assert "clashes" in listing.skipped[2]
-    assert "bad" in caplog.text and "scalar" in caplog.text
+    assert list(listing.tools) == ["mcp__srv__search", "mcp__srv__bad", "mcp__srv__peek"]
+    assert [line.split(":")[0] for line in listing.skipped] == ["scalar", "peek"]
+    assert "its root must be an object schema" in listing.skipped[0]
+    assert "clashes" in listing.skipped[1]
+    assert "scalar" in caplog.text
+    assert listing.tools["mcp__srv__bad"].input_schema == {
+        "type": "object",
+        "properties": {"x": {}},
+    }
+    assert listing.adjusted == (
+        "bad: inputSchema properties/x/type: left out, not valid JSON Schema 2020-12 ('nonsense' "
+        "is not valid under any of the given schemas)",
+    )
 
-    search, peek = listing.tools.values()
+    search, _, peek = listing.tools.values()
     assert (search.is_mcp, search.server, search.description) == (True, "srv", "Search things.")
     assert search.search_hint == "Finder" and not search.read_only
     assert (peek.read_only, peek.concurrency_safe, peek.search_hint) == (True, True, "Peek")
     assert ToolRegistry([search]).is_deferred(search)
-    assert listing.remote_names == {"mcp__srv__search": "search", "mcp__srv__peek": "peek"}
+    assert listing.remote_names == {
+        "mcp__srv__search": "search",
+        "mcp__srv__bad": "bad",
+        "mcp__srv__peek": "peek",
+    }
 
     assert search.call({"q": "x"}).content == "done"
     assert calls == [("search", {"q": "x"})]
