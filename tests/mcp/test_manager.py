@@ -281,3 +281,34 @@ def test_the_sdk_is_imported_on_the_managers_thread_only() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "failed\n"
+
+
+PROBE_IMPORTS = """
+import sys, threading
+imported = []
+def hook(event, args):
+    if event == "import" and args[0].startswith("jsonschema"):
+        imported.append(threading.current_thread().name)
+sys.addaudithook(hook)
+from nbagent.mcp import McpManager
+from nbagent.registry import ToolRegistry
+registry = ToolRegistry()
+with McpManager(registry) as manager:
+    manager.add("basic", {"command": sys.executable, "args": [sys.argv[1]]})
+    assert manager.wait_ready(60), manager.status()
+    print(registry.get("mcp__basic__echo").call({"text": "structured"}).content)
+print(sorted(set(imported)))
+"""
+
+
+def test_jsonschema_is_imported_off_the_mcp_loop_before_the_first_output_schema_call() -> None:
+    # The SDK checks structured results with jsonschema, imported at the first call: on the
+    # one loop every server shares, that import (about a second) would stall them all.
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE_IMPORTS, fixture("basic.py")["args"][0]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.splitlines() == ["structured", "['nbagent-jsonschema']"]
