@@ -55,3 +55,9 @@ def test_quick_run_prints_a_table(script: str, header: str) -> None:
     header_at = next(i for i, line in enumerate(lines) if line.startswith(header))
     assert re.fullmatch(r"\|( -{3}:? \|)+", lines[header_at + 1])
     assert lines[header_at + 2].startswith("| ")
+
+
+@pytest.mark.slow
+def test_kernel_responsiveness_quick_run_prints_a_table() -> None:
+    """The responsiveness benchmark (two real kernels, MCP servers starting) prints its table."""
+    test_quick_run_prints_a_table("kernel_responsiveness.py", "| phase | cells |")
