@@ -70,6 +70,10 @@ class Loaded:
 _loaded: dict[int, Loaded] = {}
 """What the extension set up in each shell (by id)."""
 
+CONSOLE_LOGGERS = ("nbagent", "mcp")
+"""Loggers whose records go to the kernel's console: nbagent's own, and the MCP SDK's (which
+logs a dropped HTTP stream with its traceback)."""
+
 
 def load(shell: Any) -> Loaded:
     """Set up nbagent in a shell (``%load_ext nbagent``); a second call changes nothing.
@@ -153,7 +157,8 @@ def _not_started_notice(config: McpConfig) -> str:
 
 
 def _log_to_the_kernel_console() -> logging.Handler:
-    """Send nbagent's log records to the kernel process's stderr, not into the running cell.
+    """Send nbagent's and the MCP SDK's log records to the kernel process's stderr, not into
+    the running cell.
 
     A record with no handler of its own ends on ``sys.stderr``, which in a kernel is the
     running cell's output: a handled tool error would print its traceback into the notebook
@@ -165,9 +170,10 @@ def _log_to_the_kernel_console() -> logging.Handler:
     """
     handler = logging.StreamHandler(sys.__stderr__)
     handler.setFormatter(logging.Formatter("[nbagent %(levelname)s %(name)s] %(message)s"))
-    logger = logging.getLogger("nbagent")
-    logger.addHandler(handler)
-    logger.propagate = False
+    for name in CONSOLE_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.propagate = False
     return handler
 
 
@@ -207,9 +213,10 @@ def unload(shell: Any) -> None:
     if loaded.frontend is not None:
         loaded.frontend.close()
     if loaded.log_handler is not None:
-        logger = logging.getLogger("nbagent")
-        logger.removeHandler(loaded.log_handler)
-        logger.propagate = True
+        for name in CONSOLE_LOGGERS:
+            logger = logging.getLogger(name)
+            logger.removeHandler(loaded.log_handler)
+            logger.propagate = True
     loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager
     for magics in (loaded.agent_magics, loaded.mcp_magics):

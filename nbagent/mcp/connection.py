@@ -7,9 +7,10 @@ tools as one batch, then keeps them current until the connection is lost:
 - tool-list changes arrive as ``notifications/tools/list_changed`` (protocol 2025 and
   earlier) or on a ``subscriptions/listen`` stream (protocol 2026-07-28); either re-lists
   the tools (every page) and updates the registry with what changed;
-- a loss is noticed from the process's exit (stdio), the end of the listen stream, or a
+- a loss is noticed from the process's exit (stdio), the end of the listen stream, a
   failed re-listing (HTTP servers without change events are re-listed every
-  ``poll_interval`` seconds);
+  ``poll_interval`` seconds), or an HTTP server's silence to the liveness probe sent every
+  ``probe_interval`` seconds;
 - on loss the tools are unregistered and the server is restarted as
   :class:`~nbagent.mcp.state.RestartPolicy` says.
 
@@ -44,7 +45,7 @@ from nbagent.mcp.listing import ListingGuard
 from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus
 from nbagent.mcp.stdio import StdioProcess
 from nbagent.mcp.tools import ServerTools, build_tools
-from nbagent.mcp.transports import describe_failure, http_transport
+from nbagent.mcp.transports import HttpStatus, describe_failure, http_transport
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
 from nbagent.tool import Tool, ToolResult
@@ -100,6 +101,7 @@ class Connection:
         self._adjusted: tuple[str, ...] = ()
         self._with_output_schema: set[str] = set()
         self._guard = ListingGuard(lambda: None)
+        self._http_status = HttpStatus()
         self._tools = ServerTools(name, registry)
         self._client: Client | None = None
         self._process: StdioProcess | None = None
@@ -224,7 +226,8 @@ class Connection:
             except MCPError as exc:
                 if exc.code != types.CONNECTION_CLOSED:
                     raise ToolError(
-                        f"MCP server {self.name!r} answered with an error: {exc.message}"
+                        f"MCP server {self.name!r} answered with an error: "
+                        + self._http_status.explain(exc.message)
                     ) from None
                 with anyio.move_on_after(GRACE_FOR_REASON):
                     await self._lost.wait()
@@ -288,7 +291,7 @@ class Connection:
             try:
                 reason = await self._connect_and_serve()
             except Exception as exc:
-                reason = describe_failure(exc, self.spec, self._process)
+                reason = self._why(exc)
             self._client = None
             self._drop_tools()
             uptime = time.monotonic() - self._connected_at if self._connected_at else 0.0
@@ -342,6 +345,8 @@ class Connection:
                 async with anyio.create_task_group() as tasks:
                     tasks.start_soon(self._relister, client)
                     tasks.start_soon(self._watch, client)
+                    if isinstance(self.spec, HttpSpec):
+                        tasks.start_soon(self._probe, client)
                     await self._lost.wait()
                     tasks.cancel_scope.cancel()
                 self._client = None
@@ -361,7 +366,8 @@ class Connection:
             )
             transport: Any = process.open()
         else:
-            transport = http_transport(spec)
+            self._http_status = HttpStatus()
+            transport = http_transport(spec, self._http_status)
         guard = self._guard = ListingGuard(lambda: client.protocol_version)
         client = Client(
             guard.around(transport),
@@ -390,7 +396,7 @@ class Connection:
             except (MCPError, TimeoutError, ValidationError) as exc:
                 logger.warning("MCP server %r: re-listing tools failed: %s", self.name, exc)
                 if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED:
-                    self._lose(describe_failure(exc, self.spec, self._process))
+                    self._lose(self._why(exc))
 
     async def _watch(self, client: Client) -> None:
         """Follow the server's change events; re-list HTTP servers that send none."""
@@ -428,8 +434,35 @@ class Connection:
                 with anyio.fail_after(self.settings.connect_timeout):
                     await self._relist(client)
             except Exception as exc:
-                self._lose(f"stopped answering: {describe_failure(exc, self.spec, self._process)}")
+                self._lose(f"stopped answering: {self._why(exc)}")
                 return
+
+    async def _probe(self, client: Client) -> None:
+        """Ask an HTTP server now and then whether it is there; no answer means it is gone.
+
+        Any answer counts, an error too: only a failed connection or silence is a loss.
+        """
+        interval = self.settings.probe_interval
+        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        while True:
+            await anyio.sleep(interval)
+            try:
+                with anyio.fail_after(interval):
+                    if modern:
+                        await client.session.send_discover(str(client.protocol_version))
+                    else:
+                        await client.session.send_ping()
+            except MCPError as exc:
+                if exc.code == types.CONNECTION_CLOSED:
+                    self._lose(f"stopped answering: {self._why(exc)}")
+                    return
+            except Exception as exc:
+                self._lose(f"stopped answering: {self._why(exc)}")
+                return
+
+    def _why(self, exc: BaseException) -> str:
+        """Say why the server could not be reached or went away, with its HTTP status."""
+        return self._http_status.explain(describe_failure(exc, self.spec, self._process))
 
     def _lose(self, reason: str) -> None:
         """Note that the connection is lost (the first reason wins): its tools go at once."""

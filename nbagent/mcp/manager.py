@@ -74,6 +74,7 @@ class McpManager:
         call_timeout: Seconds a tool call may take.
         poll_interval: Seconds between re-listings of HTTP servers that send no change
             events.
+        probe_interval: Seconds between liveness probes of HTTP servers.
         max_output_chars: Characters of text one tool result may send to the model.
         restart: When a server that went away is restarted.
     """
@@ -85,6 +86,7 @@ class McpManager:
         connect_timeout: float = 30.0,
         call_timeout: float = 300.0,
         poll_interval: float = 30.0,
+        probe_interval: float = 5.0,
         max_output_chars: int = 100_000,
         restart: RestartPolicy | None = None,
     ) -> None:
@@ -97,6 +99,7 @@ class McpManager:
             connect_timeout=connect_timeout,
             call_timeout=call_timeout,
             poll_interval=poll_interval,
+            probe_interval=probe_interval,
             max_output_chars=max_output_chars,
             restart=restart or RestartPolicy(),
         )

@@ -82,6 +82,10 @@ class ConnectionSettings:
     poll_interval: float = 30.0
     """Seconds between re-listings of an HTTP server that sends no change events (the
     re-listing also tells whether it is still there)."""
+    probe_interval: float = 5.0
+    """Seconds between liveness probes of an HTTP server (``ping``; ``server/discover`` from
+    protocol 2026-07-28 on, which has no ping): one that stops answering is noticed within
+    about twice this."""
     max_output_chars: int = 100_000
     """Characters of text one tool result may send to the model."""
     restart: RestartPolicy = RestartPolicy()

@@ -225,3 +225,35 @@ def test_restart_tries_again_after_a_failure(make_manager: Make, tmp_path: objec
     assert manager.status()[0].state == "connecting"
     assert manager.wait_ready(READY)
     assert manager.status()[0].state == "failed" and manager.status()[0].restarts == 0
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_an_http_server_that_dies_is_noticed_by_the_probe(
+    make_manager: Make, transport: str
+) -> None:
+    # poll_interval is an hour: only the liveness probe can notice the death.
+    registry = ToolRegistry()
+    manager = make_manager(registry, poll_interval=3600, probe_interval=1)
+    with http_server("basic.py", transport=transport) as web:
+        manager.add("web", {"type": transport, "url": web.url})
+        assert manager.wait_ready(READY)
+        assert manager.status()[0].state == "connected"
+        web.process.kill()
+        assert wait_until(lambda: manager.status()[0].state != "connected", 60)
+    [status] = manager.status()
+    assert status.tool_count == 0 and "mcp__web__echo" not in registry
+    assert status.last_error and not status.last_error.endswith(": ")
+
+
+def test_an_http_error_status_is_named_in_the_call_error(make_manager: Make) -> None:
+    registry = ToolRegistry()
+    manager = make_manager(registry)
+    with http_server("basic.py", "--refuse-calls", "503") as web:
+        manager.add("web", {"type": "http", "url": web.url})
+        assert manager.wait_ready(READY)
+        with pytest.raises(ToolError) as raised:
+            registry.get("mcp__web__echo").call({"text": "hi"})
+    assert str(raised.value) == (
+        "MCP server 'web' answered with an error: Server returned an error response "
+        "(HTTP 503 Service Unavailable)"
+    )

@@ -39,6 +39,9 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--start-delay", type=float, default=0.0)
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--page-size", type=int, default=0)
+    parser.add_argument(
+        "--refuse-calls", type=int, default=0, help="HTTP status to answer every tools/call with"
+    )
     return parser.parse_args(argv)
 
 
@@ -99,6 +102,8 @@ def serve(server: MCPServer, opts: argparse.Namespace) -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     app = server.sse_app() if opts.transport == "sse" else server.streamable_http_app()
+    if opts.refuse_calls:
+        app = _refusing_calls(app, opts.refuse_calls)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     tmp = f"{opts.port_file}.tmp"
     with open(tmp, "w") as handle:
@@ -125,3 +130,34 @@ async def _serve_legacy_stdio(server: MCPServer) -> None:
                 NotificationOptions(tools_changed=True)
             ),
         )
+
+
+def _refusing_calls(app: Any, status: int) -> Any:
+    """Wrap an ASGI app so that it answers every ``tools/call`` POST with a bare HTTP status."""
+
+    async def refusing(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if b'"tools/call"' in body:
+            await send({"type": "http.response.start", "status": status, "headers": []})
+            await send({"type": "http.response.body", "body": b"refused"})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return refusing
