@@ -10,6 +10,7 @@ This module depends on the events only, never on the agent loop.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
+from nbagent.notices import Notices
 from nbagent.text import first_line
 from nbagent.transcript import STATE_WORDS, Answer, Call, Item, Transcript, item_text, visible
 
@@ -187,3 +189,28 @@ def table_cell(text: str | None, width: int = 80) -> str:
         The cell's text.
     """
     return first_line(text, width).replace("|", "\\|")
+
+
+def code_block(text: str) -> str:
+    """A Markdown fenced block that shows a text as it is (a fence longer than any inside).
+
+    Args:
+        text: Any text, e.g. a server's stderr.
+
+    Returns:
+        The block.
+    """
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+def show_notices(notices: Notices) -> None:
+    """Show what background work has to tell the user (once), as a quoted block.
+
+    Args:
+        notices: The queue; it is emptied.
+    """
+    lines = notices.take()
+    if lines:
+        display(Markdown("\n".join(f"> {line}  " for line in lines)))

@@ -24,7 +24,7 @@ from nbagent.config import NbAgent
 from nbagent.display import Markdown, in_kernel
 from nbagent.errors import NbAgentError
 from nbagent.magics import AgentMagics
-from nbagent.mcp_magics import McpMagics
+from nbagent.mcp_magics import FIX_CONFIG, McpMagics
 from nbagent.registry import ToolRegistry
 from nbagent.session import Session
 
@@ -134,7 +134,7 @@ def load(shell: Any) -> Loaded:
     try:
         config = session.start_servers()
     except NbAgentError as exc:
-        display(Markdown(f"> **MCP configuration not used**: {exc}"))
+        display(Markdown(f"> **MCP configuration not used**: {exc} {FIX_CONFIG}"))
     else:
         if config is not None and config.problems:
             display(Markdown(_not_started_notice(config)))

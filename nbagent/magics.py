@@ -16,7 +16,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from nbagent.agent import Agent, AgentResult
-from nbagent.display import CellTranscript, Markdown, table_cell
+from nbagent.display import CellTranscript, Markdown, show_notices, table_cell
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
@@ -107,6 +107,8 @@ class AgentMagics(Magics):
         if args.max_turns is not None and args.max_turns < 1:
             raise UsageError("--max-turns must be at least 1.")
         agent = self._agent_for(args)
+        if self.session.mcp_manager is not None:
+            show_notices(self.session.mcp_manager.notices)
         if self.session.frontend is not None:
             self.session.frontend.open()
         try:

@@ -9,18 +9,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from IPython.display import display
 
-from nbagent.display import Markdown, table_cell
+from nbagent.display import Markdown, show_notices, table_cell
 from nbagent.errors import NbAgentError
+from nbagent.mcp.report import problems, server_log
 
 USAGE = (
-    "%mcp list | add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...] | "
+    "%mcp list | log NAME | add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...] | "
     "add -t http|sse [-H 'Name: value'] NAME URL | add-json NAME JSON | "
     "remove NAME | restart NAME | tools NAME"
 )
 """The one-line summary shown with usage errors."""
+
+FIX_CONFIG = "None of its servers started: fix it, then `%reload_ext nbagent`."
+"""What to do about a configuration file that was not used at all."""
 
 _OPTIONS = {
     "-t": "transport",
@@ -52,15 +56,19 @@ class McpMagics(Magics):
         super().__init__(shell)
         self.manager = manager
 
+    @no_var_expand
     @line_magic
     def mcp(self, line: str) -> None:
         """Manage the MCP servers whose tools the agent can use (as deferred tools).
 
         Usage::
 
-            %mcp list                                  servers, state, tool counts, last error
+            %mcp list                                  servers, state, tool counts, problems
                                                        (configured ones left out: disabled,
                                                        or not started with their faults)
+            %mcp log NAME                              a server's command, history, full
+                                                       last error, stderr, tools left out
+                                                       and schemas mended
             %mcp add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...]
                                                        start a stdio server
             %mcp add -t http|sse [-H 'Name: value'] NAME URL
@@ -79,7 +87,10 @@ class McpMagics(Magics):
 
         Servers connect in the background: a cell never waits for them. Servers configured in
         ``.mcp.json`` (beside the notebook), ``~/.nbagent/mcp.json`` or
-        ``c.NbAgent.mcp_config`` start when nbagent loads.
+        ``c.NbAgent.mcp_config`` start when nbagent loads. What they report in the
+        background (a failure, a restart, tools left out) is shown at the next ``%mcp``
+        command or ``%%agent`` cell. The line is read as written: ``$NAME`` and ``{expr}``
+        are not filled in from the notebook's variables (``${VAR}`` is the environment's).
         """
         try:
             words = shlex.split(line)
@@ -91,6 +102,7 @@ class McpMagics(Magics):
         handler = getattr(self, "_" + command.replace("-", "_"), None)
         if not command[:1].isalpha() or handler is None:
             raise UsageError(f"Unknown %mcp command {command!r}. {USAGE}")
+        show_notices(self.manager.notices)
         try:
             handler(args)
         except NbAgentError as exc:
@@ -100,27 +112,44 @@ class McpMagics(Magics):
         _no_more(args, "list")
         statuses = self.manager.status()
         not_started = self.manager.not_started()
+        fault = self.manager.config_fault()
+        parts = [f"> **Configuration not used**: {fault} {FIX_CONFIG}"] if fault else []
         if not statuses and not not_started:
-            display(Markdown("No MCP server. Add one with `%mcp add NAME -- COMMAND ARGS...`."))
+            parts.append("No MCP server. Add one with `%mcp add NAME -- COMMAND ARGS...`.")
+            display(Markdown("\n\n".join(parts)))
             return
-        rows = "\n".join(
-            [
-                f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
-                f"{s.restarts} | {table_cell(s.last_error)} |"
-                for s in statuses
-            ]
-            + [
-                f"| `{name}` | {why if why == 'disabled' else 'not started'} |  |  |  |  | "
-                f"{'' if why == 'disabled' else table_cell(why, 400)} |"
-                for name, why in not_started.items()
-            ]
+        rows = [
+            f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
+            f"{s.restarts} | {table_cell(problems(s), 300)} |"
+            for s in statuses
+        ] + [
+            f"| `{name}` | {why if why == 'disabled' else 'not started'} |  |  |  |  | "
+            f"{'' if why == 'disabled' else table_cell(why, 400)} |"
+            for name, why in not_started.items()
+        ]
+        parts.append(
+            "| server | state | transport | tools | pid | restarts | problem |\n"
+            "|---|---|---|---|---|---|---|\n" + "\n".join(rows)
         )
-        display(
-            Markdown(
-                "| server | state | transport | tools | pid | restarts | last error |\n"
-                f"|---|---|---|---|---|---|---|\n{rows}"
+        if any(problems(s) for s in statuses):
+            parts.append(
+                "`%mcp log NAME` shows a server's history, its stderr and its tools left out."
             )
-        )
+        display(Markdown("\n\n".join(parts)))
+
+    def _log(self, args: list[str]) -> None:
+        name = _one_name(args, "log")
+        not_started = self.manager.not_started()
+        if name in not_started and name not in {s.name for s in self.manager.status()}:
+            why = not_started[name]
+            text = (
+                "is disabled in its configuration"
+                if why == "disabled"
+                else f"was not started: {why}"
+            )
+            display(Markdown(f"`{name}` {text}"))
+            return
+        display(Markdown(server_log(self.manager.status_of(name))))
 
     def _add(self, args: list[str]) -> None:
         line = _read_add(args)

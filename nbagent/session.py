@@ -227,8 +227,12 @@ class Session:
                     logger.warning("MCP server %s was not removed", name, exc_info=True)
             try:
                 self.start_servers()
-            except Exception as exc:  # noqa: BLE001 - shown where the user looks: %mcp list
+            except Exception as exc:  # noqa: BLE001 - told at the next %%agent or %mcp
                 logger.warning("MCP configuration not used: %s", exc)
+                self.mcp_manager.notices.add(
+                    f"**MCP configuration not used**: {exc} None of its servers started: fix "
+                    "it, then set `c.NbAgent.mcp_config` again."
+                )
 
         previous = self._restarting
 

@@ -221,16 +221,12 @@ def test_the_mcp_config_setting_wins_over_mcp_json(
         assert not any(name.startswith("mcp__beside__") for name in mcp_tools(client))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="McpManager.start raises on the unreadable file before it resets _not_started, so "
-    "%mcp list keeps the previous configuration's disabled and not-started rows",
-)
-def test_switching_to_a_file_that_is_not_json_leaves_no_stale_rows(
+def test_switching_to_a_file_that_is_not_json_leaves_no_stale_rows_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``%config NbAgent.mcp_config`` to a broken file: the old servers stop, and ``%mcp
-    list`` no longer shows the old file's entries as if they were configured."""
+    """``%config NbAgent.mcp_config`` to a broken file: the old servers stop, ``%mcp list``
+    no longer shows the old file's entries as if they were configured, and says why the new
+    one was not used and what to do (once as a notice, then in its table's place)."""
     monkeypatch.delenv(UNSET, raising=False)
     (tmp_path / "five.json").write_text(json.dumps(five_entries()))
     (tmp_path / "broken.json").write_text("mcpServers:\n  basic:\n    command: python\n")
@@ -246,9 +242,16 @@ def test_switching_to_a_file_that_is_not_json_leaves_no_stale_rows(
             if "False" in execute(client, SWITCHING).text:
                 break
             execute(client, "import time; time.sleep(0.2)")
-        rows = table_rows(markdown(execute(client, "%mcp list")))
+        listing = markdown(execute(client, "%mcp list"))
+        rows = table_rows(listing)
         assert "basic" not in rows and not servers_running(manager, "basic.py")
         assert not {"off", "stringargs", "numberenv", "token"} & set(rows), rows
+        assert "**MCP configuration not used**" in listing  # the notice, once
+        assert "**Configuration not used**" in listing and "is not valid JSON" in listing
+        assert "fix it, then `%reload_ext nbagent`" in listing
+        again = markdown(execute(client, "%mcp list"))
+        assert "**MCP configuration not used**" not in again
+        assert "**Configuration not used**" in again
 
 
 def test_a_file_that_is_not_json_is_named_in_one_line_and_the_kernel_works(
@@ -276,6 +279,7 @@ def test_a_file_that_is_not_json_is_named_in_one_line_and_the_kernel_works(
         listing = execute(client, "%mcp list")
         no_traceback(listing)
         assert table_rows(markdown(listing)) == {}, markdown(listing)
+        assert "**Configuration not used**" in markdown(listing)
 
         added = execute(client, f"%mcp add basic -- {sys.executable} {FIXTURES / 'basic.py'}")
         no_traceback(added)

@@ -221,7 +221,7 @@ def test_pasted_lines_start_real_servers(ip: InteractiveShell) -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("%mcp", "%mcp list | add [-e KEY=VALUE] NAME"),
+        ("%mcp", "%mcp list | log NAME | add [-e KEY=VALUE] NAME"),
         ("%mcp dance", "Unknown %mcp command 'dance'"),
         ("%mcp _list", "Unknown %mcp command '_list'"),
         ("%mcp add", "%mcp add needs a server name: %mcp add NAME -- COMMAND"),
@@ -359,3 +359,83 @@ def test_a_new_mcp_config_stops_the_old_servers_and_starts_its_own(
         assert "mcp__second__add" in nbagent.registry and "mcp__first__add" not in nbagent.registry
     finally:
         ip.run_line_magic("config", "NbAgent.mcp_config = ''")
+
+
+def test_a_crashed_server_is_explained_in_list_in_log_and_in_a_notice_once(
+    ip: InteractiveShell,
+) -> None:
+    old = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'written_for_mcp_1.py'))}"
+    run(ip, f"%mcp add old -- {old}")
+    assert manager(ip).wait_ready(60)
+    hint = "ModuleNotFoundError: No module named 'mcp.server.fastmcp'. This is mcp 2.x"
+
+    _, listing = run(ip, "%mcp list")
+    notice, table = listing.split("| server |")
+    assert notice.startswith("> MCP server `old` failed: exited with code 1: " + hint)
+    assert "`%mcp log old` tells more." in notice
+    assert f"| `old` | failed | stdio | 0 |  | 0 | exited with code 1: {hint}" in table
+    assert "`%mcp log NAME` shows a server's history" in table
+    _, again = run(ip, "%mcp list")
+    assert again.startswith("| server |")  # the notice was shown once
+
+    _, log = run(ip, "%mcp log old")
+    assert log.startswith("**`old`**: failed · stdio · 0 tools")
+    assert f"Runs: `{old}`" in log
+    assert "**Last error**: exited with code 1" in log
+    stderr = log.split("**stderr** (its last lines):")[1].split("**History**")[0]
+    assert "Traceback (most recent call last):" in stderr
+    assert "pin 'mcp<2' to keep running v1 code" in stderr
+    history = log.split("**History**:")[1].splitlines()
+    assert [line.split(" ", 2)[2].split(":")[0] for line in history if line] == [
+        "starting",
+        "failed",
+    ]
+
+
+def test_log_lists_tools_left_out_and_schemas_mended(ip: InteractiveShell) -> None:
+    raw = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'raw_jsonrpc.py'))}"
+    run(ip, f"%mcp add raw -- {raw}")
+    assert manager(ip).wait_ready(60)
+    _, listing = run(ip, "%mcp list")
+    assert "> MCP server `raw` 3 of its tools left out (`array_root`, `not_a_dict`, `None`)" in (
+        listing
+    )
+    assert "| `raw` | connected | stdio | 6 |" in listing and "| 3 tools left out |" in listing
+    _, log = run(ip, "%mcp log raw")
+    left_out = log.split("**Tools left out**:")[1].split("**Schemas mended")[0]
+    assert "- array_root: the server lists it with inputSchema.type: Input should be 'object'" in (
+        left_out
+    )
+    mended = log.split("**Schemas mended so that the API takes them**:")[1]
+    assert "- read_pdf: inputSchema (root): $schema 'http://json-schema.org/draft-04" in mended
+
+
+def test_a_background_failure_is_told_at_the_next_agent_cell(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    run(ip, f"%mcp add gone -- {shlex.quote(sys.executable)} -c 'raise SystemExit(3)'")
+    assert manager(ip).wait_ready(60)
+    fake_api.enqueue(Reply.text("Hello."))
+    result, shown = run(ip, "%%agent\nSay hello.")
+    assert result.success
+    assert shown.startswith("> MCP server `gone` failed: exited with code 3.")
+    fake_api.enqueue(Reply.text("Hello again."))
+    _, shown = run(ip, "%%agent\nAnd again.")
+    assert "MCP server `gone`" not in shown
+
+
+def test_variables_are_not_expanded_in_mcp_lines(
+    ip: InteractiveShell, added: list[tuple[str, Any]]
+) -> None:
+    ip.user_ns["TOKEN"] = "from-the-notebook"
+    run(ip, "%mcp add -t http api https://example.com/mcp -H 'Authorization: Bearer ${TOKEN}'")
+    assert added == [
+        (
+            "api",
+            {
+                "type": "http",
+                "url": "https://example.com/mcp",
+                "headers": {"Authorization": "Bearer ${TOKEN}"},
+            },
+        )
+    ]

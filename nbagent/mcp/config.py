@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from nbagent.mcp.errors import McpConfigError
+from nbagent.secrets import redact
 
 PROJECT_FILE = ".mcp.json"
 """The file name looked up in the notebook's folder (as Claude Code names it)."""
@@ -76,6 +78,12 @@ class StdioSpec:
         """The transport's name: ``stdio``."""
         return "stdio"
 
+    def describe(self) -> str:
+        """Say what is run, for the user: the command line, and the names (not the values)
+        of the variables set (secrets in the command line are redacted)."""
+        env = f" (env: {', '.join(sorted(self.env))})" if self.env else ""
+        return redact(shlex.join([self.command, *self.args])) + env
+
 
 @dataclass(frozen=True)
 class HttpSpec:
@@ -87,6 +95,12 @@ class HttpSpec:
     """Headers sent with every request (``Authorization``, ...)."""
     transport: Literal["http", "sse"] = "http"
     """``http`` (streamable HTTP) or ``sse`` (HTTP+SSE, deprecated by the protocol)."""
+
+    def describe(self) -> str:
+        """Say what is reached, for the user: the URL (secrets redacted), and the names (not
+        the values) of the headers sent."""
+        headers = f" (headers: {', '.join(sorted(self.headers))})" if self.headers else ""
+        return f"{self.transport} {redact(self.url)}{headers}"
 
 
 ServerSpec = StdioSpec | HttpSpec

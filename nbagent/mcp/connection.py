@@ -26,6 +26,7 @@ import functools
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -42,10 +43,11 @@ from nbagent.errors import ToolError
 from nbagent.mcp.config import HttpSpec, ServerSpec, StdioSpec
 from nbagent.mcp.content import resource_content, tool_result
 from nbagent.mcp.listing import ListingGuard
-from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus
+from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus, one_line
 from nbagent.mcp.stdio import StdioProcess
 from nbagent.mcp.tools import ServerTools, build_tools
 from nbagent.mcp.transports import HttpStatus, describe_failure, http_transport
+from nbagent.notices import Notices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
 from nbagent.tool import Tool, ToolResult
@@ -54,6 +56,9 @@ logger = get_logger("nbagent.mcp")
 
 MAX_PAGES = 1000
 """Pages of a listing followed at most (a server whose cursors never end is cut off)."""
+
+HISTORY_LINES = 100
+"""Events of a server's life kept for ``%mcp log``."""
 
 GRACE_FOR_REASON = 1.0
 """Seconds a call that lost its connection waits to learn why (e.g. the exit code)."""
@@ -74,6 +79,7 @@ class Connection:
         loop: The manager's event loop, on which :meth:`run` runs.
         settings: Timeouts and limits.
         on_change: Called, from the loop thread, after every change of state.
+        notices: Where failures, restarts and tools left out are told to the user.
     """
 
     def __init__(
@@ -84,6 +90,7 @@ class Connection:
         loop: asyncio.AbstractEventLoop,
         settings: ConnectionSettings,
         on_change: Callable[[], None],
+        notices: Notices,
     ) -> None:
         self.name = name
         self.spec = spec
@@ -91,6 +98,8 @@ class Connection:
         self.loop = loop
         self.settings = settings
         self._on_change = on_change
+        self._notices = notices
+        self._history: deque[str] = deque(maxlen=HISTORY_LINES)
         self._lock = threading.Lock()
         self._state: ServerState = "connecting"
         self._error: str | None = None
@@ -132,6 +141,9 @@ class Connection:
                 connect_seconds=self._connect_seconds,
                 skipped=self._skipped,
                 adjusted=self._adjusted,
+                target=self.spec.describe(),
+                history=tuple(self._history),
+                stderr=tuple(process.stderr_tail) if process is not None else (),
             )
 
     def tools(self) -> list[Tool]:
@@ -280,6 +292,7 @@ class Connection:
             self._client = None
             self._drop_tools()
             if stopped:
+                self._record("stopped")
                 self._update(state="stopped")
 
     async def _supervise(self) -> None:
@@ -297,22 +310,22 @@ class Connection:
             uptime = time.monotonic() - self._connected_at if self._connected_at else 0.0
             if uptime >= policy.reset_after:
                 restarts = 0
-            if not self._ever_connected:
+            if not self._ever_connected or restarts >= policy.max_restarts:
+                if self._ever_connected:
+                    reason = f"{reason} (gave up after {restarts} restarts)"
+                self._record(f"failed: {one_line(reason)}")
                 self._update(state="failed", error=reason, protocol=None)
-                return
-            if restarts >= policy.max_restarts:
-                self._update(
-                    state="failed",
-                    error=f"{reason} (gave up after {restarts} restarts)",
-                    protocol=None,
-                )
+                self._tell(f"failed: {one_line(reason)}")
                 return
             restarts += 1
             delay = policy.delay(restarts)
             logger.warning(
                 "MCP server %r went away (%s); restarting in %.1f s", self.name, reason, delay
             )
+            self._record(f"lost: {one_line(reason)}")
+            self._record(f"restart {restarts} of at most {policy.max_restarts} in {delay:g} s")
             self._update(state="connecting", error=reason, restarts=restarts, protocol=None)
+            self._tell(f"went away ({one_line(reason)}); restarting it")
             await anyio.sleep(delay)
 
     async def _connect_and_serve(self) -> str:
@@ -330,6 +343,7 @@ class Connection:
         self._relist_wanted = anyio.Event()
         started = time.monotonic()
         timeout = self.settings.connect_timeout
+        self._record(f"starting: {self.spec.describe()}")
         with anyio.CancelScope(deadline=anyio.current_time() + timeout) as deadline:
             async with self._client_for(self.spec) as client:
                 await self._relist(client)
@@ -337,6 +351,10 @@ class Connection:
                 self._client = client
                 self._ever_connected = True
                 self._connected_at = time.monotonic()
+                self._record(
+                    f"connected in {self._connected_at - started:.2f} s (protocol "
+                    f"{client.protocol_version}, {len(self._tools)} tools)"
+                )
                 self._update(
                     state="connected",
                     protocol=client.protocol_version,
@@ -483,7 +501,19 @@ class Connection:
         listing = await anyio.to_thread.run_sync(
             build_tools, self.name, listed, self.call, refused, typed
         )
-        self._update(skipped=self._tools.publish(listing), adjusted=listing.adjusted)
+        skipped = self._tools.publish(listing)
+        if skipped and skipped != self._skipped:
+            names = ", ".join(f"`{line.split(':')[0]}`" for line in skipped)
+            self._tell(f"{len(skipped)} of its tools left out ({names})")
+        self._update(skipped=skipped, adjusted=listing.adjusted)
+
+    def _record(self, event: str) -> None:
+        """Add an event to the server's history (``%mcp log``), with the time of day."""
+        self._history.append(f"{time.strftime('%H:%M:%S')} {event}")
+
+    def _tell(self, what: str) -> None:
+        """Tell the user, at the next ``%%agent`` cell or ``%mcp`` command."""
+        self._notices.add(f"MCP server `{self.name}` {what}. `%mcp log {self.name}` tells more.")
 
     def _drop_tools(self) -> None:
         """Unregister all of the server's tools."""

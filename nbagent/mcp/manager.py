@@ -43,6 +43,7 @@ from nbagent.mcp.config import (
 )
 from nbagent.mcp.errors import McpConfigError, UnknownServerError
 from nbagent.mcp.state import ConnectionSettings, RestartPolicy, ServerStatus
+from nbagent.notices import Notices
 from nbagent.registry import ToolRegistry
 from nbagent.tool import Tool
 
@@ -105,6 +106,10 @@ class McpManager:
         )
         self._entries: dict[str, _Entry] = {}
         self._not_started: dict[str, str] = {}
+        self._config_fault: str | None = None
+        self.notices = Notices()
+        """What the servers have to tell the user (failures, restarts, tools left out), kept
+        until the next ``%%agent`` cell or ``%mcp`` command shows it."""
         self._changed = threading.Condition()
         self._background = LoopThread("nbagent-mcp")
         self._closed = False
@@ -136,17 +141,22 @@ class McpManager:
             McpConfigError: The file is not a configuration (not JSON, no ``mcpServers``
                 object), or names a server already running (nothing is started then).
         """
-        if config is None:
-            path = find_config(folder)
-            if path is None:
-                with self._changed:
-                    self._not_started = {}
-                return None
-            config = load_config(path)
-        elif isinstance(config, str | os.PathLike):
-            config = load_config(config)
-        elif not isinstance(config, McpConfig):
-            config = parse_config(config)
+        with self._changed:
+            self._not_started, self._config_fault = {}, None
+        try:
+            if config is None:
+                path = find_config(folder)
+                if path is None:
+                    return None
+                config = load_config(path)
+            elif isinstance(config, str | os.PathLike):
+                config = load_config(config)
+            elif not isinstance(config, McpConfig):
+                config = parse_config(config)
+        except McpConfigError as exc:
+            with self._changed:
+                self._config_fault = str(exc)
+            raise
         with self._changed:
             for name in config.servers:
                 if name in self._entries:
@@ -160,6 +170,15 @@ class McpManager:
             for name, spec in config.servers.items():
                 self.add(name, spec)
         return config
+
+    def config_fault(self) -> str | None:
+        """Say why the last configuration started was not used at all, if it was not.
+
+        Returns:
+            E.g. ``MCP configuration (in .mcp.json): is not valid JSON: ...``, or ``None``.
+        """
+        with self._changed:
+            return self._config_fault
 
     def not_started(self) -> dict[str, str]:
         """Report the servers of the last configuration started that were left out.
@@ -238,6 +257,19 @@ class McpManager:
         with self._changed:
             entries = list(self._entries.items())
         return [self._status(name, entry) for name, entry in entries]
+
+    def status_of(self, name: str) -> ServerStatus:
+        """Report one server.
+
+        Args:
+            name: The server's name.
+
+        Raises:
+            UnknownServerError: No server has that name.
+        """
+        with self._changed:
+            entry = self._entry(name)
+        return self._status(name, entry)
 
     def tools(self, name: str) -> list[Tool]:
         """Return a server's tools that are in the registry now.
@@ -354,7 +386,13 @@ class McpManager:
         from nbagent.mcp.connection import Connection
 
         entry.connection = Connection(
-            name, entry.spec, self.registry, asyncio.get_running_loop(), self.settings, self._notify
+            name,
+            entry.spec,
+            self.registry,
+            asyncio.get_running_loop(),
+            self.settings,
+            self._notify,
+            self.notices,
         )
         await entry.connection.run()
 
@@ -401,4 +439,10 @@ class McpManager:
         if entry.connection is not None:
             return entry.connection.status()
         state = "stopped" if entry.cancelled else "connecting"
-        return ServerStatus(name=name, state=state, transport=entry.spec.transport, tool_count=0)
+        return ServerStatus(
+            name=name,
+            state=state,
+            transport=entry.spec.transport,
+            tool_count=0,
+            target=entry.spec.describe(),
+        )

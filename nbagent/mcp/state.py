@@ -37,6 +37,33 @@ class ServerStatus:
     """Tools left out of the registry, one line each saying why."""
     adjusted: tuple[str, ...] = ()
     """Changes made to loaded tools' schemas so that the API takes them, one line each."""
+    target: str = ""
+    """What is run or reached: the command line, or the URL (secrets redacted)."""
+    history: tuple[str, ...] = ()
+    """Its life so far, one timed event a line: starts, connections, losses, restarts."""
+    stderr: tuple[str, ...] = ()
+    """The last lines a stdio server wrote on stderr."""
+
+    @property
+    def problem(self) -> str:
+        """The last error in one line: how it ended, with the last line of its stderr (which
+        for a crashed Python server names the exception), e.g. ``exited with code 1:
+        ImportError: cannot import name 'FastMCP'``; empty when there is none."""
+        return one_line(self.last_error or "")
+
+
+def one_line(error: str) -> str:
+    """Put an error in one line: how it ended, with the last line of the stderr it quotes.
+
+    Args:
+        error: E.g. ``exited with code 1; stderr: Traceback ...\nImportError: ...``.
+
+    Returns:
+        E.g. ``exited with code 1: ImportError: ...``.
+    """
+    head, _, tail = error.partition("; stderr: ")
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return f"{head}: {lines[-1]}" if lines else head
 
 
 @dataclass(frozen=True)
