@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,12 @@ from catalogue import markdown_table, run_line  # noqa: E402
 from jupyter_client.blocking.client import BlockingKernelClient  # noqa: E402
 
 from tests.kernels import execute, kernel  # noqa: E402
-from tests.mcp.servers import FIXTURES, REFERENCE_DIR, find_reference  # noqa: E402
+from tests.mcp.servers import (  # noqa: E402
+    FIXTURES,
+    REFERENCE_DIR,
+    find_reference,
+    git_repository,
+)
 
 TRIVIAL = "1 + 1"
 """The cell timed."""
@@ -217,13 +221,7 @@ def workspace() -> Iterator[tuple[Path, dict[str, Any], list[str]]]:
         (folder / "notebook").mkdir()
         (folder / "files").mkdir()
         (folder / "files" / "hello.txt").write_text("Hello.\n")
-        repo = folder / "repo"
-        repo.mkdir()
-        git = ["git", "-C", str(repo), "-c", "user.name=Ada", "-c", "user.email=ada@example.com"]
-        subprocess.run([*git, "init", "-q"], check=True)
-        (repo / "README").write_text("hi\n")
-        subprocess.run([*git, "add", "README"], check=True)
-        subprocess.run([*git, "commit", "-q", "-m", "First commit"], check=True)
+        git_repository(folder / "repo")
         entries, missing = servers(folder)
         config = json.dumps({"mcpServers": entries}, indent=2)
         (folder / "notebook" / ".mcp.json").write_text(config)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
+from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
 from nbagent.display import Markdown, show_notices, table_cell
@@ -56,7 +56,6 @@ class McpMagics(Magics):
         super().__init__(shell)
         self.manager = manager
 
-    @no_var_expand
     @line_magic
     def mcp(self, line: str) -> None:
         """Manage the MCP servers whose tools the agent can use (as deferred tools).
@@ -89,8 +88,10 @@ class McpMagics(Magics):
         ``.mcp.json`` (beside the notebook), ``~/.nbagent/mcp.json`` or
         ``c.NbAgent.mcp_config`` start when nbagent loads. What they report in the
         background (a failure, a restart, tools left out) is shown at the next ``%mcp``
-        command or ``%%agent`` cell. The line is read as written: ``$NAME`` and ``{expr}``
-        are not filled in from the notebook's variables (``${VAR}`` is the environment's).
+        command or ``%%agent`` cell. As in every IPython line magic, ``{expr}`` and ``$name`` are
+        filled in from the notebook's variables (``{sys.executable}``); ``${VAR}``, which
+        names an environment variable, is left as written unless ``VAR`` is also a notebook
+        variable: write ``${{VAR}}`` then.
         """
         try:
             words = shlex.split(line)

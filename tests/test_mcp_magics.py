@@ -424,12 +424,15 @@ def test_a_background_failure_is_told_at_the_next_agent_cell(
     assert "MCP server `gone`" not in shown
 
 
-def test_variables_are_not_expanded_in_mcp_lines(
+def test_notebook_variables_are_filled_in_and_environment_variables_kept(
     ip: InteractiveShell, added: list[tuple[str, Any]]
 ) -> None:
-    ip.user_ns["TOKEN"] = "from-the-notebook"
-    run(ip, "%mcp add -t http api https://example.com/mcp -H 'Authorization: Bearer ${TOKEN}'")
+    ip.user_ns.update(TOKEN="from-the-notebook", sys=sys)
+    run(ip, "%mcp add -e PY={sys.executable} py -- {sys.executable} -V")
+    run(ip, "%mcp add -t http api https://example.com/mcp -H 'Authorization: Bearer ${{TOKEN}}'")
+    run(ip, "%mcp add -t http web https://example.com/mcp -H 'X-Key: ${NBAGENT_UNSET_KEY}'")
     assert added == [
+        ("py", {"command": sys.executable, "args": ["-V"], "env": {"PY": sys.executable}}),
         (
             "api",
             {
@@ -437,5 +440,13 @@ def test_variables_are_not_expanded_in_mcp_lines(
                 "url": "https://example.com/mcp",
                 "headers": {"Authorization": "Bearer ${TOKEN}"},
             },
-        )
+        ),
+        (
+            "web",
+            {
+                "type": "http",
+                "url": "https://example.com/mcp",
+                "headers": {"X-Key": "${NBAGENT_UNSET_KEY}"},
+            },
+        ),
     ]

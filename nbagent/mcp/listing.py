@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Self
 
 import mcp_types as types
 from mcp.shared.message import SessionMessage
@@ -113,56 +113,43 @@ class ListingGuard:
         return None
 
 
-class _GuardedRead:
-    """A read stream whose tool listings pass through the guard."""
+class _Wrapped:
+    """A stream that passes all but what its subclass changes on to the stream it wraps."""
 
     def __init__(self, inner: Any, guard: ListingGuard) -> None:
         self._inner = inner
         self._guard = guard
 
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _GuardedRead(_Wrapped):
+    """A read stream whose tool listings pass through the guard."""
+
     async def receive(self) -> SessionMessage | Exception:
         return self._guard.check(await self._inner.receive())
 
-    def __aiter__(self) -> _GuardedRead:
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
         return self._guard.check(await self._inner.__anext__())
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> _GuardedRead:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        return await self._inner.__aexit__(*exc_info)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class _NotedWrite:
+class _NotedWrite(_Wrapped):
     """A write stream that tells the guard which requests are tool listings."""
-
-    def __init__(self, inner: Any, guard: ListingGuard) -> None:
-        self._inner = inner
-        self._guard = guard
 
     async def send(self, item: SessionMessage, /) -> None:
         self._guard.note(item)
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _NotedWrite:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> bool | None:
-        return await self._inner.__aexit__(*exc_info)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)

@@ -1,12 +1,13 @@
 """Figures for the README: start-up cost of MCP servers for the caller, and connect latency.
 
-Run from the repository root: ``python -m tests.mcp.figures``. It prints two tables:
+Run from the repository root: ``python -m tests.mcp.figures``. It prints three tables:
 
 1. how long ``McpManager.start()`` takes to return with no server and with 5 slow-starting
    ones (each sleeps 3 s before serving), the worst latency of a trivial registry operation
    while they start, and the time until all are connected;
 2. tool count and connect latency (start, handshake, full tool listing) of up to 10 servers
-   connected at once: the five reference servers that are installed, then fixtures.
+   connected at once: the five reference servers that are installed, then fixtures;
+3. how soon a killed HTTP server is noticed, with the liveness probe and without.
 """
 
 from __future__ import annotations
@@ -119,7 +120,49 @@ def connect_table() -> list[str]:
     ]
 
 
+DEATH_RUNS = 3
+"""Runs of each row of :func:`death_table` (a row without the probe takes up to 30 s a run)."""
+
+
+def death_table() -> list[str]:
+    """Kill an HTTP server: seconds until the manager notices (its tools leave the registry),
+    with the liveness probe (every 5 s, the default) and without it (the 30 s re-listing)."""
+    rows = []
+    for transport in ("http", "sse"):
+        for label, probe in (
+            ("probe every 5 s", 5.0),
+            ("no probe (re-listing every 30 s)", 3600.0),
+        ):
+            noticed = []
+            for _ in range(DEATH_RUNS):
+                registry = ToolRegistry()
+                with (
+                    McpManager(registry, probe_interval=probe) as manager,
+                    http_server("basic.py", transport=transport) as web,
+                ):
+                    manager.add("web", {"type": transport, "url": web.url})
+                    manager.wait_ready(60)
+                    web.process.kill()
+                    killed = time.perf_counter()
+                    while "mcp__web__echo" in registry and time.perf_counter() - killed < 60:
+                        time.sleep(0.01)
+                    noticed.append(time.perf_counter() - killed)
+            rows.append(
+                f"| {transport} | {label} | {statistics.median(noticed):.2f} s "
+                f"| {max(noticed):.2f} s |"
+            )
+    return [
+        f"An HTTP server killed: time until its tools leave the registry ({DEATH_RUNS} runs)",
+        "",
+        "| transport | liveness | median | worst |",
+        "|---|---|---|---|",
+        *rows,
+    ]
+
+
 if __name__ == "__main__":
     print("\n".join(startup_table()))
     print()
     print("\n".join(connect_table()))
+    print()
+    print("\n".join(death_table()))

@@ -38,14 +38,36 @@ REFERENCE_DIR = Path(os.environ.get("NBAGENT_MCP_SERVERS", "~/.cache/nbagent/mcp
 
 INSTALL_HINT = {
     "npm": (
-        "npm install --prefix ~/.cache/nbagent/mcp-servers @modelcontextprotocol/server-everything "
-        "@modelcontextprotocol/server-filesystem @modelcontextprotocol/server-memory"
+        "npm install --prefix ~/.cache/nbagent/mcp-servers "
+        "@modelcontextprotocol/server-everything@2026.8.31 "
+        "@modelcontextprotocol/server-filesystem@2026.8.31 "
+        "@modelcontextprotocol/server-memory@2026.8.31 "
+        "@modelcontextprotocol/server-sequential-thinking@2026.8.31"
     ),
     "pypi": (
         "python3 -m venv ~/.cache/nbagent/mcp-servers/venv && "
-        "~/.cache/nbagent/mcp-servers/venv/bin/pip install mcp-server-time mcp-server-git"
+        "~/.cache/nbagent/mcp-servers/venv/bin/pip install mcp-server-time==2026.10.19 "
+        "mcp-server-git==2026.10.19 mcp-server-motherduck==1.1.0"
     ),
 }
+
+
+def git_repository(folder: Path) -> Path:
+    """Make a git repository with one commit, for mcp-server-git.
+
+    Args:
+        folder: Where (created).
+
+    Returns:
+        The folder.
+    """
+    folder.mkdir(parents=True)
+    git = ["git", "-C", str(folder), "-c", "user.name=Ada", "-c", "user.email=ada@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (folder / "README").write_text("hi\n")
+    subprocess.run([*git, "add", "README"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "First commit of the test repo"], check=True)
+    return folder
 
 
 def fixture(script: str, *args: str) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from tests.mcp.servers import (
     REFERENCE_DIR,
     alive,
     find_reference,
+    git_repository,
     process_tree,
     reference,
     wait_until,
@@ -93,13 +94,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reference")
     (root / "files").mkdir()
     (root / "files" / "hello.txt").write_text("Hello from a file.\n")
-    repo = root / "repo"
-    repo.mkdir()
-    git = ["git", "-C", str(repo), "-c", "user.name=Ada", "-c", "user.email=ada@example.com"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    (repo / "README").write_text("hi\n")
-    subprocess.run([*git, "add", "README"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "First commit of the test repo"], check=True)
+    git_repository(root / "repo")
     return root
 
 
