@@ -227,6 +227,9 @@ class Session:
                     logger.warning("MCP server %s was not removed", name, exc_info=True)
             try:
                 self.start_servers()
+                for name, why in self.mcp_manager.not_started().items():
+                    if why != "disabled":
+                        self.mcp_manager.notices.add(f"MCP server `{name}` not started: {why}")
             except Exception as exc:  # noqa: BLE001 - told at the next %%agent or %mcp
                 logger.warning("MCP configuration not used: %s", exc)
                 self.mcp_manager.notices.add(

@@ -235,6 +235,11 @@ def test_switching_to_a_file_that_is_not_json_leaves_no_stale_rows_and_says_so(
         no_traceback(
             execute(client, f"%config NbAgent.mcp_config = {str(tmp_path / 'five.json')!r}")
         )
+        wait_for_tools(client, "mcp__basic__")
+        told = markdown(execute(client, "%mcp tools basic"))  # what the switch has to tell
+        for name in ("stringargs", "numberenv", "token"):
+            assert f"> MCP server `{name}` not started: " in told, told
+        assert "`off`" not in told
         check_five_entries(client, manager)
         switch = f"%config NbAgent.mcp_config = {str(tmp_path / 'broken.json')!r}"
         no_traceback(execute(client, switch))
