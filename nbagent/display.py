@@ -27,7 +27,7 @@ from nbagent.events import (
     UsageReported,
 )
 from nbagent.notices import Notices
-from nbagent.text import first_line
+from nbagent.text import first_line, plain_markdown
 from nbagent.transcript import STATE_WORDS, Answer, Call, Item, Transcript, item_text, visible
 
 STREAM_INTERVAL = 0.1
@@ -179,16 +179,17 @@ class CellTranscript:
 
 
 def table_cell(text: str | None, width: int = 80) -> str:
-    """Text for one Markdown table cell: its first line, cut, with pipes escaped.
+    """Text for one Markdown table cell: its first line, cut, shown as written.
 
     Args:
         text: Any text, or None.
         width: The most characters before escaping.
 
     Returns:
-        The cell's text.
+        The cell's text (:func:`plain_markdown`; a pipe is escaped inside code spans too,
+        where a table would otherwise split the cell).
     """
-    return first_line(text, width).replace("|", "\\|")
+    return re.sub(r"(?<!\\)\|", r"\\|", plain_markdown(first_line(text, width)))
 
 
 def code_block(text: str) -> str:

@@ -27,6 +27,7 @@ from nbagent.magics import AgentMagics
 from nbagent.mcp_magics import FIX_CONFIG, McpMagics
 from nbagent.registry import ToolRegistry
 from nbagent.session import Session
+from nbagent.text import plain_markdown
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
@@ -134,7 +135,9 @@ def load(shell: Any) -> Loaded:
     try:
         config = session.start_servers()
     except NbAgentError as exc:
-        display(Markdown(f"> **MCP configuration not used**: {exc} {FIX_CONFIG}"))
+        display(
+            Markdown(f"> **MCP configuration not used**: {plain_markdown(str(exc))} {FIX_CONFIG}")
+        )
     else:
         if config is not None and config.problems:
             display(Markdown(_not_started_notice(config)))
@@ -149,7 +152,9 @@ def _not_started_notice(config: McpConfig) -> str:
     names = dict.fromkeys(str(problem.server) for problem in config.problems)
     lines = "\n".join(
         f"> - `{name}`: "
-        + "; ".join(fault_text(fault, config.source) for fault in config.faults(name))
+        + "; ".join(
+            plain_markdown(fault_text(fault, config.source)) for fault in config.faults(name)
+        )
         for name in names
     )
     others = "; the others start" if config.servers else ""

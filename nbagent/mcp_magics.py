@@ -15,6 +15,7 @@ from IPython.display import display
 from nbagent.display import Markdown, show_notices, table_cell
 from nbagent.errors import NbAgentError
 from nbagent.mcp.report import problems, server_log
+from nbagent.text import plain_markdown
 
 USAGE = (
     "%mcp list | log NAME | add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...] | "
@@ -103,7 +104,8 @@ class McpMagics(Magics):
         handler = getattr(self, "_" + command.replace("-", "_"), None)
         if not command[:1].isalpha() or handler is None:
             raise UsageError(f"Unknown %mcp command {command!r}. {USAGE}")
-        show_notices(self.manager.notices)
+        if command != "list":
+            show_notices(self.manager.notices)
         try:
             handler(args)
         except NbAgentError as exc:
@@ -114,14 +116,18 @@ class McpMagics(Magics):
         statuses = self.manager.status()
         not_started = self.manager.not_started()
         fault = self.manager.config_fault()
-        parts = [f"> **Configuration not used**: {fault} {FIX_CONFIG}"] if fault else []
+        listed = {f"MCP server `{s.name}` " for s in statuses}
+        news = [n for n in self.manager.notices.take() if not n.startswith(tuple(listed))]
+        parts = ["\n".join(f"> {line}  " for line in news)] if news else []
+        if fault:
+            parts.append(f"> **Configuration not used**: {plain_markdown(fault)} {FIX_CONFIG}")
         if not statuses and not not_started:
             parts.append("No MCP server. Add one with `%mcp add NAME -- COMMAND ARGS...`.")
             display(Markdown("\n\n".join(parts)))
             return
         rows = [
             f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
-            f"{s.restarts} | {table_cell(problems(s), 300)} |"
+            f"{s.restarts} | {table_cell(problems(s), 200)} |"
             for s in statuses
         ] + [
             f"| `{name}` | {why if why == 'disabled' else 'not started'} |  |  |  |  | "
@@ -130,7 +136,7 @@ class McpMagics(Magics):
         ]
         parts.append(
             "| server | state | transport | tools | pid | restarts | problem |\n"
-            "|---|---|---|---|---|---|---|\n" + "\n".join(rows)
+            "|:--|:--|:--|--:|--:|--:|:--|\n" + "\n".join(rows)
         )
         if any(problems(s) for s in statuses):
             parts.append(

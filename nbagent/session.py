@@ -25,7 +25,7 @@ from nbagent.permissions import Answer, PermissionPolicy
 from nbagent.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
-from nbagent.text import cut
+from nbagent.text import cut, plain_markdown
 
 logger = get_logger("nbagent.session")
 
@@ -229,11 +229,14 @@ class Session:
                 self.start_servers()
                 for name, why in self.mcp_manager.not_started().items():
                     if why != "disabled":
-                        self.mcp_manager.notices.add(f"MCP server `{name}` not started: {why}")
+                        self.mcp_manager.notices.add(
+                            f"MCP server `{name}` not started: {plain_markdown(why)}"
+                        )
             except Exception as exc:  # noqa: BLE001 - told at the next %%agent or %mcp
                 logger.warning("MCP configuration not used: %s", exc)
                 self.mcp_manager.notices.add(
-                    f"**MCP configuration not used**: {exc} None of its servers started: fix "
+                    f"**MCP configuration not used**: {plain_markdown(str(exc))} None of its "
+                    "servers started: fix "
                     "it, then set `c.NbAgent.mcp_config` again."
                 )
 

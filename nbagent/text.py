@@ -120,3 +120,28 @@ def first_line(text: str | None, width: int = 80) -> str:
     stripped = (text or "").strip()
     line = stripped.splitlines()[0] if stripped else ""
     return cut(line, width)
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_SPECIAL = re.compile(r"([\\*_\[\]<>$|])")
+
+
+def plain_markdown(text: str) -> str:
+    """Escape a text so that Markdown shows it as written, code spans kept as code.
+
+    Error messages and server output hold ``$``, ``*``, ``_``, ``|`` and ``<``: JupyterLab
+    would set the text between two dollars as mathematics, and the rest as emphasis, table
+    cells or HTML. Inside a code span nothing is escaped (nothing needs to be there).
+
+    Args:
+        text: Any text, e.g. ``cost $5 or $10 *now*``.
+
+    Returns:
+        The Markdown, e.g. ``cost \\$5 or \\$10 \\*now\\*``.
+    """
+    parts, start = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        parts += [_SPECIAL.sub(r"\\\1", text[start : span.start()]), span.group(0)]
+        start = span.end()
+    parts.append(_SPECIAL.sub(r"\\\1", text[start:]))
+    return "".join(parts)

@@ -6,6 +6,7 @@ tests import ``run`` and ``error_of`` and run cells through ``run_cell``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -62,3 +63,9 @@ def run(ip: InteractiveShell, cell: str) -> tuple[Any, str]:
 def error_of(result: Any) -> BaseException | None:
     """The error a cell raised, before or during its execution."""
     return result.error_in_exec or result.error_before_exec
+
+
+def shown(markdown: str) -> str:
+    """Markdown as it reads once rendered, as far as escapes go (``\\$5`` reads ``$5``);
+    an escaped pipe stays escaped, so that table rows still split into their cells."""
+    return re.sub(r"\\([\\`*_\[\]<>$])", r"\1", markdown)

@@ -22,6 +22,7 @@ from jupyter_client.manager import KernelManager
 
 from tests.kernels import Execution, execute, kernel
 from tests.mcp.servers import FIXTURES
+from tests.shells import shown
 
 pytestmark = pytest.mark.slow
 
@@ -70,11 +71,13 @@ def five_entries() -> dict[str, Any]:
 
 
 def markdown(run: Execution) -> str:
-    """The text/markdown of a cell's display outputs, joined."""
-    return "\n".join(
-        out["data"]["text/markdown"]
-        for out in run.outputs
-        if "text/markdown" in out.get("data", {})
+    """The text/markdown of a cell's display outputs, joined, as it reads (:func:`shown`)."""
+    return shown(
+        "\n".join(
+            out["data"]["text/markdown"]
+            for out in run.outputs
+            if "text/markdown" in out.get("data", {})
+        )
     )
 
 

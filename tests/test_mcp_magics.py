@@ -20,7 +20,7 @@ import nbagent
 from nbagent.mcp.config import parse_server
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.mcp.servers import FIXTURES, alive, http_server, wait_until
-from tests.shells import error_of, run
+from tests.shells import error_of, run, shown
 
 pytestmark = pytest.mark.slow
 
@@ -316,19 +316,21 @@ def test_bad_entries_are_named_and_the_good_server_starts(
     (tmp_path / ".mcp.json").write_text(json.dumps(config))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NBAGENT_UNSET_TOKEN", raising=False)
-    result, shown = run(shell, "%load_ext nbagent")
+    result, loaded = run(shell, "%load_ext nbagent")
+    notice = shown(loaded)
     try:
-        assert result.success and "MCP configuration not used" not in shown
-        assert "MCP servers not started" in shown
-        assert "`strargs`: field 'args' must be a list of strings, not a string." in shown
-        assert "`envy`: field 'env.PORT' must be a string, not a number.; " in shown
-        assert "field 'env.TOKEN' uses ${NBAGENT_UNSET_TOKEN}, which is not set" in shown
-        assert "`off`" not in shown and "`basic`" not in shown
+        assert result.success and "MCP configuration not used" not in notice
+        assert "MCP servers not started" in notice
+        assert "`strargs`: field 'args' must be a list of strings, not a string." in notice
+        assert "`envy`: field 'env.PORT' must be a string, not a number.; " in notice
+        assert "field 'env.TOKEN' uses ${NBAGENT_UNSET_TOKEN}, which is not set" in notice
+        assert "\\${NBAGENT\\_UNSET\\_TOKEN}" in loaded  # never read as mathematics
+        assert "`off`" not in notice and "`basic`" not in notice
         assert manager(shell).wait_ready(60)
         [status] = manager(shell).status()
         assert (status.name, status.state) == ("basic", "connected")
         assert "mcp__basic__add" in nbagent.registry and "mcp__off__add" not in nbagent.registry
-        _, listing = run(shell, "%mcp list")
+        listing = shown(run(shell, "%mcp list")[1])
         assert "| `basic` | connected | stdio |" in listing
         assert "| `off` | disabled |" in listing
         assert "| `strargs` | not started |  |  |  |  | field 'args' must be a list" in listing
@@ -369,22 +371,21 @@ def test_a_crashed_server_is_explained_in_list_in_log_and_in_a_notice_once(
     assert manager(ip).wait_ready(60)
     hint = "ModuleNotFoundError: No module named 'mcp.server.fastmcp'. This is mcp 2.x"
 
-    _, listing = run(ip, "%mcp list")
-    notice, table = listing.split("| server |")
-    assert notice.startswith("> MCP server `old` failed: exited with code 1: " + hint)
-    assert "`%mcp log old` tells more." in notice
-    assert f"| `old` | failed | stdio | 0 |  | 0 | exited with code 1: {hint}" in table
-    assert "`%mcp log NAME` shows a server's history" in table
-    _, again = run(ip, "%mcp list")
-    assert again.startswith("| server |")  # the notice was shown once
-
-    _, log = run(ip, "%mcp log old")
+    told, log = shown(run(ip, "%mcp log old")[1]).split("\n", 1)
+    assert told.startswith("> MCP server `old` failed: exited with code 1: " + hint)
+    assert told.endswith("pin 'mcp<2' to keep running v1 code. `%mcp log old` tells more.  ")
     assert log.startswith("**`old`**: failed · stdio · 0 tools")
     assert f"Runs: `{old}`" in log
-    assert "**Last error**: exited with code 1" in log
+    assert f"**Last error**: exited with code 1: {hint}" in log
     stderr = log.split("**stderr** (its last lines):")[1].split("**History**")[0]
     assert "Traceback (most recent call last):" in stderr
     assert "pin 'mcp<2' to keep running v1 code" in stderr
+
+    table = shown(run(ip, "%mcp list")[1])
+    assert table.startswith("| server |")  # the notice was told once
+    assert f"| `old` | failed | stdio | 0 |  | 0 | exited with code 1: {hint}" in table
+    assert "…" in table and "https://" not in table  # the link is left to the log
+    assert "`%mcp log NAME` shows a server's history" in table
     history = log.split("**History**:")[1].splitlines()
     assert [line.split(" ", 2)[2].split(":")[0] for line in history if line] == [
         "starting",
@@ -396,12 +397,13 @@ def test_log_lists_tools_left_out_and_schemas_mended(ip: InteractiveShell) -> No
     raw = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'raw_jsonrpc.py'))}"
     run(ip, f"%mcp add raw -- {raw}")
     assert manager(ip).wait_ready(60)
-    _, listing = run(ip, "%mcp list")
-    assert "> MCP server `raw` 3 of its tools left out (`array_root`, `not_a_dict`, `None`)" in (
-        listing
+    listing = shown(run(ip, "%mcp log raw")[1] + run(ip, "%mcp list")[1])
+    assert listing.startswith(
+        "> MCP server `raw` had 3 of its tools left out (`array_root`, `not_a_dict`, "
+        "`(a tool without a name)`). `%mcp log raw` tells more."
     )
     assert "| `raw` | connected | stdio | 6 |" in listing and "| 3 tools left out |" in listing
-    _, log = run(ip, "%mcp log raw")
+    log = listing
     left_out = log.split("**Tools left out**:")[1].split("**Schemas mended")[0]
     assert "- array_root: the server lists it with inputSchema.type: Input should be 'object'" in (
         left_out

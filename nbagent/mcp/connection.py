@@ -50,6 +50,7 @@ from nbagent.mcp.transports import HttpStatus, describe_failure, http_transport
 from nbagent.notices import Notices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
+from nbagent.text import plain_markdown
 from nbagent.tool import Tool, ToolResult
 
 logger = get_logger("nbagent.mcp")
@@ -315,7 +316,7 @@ class Connection:
                     reason = f"{reason} (gave up after {restarts} restarts)"
                 self._record(f"failed: {one_line(reason)}")
                 self._update(state="failed", error=reason, protocol=None)
-                self._tell(f"failed: {one_line(reason)}")
+                self._tell(f"failed: {plain_markdown(one_line(reason))}")
                 return
             restarts += 1
             delay = policy.delay(restarts)
@@ -325,7 +326,7 @@ class Connection:
             self._record(f"lost: {one_line(reason)}")
             self._record(f"restart {restarts} of at most {policy.max_restarts} in {delay:g} s")
             self._update(state="connecting", error=reason, restarts=restarts, protocol=None)
-            self._tell(f"went away ({one_line(reason)}); restarting it")
+            self._tell(f"went away ({plain_markdown(one_line(reason))}); restarting it")
             await anyio.sleep(delay)
 
     async def _connect_and_serve(self) -> str:
@@ -504,7 +505,7 @@ class Connection:
         skipped = self._tools.publish(listing)
         if skipped and skipped != self._skipped:
             names = ", ".join(f"`{line.split(':')[0]}`" for line in skipped)
-            self._tell(f"{len(skipped)} of its tools left out ({names})")
+            self._tell(f"had {len(skipped)} of its tools left out ({names})")
         self._update(skipped=skipped, adjusted=listing.adjusted)
 
     def _record(self, event: str) -> None:
@@ -512,8 +513,14 @@ class Connection:
         self._history.append(f"{time.strftime('%H:%M:%S')} {event}")
 
     def _tell(self, what: str) -> None:
-        """Tell the user, at the next ``%%agent`` cell or ``%mcp`` command."""
-        self._notices.add(f"MCP server `{self.name}` {what}. `%mcp log {self.name}` tells more.")
+        """Tell the user, at the next ``%%agent`` cell or ``%mcp`` command.
+
+        Args:
+            what: What happened, as Markdown, after the server's name: ``failed: ...``.
+        """
+        self._notices.add(
+            f"MCP server `{self.name}` {what.rstrip('.')}. `%mcp log {self.name}` tells more."
+        )
 
     def _drop_tools(self) -> None:
         """Unregister all of the server's tools."""

@@ -25,6 +25,9 @@ from nbagent.schema_upgrade import object_root
 LIST_TOOLS = "tools/list"
 """The method whose answers are guarded."""
 
+NAMELESS = "(a tool without a name)"
+"""How a listed tool with no name is called in notes."""
+
 DEFAULT_VERSION = "2025-11-25"
 """The version to check by before the handshake has named one (as the SDK does)."""
 
@@ -41,13 +44,13 @@ class ListingGuard:
         self._pending: set[types.RequestId] = set()
         self.refused: dict[str, str] = {}
         """Tools taken out of listings since the last :meth:`take`, with why, by name."""
-        self.typed: set[str] = set()
+        self.typed: list[str] = []
         """Tools whose root schema was given ``"type": "object"`` since the last :meth:`take`."""
 
-    def take(self) -> tuple[dict[str, str], set[str]]:
+    def take(self) -> tuple[dict[str, str], list[str]]:
         """Return (and forget) the tools refused and typed since the last call."""
         refused, typed = self.refused, self.typed
-        self.refused, self.typed = {}, set()
+        self.refused, self.typed = {}, []
         return refused, typed
 
     @asynccontextmanager
@@ -86,13 +89,13 @@ class ListingGuard:
     def _usable(self, result: dict[str, Any], tool: Any) -> bool:
         """Tell whether one listed tool can be read, mending its root type if that is all."""
         name = tool.get("name") if isinstance(tool, dict) else None
-        label = name if isinstance(name, str) else repr(name)
+        label = name if isinstance(name, str) else NAMELESS
         if isinstance(tool, dict) and isinstance(tool.get("inputSchema"), dict):
             schema = tool["inputSchema"]
             mended = object_root(schema)
             if mended is not None and mended is not schema:
                 tool["inputSchema"] = mended
-                self.typed.add(label)
+                self.typed.append(label)
         fault = self._fault({**result, "tools": [tool]})
         if fault is not None:
             self.refused[label] = fault

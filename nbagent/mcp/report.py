@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from nbagent.display import code_block
 from nbagent.mcp.state import ServerStatus
+from nbagent.text import plain_markdown
+
+_URL = re.compile(r"https?://\S+")
 
 
 def problems(status: ServerStatus) -> str:
@@ -13,11 +18,11 @@ def problems(status: ServerStatus) -> str:
         status: The server's status.
 
     Returns:
-        Its last error in one line (:attr:`ServerStatus.problem`), then the count of tools
-        left out, e.g. ``exited with code 1: ImportError: ... · 2 tools left out``; empty
-        when all is well.
+        Its last error in one line (:attr:`ServerStatus.problem`, links left to the log),
+        then the count of tools left out, e.g. ``exited with code 1: ImportError: ... · 2
+        tools left out``; empty when all is well.
     """
-    parts = [status.problem] if status.problem else []
+    parts = [_URL.sub("…", status.problem)] if status.problem else []
     if status.skipped:
         count = len(status.skipped)
         parts.append(f"{count} tool{'s' if count > 1 else ''} left out")
@@ -45,10 +50,9 @@ def server_log(status: ServerStatus) -> str:
     parts = [f"**`{status.name}`**: {' · '.join(facts)}"]
     if status.target:
         parts.append(f"Runs: `{status.target}`")
-    head, _, tail = (status.last_error or "").partition("; stderr: ")
-    if head:
-        parts.append(f"**Last error**: {head}")
-    stderr = "\n".join(status.stderr) or tail
+    if status.last_error:
+        parts.append(f"**Last error**: {plain_markdown(status.problem)}")
+    stderr = "\n".join(status.stderr) or (status.last_error or "").partition("; stderr: ")[2]
     if stderr:
         parts.append(f"**stderr** (its last lines):\n\n{code_block(stderr)}")
     for title, lines in (
@@ -57,5 +61,6 @@ def server_log(status: ServerStatus) -> str:
         ("Schemas mended so that the API takes them", status.adjusted),
     ):
         if lines:
-            parts.append(f"**{title}**:\n\n" + "\n".join(f"- {line}" for line in lines))
+            items = "\n".join(f"- {plain_markdown(line)}" for line in lines)
+            parts.append(f"**{title}**:\n\n{items}")
     return "\n\n".join(parts)

@@ -159,11 +159,12 @@ def build_tools(
             skipped.append(f"{entry.name}: {what}")
             continue
         remote[name] = entry.name
-        adjusted += [f"{entry.name}: inputSchema {change}" for change in prepared.changes]
+        changes = (['(root): "type": "object" added'] if entry.name in typed else []) + list(
+            prepared.changes
+        )
+        adjusted += [f"{entry.name}: inputSchema {change}" for change in changes]
     for line in skipped:
         logger.warning("MCP server %r: skipped tool %s", server, line)
-    retyped = [f'{name}: inputSchema (root): "type": "object" added' for name in typed]
-    adjusted = [line for line in retyped if line.partition(":")[0] in remote.values()] + adjusted
     return Listing(
         tools=tools, remote_names=remote, skipped=tuple(skipped), adjusted=tuple(adjusted)
     )
