@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from nbagent.backends.anthropic import ModelResponse, StreamDropped, stream_response
-from nbagent.delta import Style, announced_names, deferred_tools_delta
+from nbagent.context import CONTEXT_WINDOWS, window_of
+from nbagent.delta import COMPACTION, Style, announced_names, deferred_tools_delta
 from nbagent.errors import ModelAPIError, ToolError
 from nbagent.events import (
     Event,
@@ -51,6 +52,28 @@ DEFAULT_SYSTEM = (
 
 INTERRUPTED_TEXT = "[interrupted by the user]"
 """Closes an assistant message that the user interrupted mid-stream."""
+
+COMPACT_BETA = "compact-2026-01-12"
+"""The beta of the API's server-side compaction."""
+
+COMPACT_EDIT = "compact_20260112"
+"""The context-management edit that compacts a conversation past a number of input tokens."""
+
+SUMMARY_REQUEST = (
+    "Write a summary of this conversation so far, for yourself to continue from it: what the "
+    "user wants, what was done and found (names, paths, figures, decisions), and what is "
+    "still open. Plain text, no preamble."
+)
+"""What the model is asked when nbagent compacts the conversation itself."""
+
+SUMMARY_MAX_TOKENS = 4096
+"""The output limit of a summary."""
+
+SUMMARY_TAG = "conversation-summary"
+"""The tag around a summary that replaces the earlier turns."""
+
+Compaction = Literal["server", "client", "off"]
+"""How a long conversation is kept inside the context window."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +138,12 @@ class Agent:
         usage_store: Usage-based promotion: a :class:`~nbagent.promotion.UsageStore` that
             counts calls of deferred tools; tools used often are loaded from the start of a
             conversation. Off when None.
+        compaction: ``server`` (the API compacts the conversation past ``compact_threshold``
+            input tokens; where the endpoint refuses that, nbagent summarises instead),
+            ``client`` (nbagent asks the model for a summary) or ``off``.
+        compact_threshold: Input tokens of a request from which the conversation is
+            compacted.
+        context_windows: Context windows by model, over :data:`~nbagent.context.CONTEXT_WINDOWS`.
 
     Raises:
         ConfigurationError: The mode or ranker is unknown.
@@ -139,6 +168,9 @@ class Agent:
         stream_retries: int = 2,
         preload_budget: int | None = None,
         usage_store: Any = None,
+        compaction: Compaction = "server",
+        compact_threshold: int = 150_000,
+        context_windows: Mapping[str, int] | None = None,
     ) -> None:
         if registry is None:
             import nbagent
@@ -159,10 +191,17 @@ class Agent:
         self.runner = ToolRunner(self._resolve, policy=policy, asker=asker)
         self.preload_budget = preload_budget
         self.usage_store = usage_store
+        self.compaction: Compaction = compaction
+        self.compact_threshold = compact_threshold
+        self.context_windows: Mapping[str, int] = context_windows or CONTEXT_WINDOWS
         self.messages: list[dict[str, Any]] = []
         self.usage = Usage()
+        self.last_prompt_tokens = 0
+        """Input tokens of the last request (cached ones included): how full the context is."""
         self._loaded: dict[str, Tool] = {}
         self._preloaded: list[str] = []
+        self._expanded: list[str] = []
+        self._server_compaction = True
 
     @property
     def client(self) -> Any:
@@ -178,6 +217,11 @@ class Agent:
         """Deferred tools the model has loaded in this conversation, in order."""
         return list(self._loaded)
 
+    @property
+    def context_window(self) -> int:
+        """The model's context window in tokens."""
+        return window_of(self.model, self.context_windows)
+
     def announced_names(self) -> set[str]:
         """The deferred names the model has been told of, read back from the conversation."""
         return announced_names(self.messages)
@@ -186,8 +230,10 @@ class Agent:
         """Forget the conversation and what it loaded."""
         self.messages = []
         self.usage = Usage()
+        self.last_prompt_tokens = 0
         self._loaded = {}
         self._preloaded = []
+        self._expanded = []
 
     def run(self, prompt: str, on_event: Callable[[Event], None] | None = None) -> AgentResult:
         """Run the agent on a prompt until the model stops.
@@ -295,6 +341,8 @@ class Agent:
         for turn in range(1, self.max_turns + 1):
             yield TurnStarted(turn)
             try:
+                if self._compacts_here():
+                    yield from self._compact_now()
                 response = yield from self._ask_model()
             except KeyboardInterrupt:
                 yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
@@ -305,9 +353,11 @@ class Agent:
                 raise
             usage += response.usage
             self.usage += response.usage
+            self.last_prompt_tokens = response.usage.total_input_tokens
             yield UsageReported(response.usage)
             self._add_assistant_content(response.content)
             self._note_server_search(response.content)
+            yield from self._after_server_compaction(response.content)
             if response.stop_reason == "pause_turn":
                 continue
             calls = [b for b in response.content if b.get("type") == "tool_use"]
@@ -322,12 +372,32 @@ class Agent:
         yield RunFinished("max_turns", _last_text(self.messages), usage)
 
     def _ask_model(self) -> Generator[Event, None, ModelResponse]:
+        """Stream one response, sending the turn again if the stream breaks off.
+
+        An endpoint that refuses server-side compaction is asked again without it, and the
+        conversation is compacted by nbagent from then on.
+        """
+        try:
+            return (yield from self._stream_turn())
+        except ModelAPIError as exc:
+            if not (self._compacts_on_server() and _refuses_compaction(exc)):
+                raise
+        self._server_compaction = False
+        yield Notice(
+            "This endpoint has no server-side compaction; nbagent will summarise the "
+            "conversation itself when it grows long.",
+            level="warning",
+        )
+        return (yield from self._stream_turn())
+
+    def _stream_turn(self) -> Generator[Event, None, ModelResponse]:
         """Stream one response, sending the turn again if the stream breaks off."""
         for attempt in range(self.stream_retries + 1):
             request = self._request()
+            betas = (COMPACT_BETA,) if "context_management" in request else ()
             streamed: list[str] = []
             try:
-                for item in stream_response(self.client, request):
+                for item in stream_response(self.client, request, betas):
                     if isinstance(item, TextDelta):
                         streamed.append(item.text)
                         yield item
@@ -347,13 +417,13 @@ class Agent:
                 yield Notice(f"{str(exc).rstrip('.')}. Sending the turn again.", level="warning")
         raise AssertionError("unreachable")
 
-    def _request(self) -> dict[str, Any]:
-        """Build this turn's request."""
+    def _request(self, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Build this turn's request (or a summary's, from other messages)."""
         request: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": self.max_tokens if messages is None else SUMMARY_MAX_TOKENS,
             "messages": build_messages(
-                self.messages,
+                self.messages if messages is None else messages,
                 [t.name for t in self.registry.deferred()] if self.legacy_announcements else None,
             ),
             "tools": build_tools(
@@ -363,12 +433,109 @@ class Agent:
                 self.loaded_names,
                 self._loaded,
                 self.server_search,
-                self._preloaded,
+                [*self._preloaded, *self._expanded],
             ),
         }
         if self.system:
             request["system"] = self.system
+        if messages is None and self._compacts_on_server():
+            trigger = {"type": "input_tokens", "value": self.compact_threshold}
+            request["context_management"] = {"edits": [{"type": COMPACT_EDIT, "trigger": trigger}]}
         return request
+
+    # -- keeping the conversation inside the context window ---------------------------------
+
+    def compact(self) -> Generator[Event, None, None]:
+        """Compact the conversation now: a summary by the model replaces the earlier turns.
+
+        Yields:
+            The events of the summary request (usage, a notice of what was compacted).
+
+        Raises:
+            ModelAPIError: The API refused the summary request.
+        """
+        self._repair_history()
+        yield from self._compact_now()
+
+    def _compacts_on_server(self) -> bool:
+        """Whether requests ask the API to compact."""
+        return self.compaction == "server" and self._server_compaction
+
+    def _compacts_here(self) -> bool:
+        """Whether nbagent must compact before the next request (its last one was too long)."""
+        client_side = self.compaction == "client" or (
+            self.compaction == "server" and not self._server_compaction
+        )
+        return client_side and self.last_prompt_tokens >= self.compact_threshold
+
+    def _compact_now(self) -> Generator[Event, None, None]:
+        """Replace the earlier turns by the model's summary of them.
+
+        Kept as they are: the last user turn, and the tool calls it answers (so that every
+        tool_use keeps its result). The loaded tools are sent in full from then on (the
+        tool_reference results that loaded them are gone), and the deferred names are
+        announced again in the kept user turn.
+        """
+        start = _tail_start(self.messages)
+        head, tail = self.messages[:start], self.messages[start:]
+        if not head:
+            yield Notice("Nothing to compact yet.")
+            return
+        ask = {"type": "text", "text": SUMMARY_REQUEST}
+        if head[-1]["role"] == "user":
+            head = [*head[:-1], {**head[-1], "content": [*_content(head[-1]), ask]}]
+        else:
+            head = [*head, {"role": "user", "content": [ask]}]
+        response = None
+        for item in stream_response(self.client, self._request(head)):
+            if isinstance(item, ModelResponse):
+                response = item
+        if response is None:
+            raise StreamDropped("The summary's stream ended without a message.")
+        self.usage += response.usage
+        yield UsageReported(response.usage)
+        text = f"<{SUMMARY_TAG}>\n{_text(response)}\n</{SUMMARY_TAG}>"
+        summary = {"type": "text", "text": text}
+        if tail and tail[0]["role"] == "user":
+            tail = [{**tail[0], "content": [summary, *_content(tail[0])]}, *tail[1:]]
+        else:
+            tail = [{"role": "user", "content": [summary]}, *tail]
+        before, replaced = self.last_prompt_tokens, start
+        self.messages = tail
+        self.last_prompt_tokens = 0
+        self._expand_loaded(kept=set())
+        if self.messages[-1]["role"] == "user":
+            yield from self._add_user_content([])
+        yield Notice(
+            f"The conversation was compacted: the model's summary replaces {replaced} earlier "
+            f"messages (the last request had {before:,} input tokens)."
+        )
+
+    def _after_server_compaction(self, content: list[dict[str, Any]]) -> Iterator[Event]:
+        """After the API compacted: keep callable the tools the model loaded before."""
+        block = next((b for b in content if b.get("type") == COMPACTION), None)
+        if block is None:
+            return
+        if not block.get("content"):
+            yield Notice("The API's compaction failed; the conversation goes on uncompacted.")
+            return
+        kept = {
+            change.get("tool", {}).get("tool_name")
+            for change in block.get("tool_changes") or ()
+            if change.get("type") == "tool_addition"
+        }
+        expanded = self._expand_loaded(kept)
+        note = f"; sent in full from now on: {', '.join(expanded)}" if expanded else ""
+        yield Notice(
+            "The API compacted the conversation: the model now works from a summary of the "
+            f"earlier turns{note}."
+        )
+
+    def _expand_loaded(self, kept: set[str]) -> list[str]:
+        """Send in full the loaded tools the model no longer has (beyond those ``kept``)."""
+        expanded = [n for n in self._loaded if n not in kept and n not in self._expanded]
+        self._expanded += expanded
+        return expanded
 
     def _run_tools(self, calls: list[dict[str, Any]]) -> Generator[Event, None, bool]:
         """Run one turn's tool calls and append their results; False if interrupted.
@@ -532,3 +699,29 @@ def _last_text(messages: list[dict[str, Any]]) -> str:
         if message["role"] == "assistant":
             return _text(ModelResponse(message["content"], "", Usage()))
     return ""
+
+
+def _content(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's content as blocks."""
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _tail_start(messages: list[dict[str, Any]]) -> int:
+    """Where the part of a history that a compaction keeps starts.
+
+    The last user turn is kept, with the assistant turn before it when that one called tools
+    (its calls and their results stay together); after a final answer nothing is kept.
+    """
+    if not messages or messages[-1]["role"] != "user":
+        return len(messages)
+    previous = messages[-2] if len(messages) > 1 else None
+    if previous is not None and any(b.get("type") == "tool_use" for b in _content(previous)):
+        return len(messages) - 2
+    return len(messages) - 1
+
+
+def _refuses_compaction(exc: ModelAPIError) -> bool:
+    """Tell whether an API error refuses the compaction edit (not the conversation)."""
+    text = str(exc).lower()
+    return exc.status == 400 and ("context_management" in text or COMPACT_BETA in text)

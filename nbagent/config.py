@@ -17,6 +17,7 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, v
 from traitlets.config import Config, Configurable
 
 from nbagent.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
+from nbagent.context import parse_windows
 from nbagent.errors import ConfigurationError
 from nbagent.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.permissions import MODES as PERMISSION_MODES
@@ -101,6 +102,21 @@ class NbAgent(Configurable):
         'e.g. {"my-model": {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}}.',
     ).tag(config=True)
 
+    compaction = Enum(
+        ["server", "client", "off"],
+        default_value="server",
+        help="How a long conversation is kept inside the context window: server (the API "
+        "compacts it, beta compact-2026-01-12; a client summary where the endpoint has none), "
+        "client (nbagent asks the model for a summary) or off.",
+    ).tag(config=True)
+    compact_threshold = Int(
+        150_000, help="Input tokens of a request from which the conversation is compacted."
+    ).tag(config=True)
+    context_windows = Dict(
+        help="Context windows in tokens by model id, over the built-in table, "
+        'e.g. {"my-model": 500000}.',
+    ).tag(config=True)
+
     def _load_config(
         self, cfg: Config, section_names: list[str] | None = None, traits: Any = None
     ) -> None:
@@ -131,7 +147,16 @@ class NbAgent(Configurable):
             )
         return proposal["value"]
 
-    @validate("max_turns", "max_tokens")
+    @validate("context_windows")
+    def _window_table(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        """Refuse a table of windows that does not parse, naming the model."""
+        try:
+            parse_windows(proposal["value"])
+        except ConfigurationError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("max_turns", "max_tokens", "compact_threshold")
     def _at_least_one(self, proposal: dict[str, Any]) -> int:
         """Refuse a limit below 1."""
         if proposal["value"] < 1:

@@ -30,6 +30,9 @@ REMOVED_HEADER = (
 )
 """The first line of an announcement of removed deferred tools."""
 
+COMPACTION = "compaction"
+"""The type of the block the API answers with when it compacted the conversation."""
+
 LEGACY_TAG = "available-deferred-tools"
 """The tag of the legacy block that lists every deferred tool."""
 
@@ -99,7 +102,8 @@ def announced_names(messages: Iterable[Mapping[str, Any]]) -> set[str]:
         messages: API messages (``role`` and ``content``, a string or blocks).
 
     Returns:
-        The deferred names the model has been told of and not told are gone.
+        The deferred names the model has been told of and not told are gone, since the last
+        compaction (:func:`since_compaction`).
     """
     names: set[str] = set()
     for text in _user_texts(messages):
@@ -172,9 +176,33 @@ def _split_mcp(name: str) -> tuple[str | None, str]:
     return None, name
 
 
+def since_compaction(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
+    """The part of a history the model still sees: from its last ``compaction`` block on.
+
+    The API drops everything before a compaction block (the block stands for it), so the
+    announcements made before it are gone from what the model sees.
+
+    Args:
+        messages: The conversation.
+
+    Returns:
+        The messages from the one holding the last compaction block (all when none has).
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        content = messages[index].get("content")
+        if isinstance(content, list) and any(
+            isinstance(block, Mapping)
+            and block.get("type") == COMPACTION
+            and block.get("content")  # a failed compaction (no summary) drops nothing
+            for block in content
+        ):
+            return messages[index:]
+    return messages
+
+
 def _user_texts(messages: Iterable[Mapping[str, Any]]) -> Iterable[str]:
-    """Yield the text of every user message, block by block."""
-    for message in messages:
+    """Yield the text of every user message the model still sees, block by block."""
+    for message in since_compaction(list(messages)):
         if message.get("role") != "user":
             continue
         content = message.get("content")

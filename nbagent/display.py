@@ -80,6 +80,7 @@ class CellTranscript:
             the conversation's first announcement of the deferred tools (for tool authors);
             by default a call is one line, its main argument and its result in a few words.
         cost: Estimates what the tokens cost, for the meter (none shown without it).
+        context: Says how full the context window is, for the meter.
     """
 
     def __init__(
@@ -90,11 +91,12 @@ class CellTranscript:
         saved_tokens: int | None = None,
         verbose: bool = False,
         cost: Callable[[Usage], str] | None = None,
+        context: Callable[[], str] | None = None,
     ) -> None:
         self.quiet = quiet
         self.stream = stream
         self.verbose = verbose
-        self.transcript = Transcript(saved_tokens=saved_tokens, cost=cost)
+        self.transcript = Transcript(saved_tokens=saved_tokens, cost=cost, context=context)
         self._last_refresh = 0.0
         self._view: Any = None
         self._handle: DisplayHandle | None = None

@@ -49,7 +49,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from nbagent.errors import ConfigurationError
 from nbagent.events import Usage
@@ -69,6 +69,7 @@ _FIELDS = ("input", "output", "cache_write", "cache_read")
 _EXAMPLE_FIGURES = {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}
 _EXAMPLE = json.dumps(_EXAMPLE_FIGURES)
 _SNAPSHOT_DATE = re.compile(r"-\d{8}$")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,28 @@ PRICES: dict[str, Price] = {
 docstring for the source)."""
 
 
-def price_for(model: str, prices: Mapping[str, Price] = PRICES) -> Price | None:
-    """Find a model's price: by its exact id, else by its id without a snapshot date.
+def model_entry(model: str, table: Mapping[str, _T]) -> _T | None:
+    """Find a model's entry in a table by model: by its exact id, else by its id without a
+    snapshot date.
 
-    A dated snapshot such as ``claude-sonnet-4-5-20250929`` takes the price of its alias
-    ``claude-sonnet-4-5``. Nothing wider is tried: ``claude-opus-5-9`` does not take the price
-    of ``claude-opus-5``, since a new version may be priced differently.
+    A dated snapshot such as ``claude-sonnet-4-5-20250929`` takes the entry of its alias
+    ``claude-sonnet-4-5``. Nothing wider is tried: ``claude-opus-5-9`` does not take the entry
+    of ``claude-opus-5``, since a new version may differ.
+
+    Args:
+        model: The model id the request named.
+        table: Entries by model id or alias.
+
+    Returns:
+        The entry, or ``None`` when the table has none for the model.
+    """
+    if model in table:
+        return table[model]
+    return table.get(_SNAPSHOT_DATE.sub("", model))
+
+
+def price_for(model: str, prices: Mapping[str, Price] = PRICES) -> Price | None:
+    """Find a model's price (:func:`model_entry`).
 
     Args:
         model: The model id the request named.
@@ -134,9 +151,7 @@ def price_for(model: str, prices: Mapping[str, Price] = PRICES) -> Price | None:
     Returns:
         The price, or ``None`` when the table has no entry for the model.
     """
-    if model in prices:
-        return prices[model]
-    return prices.get(_SNAPSHOT_DATE.sub("", model))
+    return model_entry(model, prices)
 
 
 def estimate(usage: Usage, model: str, prices: Mapping[str, Price] = PRICES) -> float | None:

@@ -19,6 +19,7 @@ from traitlets import Bunch
 
 from nbagent.agent import Agent
 from nbagent.config import NbAgent
+from nbagent.context import parse_windows
 from nbagent.events import PermissionRequested, Usage
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import Answer, PermissionPolicy
@@ -157,6 +158,9 @@ class Session:
             announcement_style=settings.announcement_style,
             preload_budget=settings.preload_budget if settings.preload else None,
             usage_store=_usage_store(settings),
+            compaction=settings.compaction,
+            compact_threshold=settings.compact_threshold,
+            context_windows=parse_windows(settings.context_windows),
         )
         agent.runner.call_timeout = settings.call_timeout
         tools = session_tools(agent, self.tasks, mcp_manager=self.mcp_manager)
@@ -182,8 +186,18 @@ class Session:
         """Set one option on the agent (options read at each cell need nothing here)."""
         settings = self.settings
         policy = agent.runner.policy
-        if name in ("model", "max_turns", "max_tokens", "mode", "announcement_style"):
+        if name in (
+            "model",
+            "max_turns",
+            "max_tokens",
+            "mode",
+            "announcement_style",
+            "compaction",
+            "compact_threshold",
+        ):
             setattr(agent, name, getattr(settings, name))
+        elif name == "context_windows":
+            agent.context_windows = parse_windows(settings.context_windows)
         elif name == "system_prompt":
             agent.system = settings.system_prompt or None
         elif name == "ranker":

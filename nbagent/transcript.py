@@ -219,6 +219,8 @@ class Transcript:
     """Tokens of tool definitions that deferral kept out of the context, when known."""
     cost: Callable[[Usage], str] | None = None
     """Estimates what the tokens cost (``≈ $0.012``), when a price is known to the caller."""
+    context: Callable[[], str] | None = None
+    """Says how full the model's context window is (``context: 45,120 of 200,000 tokens``)."""
 
     def apply(self, event: Event) -> Item | None:
         """Fold one event in.
@@ -417,6 +419,8 @@ class Transcript:
         line = usage_line(self.usage)
         if self.cost is not None:
             line += f" · {self.cost(self.usage)}"
+        if self.context is not None and self.usage.total_input_tokens:
+            line += f" · {self.context()}"
         if self.saved_tokens and self.saved_tokens > 0:
             line += f" · deferral keeps {self.saved_tokens:,} tokens of definitions out"
         if self.stop_reason and self.stop_reason not in ("end_turn", "stop_sequence"):

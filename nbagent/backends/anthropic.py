@@ -7,7 +7,7 @@ The SDK is imported lazily (it takes about a second). Its own retries handle 429
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,12 +79,16 @@ def default_client(max_retries: int = DEFAULT_MAX_RETRIES) -> Any:
     return client
 
 
-def stream_response(client: Any, request: dict[str, Any]) -> Iterator[TextDelta | ModelResponse]:
+def stream_response(
+    client: Any, request: dict[str, Any], betas: Sequence[str] = ()
+) -> Iterator[TextDelta | ModelResponse]:
     """Send a request and stream the answer.
 
     Args:
         client: An ``anthropic.Anthropic`` client.
         request: The request body (``stream`` is set by the SDK).
+        betas: Beta features the request uses (``compact-2026-01-12``): it then goes through
+            the SDK's beta messages API, with the ``anthropic-beta`` header.
 
     Yields:
         TextDelta for each piece of text, then one ModelResponse.
@@ -99,7 +103,12 @@ def stream_response(client: Any, request: dict[str, Any]) -> Iterator[TextDelta 
     import httpx2
 
     try:
-        with client.messages.stream(**request) as stream:
+        opened = (
+            client.beta.messages.stream(**request, betas=list(betas))
+            if betas
+            else client.messages.stream(**request)
+        )
+        with opened as stream:
             for event in stream:
                 if event.type == "content_block_delta" and event.delta.type == "text_delta":
                     yield TextDelta(event.delta.text)
