@@ -9,6 +9,10 @@ simulates prompt caching by prefix (``fakeapi.cache``), and answers each valid
 - a ``Fault``: an HTTP error, a dropped stream, a malformed body, an error event mid-stream;
 - a callable ``(request_body) -> Reply | Fault``, to answer from what was asked.
 
+It also plays the API's server-side compaction (beta ``compact-2026-01-12``, see
+``fakeapi.compaction``) and refuses a prompt longer than the model's context window
+(``context_window``, ``context_windows``) with the API's "prompt is too long" error.
+
 An invalid request is answered 400 without using the script. A script that cannot be played
 (empty queue; a reply calling a tool the model cannot see, unless the ``ToolUse`` is marked
 ``unchecked`` to script a misbehaving model) is answered 500 with ``x-should-retry: false``
@@ -35,8 +39,21 @@ from typing import TYPE_CHECKING, Any, Self
 
 from nbagent.fakeapi import wire
 from nbagent.fakeapi.cache import PromptCache
+from nbagent.fakeapi.compaction import (
+    DEFAULT_CONTEXT_WINDOW,
+    CompactEdit,
+    CompactionSigner,
+    compact,
+    compact_edit,
+)
 from nbagent.fakeapi.http import Answer, DropAnswer, JsonAnswer, LoopbackServer, StreamAnswer
-from nbagent.fakeapi.rules import ApiError, check_request, context_tools
+from nbagent.fakeapi.rules import (
+    MIN_TRIGGER,
+    ApiError,
+    check_request,
+    context_tools,
+    invalid,
+)
 from nbagent.fakeapi.script import (
     Fault,
     Reply,
@@ -102,10 +119,19 @@ class FakeAnthropicServer:
             ``defer_loading``, tool search tool or ``tool_reference`` is rejected.
         deferred_in_prefix: Whether deferred tool definitions belong to the cached prefix
             (see ``nbagent.fakeapi.cache``).
+        context_window: The context window, in input tokens, of every model not in
+            ``context_windows``: a longer prompt (counted from its last compaction block on,
+            after compacting if the request compacts) is refused.
+        context_windows: Context windows by model name.
+        min_compaction_trigger: The smallest compact ``trigger.value`` accepted (the API's
+            is 50,000; lower it to test compaction with short conversations).
 
     Attributes:
         prompt_cache: The simulated prompt cache (``clear()`` it to start cold).
         supports_tool_reference: As given.
+        context_window: As given; may be changed between requests.
+        context_windows: As given (a dict, empty by default); may be changed too.
+        min_compaction_trigger: As given; may be changed too.
     """
 
     def __init__(
@@ -114,9 +140,16 @@ class FakeAnthropicServer:
         *,
         supports_tool_reference: bool = True,
         deferred_in_prefix: bool = True,
+        context_window: int = DEFAULT_CONTEXT_WINDOW,
+        context_windows: Mapping[str, int] | None = None,
+        min_compaction_trigger: int = MIN_TRIGGER,
     ) -> None:
         self.supports_tool_reference = supports_tool_reference
         self.prompt_cache = PromptCache(deferred_in_prefix=deferred_in_prefix)
+        self.context_window = context_window
+        self.context_windows: dict[str, int] = dict(context_windows or {})
+        self.min_compaction_trigger = min_compaction_trigger
+        self._signer = CompactionSigner()
         self._script: deque[ScriptItem] = deque(script)
         self._requests: list[RecordedRequest] = []
         self._errors: list[str] = []
@@ -232,12 +265,35 @@ class FakeAnthropicServer:
             raise AssertionError("FakeAnthropicServer script errors:\n" + "\n".join(errors))
 
     def context_tools(self, request_body: Mapping[str, Any]) -> set[str]:
-        """Return the names of the tools the model can see for a request.
+        """Return the names of the tools the model can see for a request (from its last
+        compaction block on).
 
         Args:
             request_body: A Messages API request body.
         """
         return context_tools(request_body)
+
+    def window(self, model: str) -> int:
+        """Return a model's context window: ``context_windows[model]``, else ``context_window``.
+
+        Args:
+            model: The model name of a request.
+        """
+        return self.context_windows.get(model, self.context_window)
+
+    def compaction_block(self, content: str, tool_names: Iterable[str] = ()) -> dict[str, Any]:
+        """Issue a compaction block this server accepts, as if it had compacted.
+
+        For tests that start a conversation from a compaction without reaching a trigger.
+
+        Args:
+            content: The summary (not empty).
+            tool_names: The deferred tools its ``tool_changes`` add (``tool_addition``).
+
+        Returns:
+            The block, to send in an assistant message.
+        """
+        return self._signer.issue(content, list(tool_names))
 
     # -- answering ------------------------------------------------------------------------
 
@@ -260,7 +316,7 @@ class FakeAnthropicServer:
             answer: Answer = _error(problem, request_id)
         else:
             assert isinstance(body, dict)  # _http_problem refused any other body
-            answer = self._answer_valid_json(path, body, record, request_id)
+            answer = self._answer_valid_json(path, headers, body, record, request_id)
         if isinstance(answer, JsonAnswer):
             record.status = answer.status
         elif isinstance(answer, StreamAnswer):
@@ -270,23 +326,36 @@ class FakeAnthropicServer:
         return answer
 
     def _answer_valid_json(
-        self, path: str, body: dict[str, Any], record: RecordedRequest, request_id: str
+        self,
+        path: str,
+        headers: Mapping[str, str],
+        body: dict[str, Any],
+        record: RecordedRequest,
+        request_id: str,
     ) -> Answer:
-        """Answer a request whose body parsed: validate it, then play the script."""
+        """Answer a request whose body parsed: validate it, compact it, then play the script."""
         checked = check_request(
             body,
             count_tokens=path == _COUNT_TOKENS,
             supports_tool_reference=self.supports_tool_reference,
+            betas=_betas(headers),
+            verify_compaction=self._signer.verify,
+            min_trigger=self.min_compaction_trigger,
         )
         if isinstance(checked, ApiError):
             return _error(checked, request_id)
         if path == _COUNT_TOKENS:
             return _json(200, {"input_tokens": self.prompt_cache.count(body)}, request_id)
+        plan = self._plan(body, checked)
+        if isinstance(plan, ApiError):
+            return _error(plan, request_id)
+        if plan.block is not None and plan.edit is not None and plan.edit.pause:
+            return self._send(self._paused(body, plan), record, request_id, 0.0)
         try:
             item = self._next_item(body)
             if isinstance(item, Fault):
-                return self._fault(item, body, checked, record, request_id)
-            return self._reply(item, body, checked, record, request_id)
+                return self._fault(item, body, checked, plan, record, request_id)
+            return self._reply(item, body, checked, plan, record, request_id)
         except ScriptError as exc:
             with self._lock:
                 self._errors.append(str(exc))
@@ -294,6 +363,21 @@ class FakeAnthropicServer:
             return _error(
                 ApiError(500, "api_error", str(exc)), request_id, {"x-should-retry": "false"}
             )
+
+    def _plan(self, body: dict[str, Any], visible: set[str]) -> _Plan | ApiError:
+        """Compact the request if its edit's trigger is exceeded, then check that what the
+        model reads fits the model's context window."""
+        edit = compact_edit(body)
+        tokens = self.prompt_cache.count(body)
+        plan = _Plan(edit, None, body)
+        if edit is not None and tokens > edit.trigger:
+            block, compacted = compact(body, visible, edit, self._signer)
+            plan = _Plan(edit, block, compacted)
+            tokens = self.prompt_cache.count(compacted)
+        window = self.window(body["model"])
+        if tokens > window:
+            return invalid(f"prompt is too long: {tokens} tokens > {window} maximum")
+        return plan
 
     def _next_item(self, body: dict[str, Any]) -> Reply | Fault:
         """Pop the next script item, calling it if it is a callable."""
@@ -316,51 +400,109 @@ class FakeAnthropicServer:
             )
         return produced
 
-    def _message(self, reply: Reply, body: dict[str, Any], visible: set[str]) -> dict[str, Any]:
-        """Render a reply as the message the API would send, and account its usage."""
-        content = render(reply, body, visible, self._new_id)
-        cache = self.prompt_cache.account(body)
+    def _message(
+        self, reply: Reply, body: dict[str, Any], visible: set[str], plan: _Plan
+    ) -> dict[str, Any]:
+        """Render a reply as the message the API would send, and account its usage.
+
+        When the request compacts, the compaction block comes first, then the reply the model
+        gives from the compacted request; the top-level usage is that of this answer (the
+        ``message`` iteration), the compaction's own is only in ``usage.iterations``.
+        """
+        content = render(reply, plan.model_body, visible, self._new_id)
+        compaction = self._compaction_usage(body, plan)
+        cache = self.prompt_cache.account(plan.model_body)
         output = sum(
             count_tokens(b["text"]) if b["type"] == "text" else count_tokens(compact_json(b))
             for b in content
         )
-        usage = {
+        usage: dict[str, Any] = {
             "input_tokens": cache.input_tokens,
             "cache_creation_input_tokens": cache.cache_creation_input_tokens,
             "cache_read_input_tokens": cache.cache_read_input_tokens,
             "output_tokens": max(1, output),
         }
+        if plan.edit is not None:
+            usage["iterations"] = [*compaction, {"type": "message", **usage}]
         return wire.message(
             message_id=self._new_id("msg"),
             model=body["model"],
-            content=content,
+            content=[plan.block, *content] if plan.block is not None else content,
             stop_reason=reply.resolved_stop_reason(),
             usage=usage,
+            context_management=_context_management(body),
         )
+
+    def _compaction_usage(self, body: dict[str, Any], plan: _Plan) -> list[dict[str, Any]]:
+        """Account the compaction iteration, which reads the whole request, if there is one."""
+        if plan.block is None:
+            return []
+        cache = self.prompt_cache.account(body)
+        return [
+            {
+                "type": "compaction",
+                "input_tokens": cache.input_tokens,
+                "cache_creation_input_tokens": cache.cache_creation_input_tokens,
+                "cache_read_input_tokens": cache.cache_read_input_tokens,
+                "output_tokens": count_tokens(str(plan.block["content"])),
+            }
+        ]
+
+    def _paused(self, body: dict[str, Any], plan: _Plan) -> dict[str, Any]:
+        """The answer of pause_after_compaction: the compaction block alone.
+
+        The model did not answer, so the top-level usage is all zeros and ``iterations``
+        holds the compaction alone.
+        """
+        usage: dict[str, Any] = dict.fromkeys(
+            (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            ),
+            0,
+        )
+        usage["iterations"] = self._compaction_usage(body, plan)
+        return wire.message(
+            message_id=self._new_id("msg"),
+            model=body["model"],
+            content=[plan.block] if plan.block is not None else [],
+            stop_reason="compaction",
+            usage=usage,
+            context_management=_context_management(body),
+        )
+
+    def _send(
+        self, whole: dict[str, Any], record: RecordedRequest, request_id: str, delay: float
+    ) -> Answer:
+        """Send a message as JSON or as a stream, as the request asked."""
+        if not record.stream:
+            payload = json.dumps(whole).encode()
+            return JsonAnswer(200, payload, _headers(request_id), delay, record.mark_interrupted)
+        events = [wire.encode_event(name, data) for name, data in wire.stream_events(whole)]
+        return _stream(events, request_id, record, delay=delay)
 
     def _reply(
         self,
         reply: Reply,
         body: dict[str, Any],
         visible: set[str],
+        plan: _Plan,
         record: RecordedRequest,
         request_id: str,
     ) -> Answer:
         """Answer with a reply, as JSON or as a stream."""
-        whole = self._message(reply, body, visible)
-        if not record.stream:
-            payload = json.dumps(whole).encode()
-            return JsonAnswer(
-                200, payload, _headers(request_id), reply.delay, record.mark_interrupted
-            )
-        events = [wire.encode_event(name, data) for name, data in wire.stream_events(whole)]
-        return _stream(events, request_id, record, delay=reply.delay)
+        return self._send(
+            self._message(reply, body, visible, plan), record, request_id, reply.delay
+        )
 
     def _fault(
         self,
         fault: Fault,
         body: dict[str, Any],
         visible: set[str],
+        plan: _Plan,
         record: RecordedRequest,
         request_id: str,
     ) -> Answer:
@@ -370,7 +512,7 @@ class FakeAnthropicServer:
             wait = {} if fault.retry_after is None else {"retry-after": f"{fault.retry_after:g}"}
             return _error(error, request_id, wait)
         if fault.kind == "malformed":
-            whole = self._message(Reply.text("malformed"), body, visible)
+            whole = self._message(Reply.text("malformed"), body, visible, plan)
             text = json.dumps(whole)
             if not record.stream:
                 return JsonAnswer(200, text[: len(text) // 2].encode(), _headers(request_id))
@@ -383,7 +525,7 @@ class FakeAnthropicServer:
         if not record.stream:
             return DropAnswer()
         assert fault.reply is not None
-        events = wire.stream_events(self._message(fault.reply, body, visible))
+        events = wire.stream_events(self._message(fault.reply, body, visible, plan))
         cut = (
             fault.after_events
             if fault.after_events is not None
@@ -396,6 +538,32 @@ class FakeAnthropicServer:
             "error", ApiError(fault.status, fault.error_type, fault.message).body(request_id)
         )
         return _stream([*encoded[:cut], error_event], request_id, record, delay=fault.reply.delay)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a valid request is answered.
+
+    Attributes:
+        edit: Its compact edit, if any (then usage has ``iterations``).
+        block: The compaction block, when the request compacts.
+        model_body: What the model answers from: the request, or the compacted request.
+    """
+
+    edit: CompactEdit | None
+    block: dict[str, Any] | None
+    model_body: dict[str, Any]
+
+
+def _betas(headers: Mapping[str, str]) -> set[str]:
+    """The betas named by the ``anthropic-beta`` header (comma-separated)."""
+    return {beta.strip() for beta in headers.get("anthropic-beta", "").split(",") if beta.strip()}
+
+
+def _context_management(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The answer's ``context_management``: no applied edit (compaction is reported by its
+    block and ``usage.iterations``), present when the request carried the field."""
+    return {"applied_edits": []} if body.get("context_management") is not None else None
 
 
 def _headers(request_id: str) -> dict[str, str]:

@@ -10,7 +10,13 @@ the tokens the model reads for it:
   ``deferred_in_prefix=True`` it still belongs to the prefix (adding one changes every later
   prefix); with ``deferred_in_prefix=False`` it is left out of the sequence entirely;
 - a content block: the tokens of its JSON, plus the definitions of the deferred tools its
-  ``tool_reference`` blocks name, which the API expands in place.
+  ``tool_reference`` blocks name, which the API expands in place;
+- a compaction block: the tokens of its summary (``content``: the model reads neither the
+  signature nor ``encrypted_content``), plus the definitions of the deferred tools its
+  ``tool_changes`` add.
+
+Only what the model reads is flattened: the messages start at the last compaction block
+(``rules.model_messages``), so after a compaction the prefix after system starts at it.
 
 ``cache_control`` marks breakpoints. After a request, the prefixes ending at every segment up
 to the last breakpoint are cached. A request reads the longest cached prefix ending at or
@@ -27,7 +33,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nbagent.fakeapi.rules import content_blocks, is_deferred, tool_references
+from nbagent.fakeapi.rules import (
+    content_blocks,
+    is_compaction,
+    is_deferred,
+    model_messages,
+    tool_changes,
+    tool_references,
+)
 from nbagent.tokens import compact_json, count_tokens
 
 
@@ -111,13 +124,24 @@ def segments(body: Mapping[str, Any], *, deferred_in_prefix: bool = True) -> lis
     for block in content_blocks(system) if system else ():
         text = compact_json(_strip_cache_control(block))
         result.append(Segment("system:" + text, count_tokens(text), _has_breakpoint(block)))
-    for message in body.get("messages") or ():
-        for block in content_blocks(message.get("content")):
+    for message in model_messages(body):
+        for block in message["content"]:
             text = compact_json(_strip_cache_control(block))
-            expanded = sum(deferred_tokens.get(name, 0) for name in tool_references(block))
             key = f"{message.get('role')}:{text}"
-            result.append(Segment(key, count_tokens(text) + expanded, _has_breakpoint(block)))
+            result.append(
+                Segment(key, _block_tokens(block, text, deferred_tokens), _has_breakpoint(block))
+            )
     return result
+
+
+def _block_tokens(block: Mapping[str, Any], text: str, deferred_tokens: Mapping[Any, int]) -> int:
+    """The tokens the model reads for a message block (``text`` is its compact JSON)."""
+    if is_compaction(block):
+        added = {name for kind, name in tool_changes(block) if kind == "tool_addition"}
+        return count_tokens(str(block["content"])) + sum(
+            deferred_tokens.get(name, 0) for name in added
+        )
+    return count_tokens(text) + sum(deferred_tokens.get(name, 0) for name in tool_references(block))
 
 
 class PromptCache:

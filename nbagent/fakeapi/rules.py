@@ -8,16 +8,27 @@ Messages quote the API's own wording where it is known.
 The rules, in the order they are checked::
 
     fields       model, max_tokens (Messages only), messages: present and well typed
+    context      context_management only with the compact-2026-01-12 beta; its one edit is
+                 compact_20260112, with an input_tokens trigger of at least the minimum
     tools        names match ^[a-zA-Z0-9_-]{1,64}$ and are unique; custom tools have a schema
     deferral     at least one tool loaded; ToolSearch and tool search tools never deferred;
                  no cache_control on a deferred tool; at most 10,000 deferred tools
     roles        first message is user; roles alternate; no empty content
+    compaction   compaction blocks only with the beta and only in assistant messages; their
+                 fields typed; content null (a no-op) or a non-empty summary whose signature
+                 is the one the server issued for it
     tool pairs   each tool_use answered in the next user message by a tool_result,
                  tool_results first, each matching a tool_use of the previous message;
                  a tool_result's content is a string or text (non-blank), image,
                  document, search_result and tool_reference blocks
-    references   every tool_reference names a tool in ``tools``
+    references   every tool_reference, and every tool_changes entry, names a tool in ``tools``
     caching      at most 4 cache_control breakpoints in the whole request
+
+What the model reads starts at the last compaction block (``model_messages``): everything
+before it (earlier messages, and earlier blocks of its message) is dropped, for the tools in
+context as for the token counts and the cached prefix (``fakeapi.cache``). The tools the model
+has then are the loaded ones, those the block's ``tool_changes`` add (less those it removes),
+and those the ``tool_reference`` blocks after it load.
 
 With ``supports_tool_reference=False`` (an endpoint without tool search) any
 ``defer_loading``, tool search tool or ``tool_reference`` block is rejected.
@@ -25,7 +36,7 @@ With ``supports_tool_reference=False`` (an endpoint without tool search) any
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,10 +57,30 @@ TOOL_SEARCH_TYPES = {
     "tool_search_tool_regex": "tool_search_tool_regex",
 }
 """Server-side tool search tool types, with the name each one must carry."""
+COMPACT_BETA = "compact-2026-01-12"
+"""The beta (``anthropic-beta`` header) of server-side compaction."""
+COMPACT_EDIT = "compact_20260112"
+"""The ``context_management`` edit type of server-side compaction."""
+DEFAULT_TRIGGER = 150_000
+"""The input tokens above which a compact edit without ``trigger`` compacts."""
+MIN_TRIGGER = 50_000
+"""The smallest ``trigger.value`` the API accepts."""
+NOT_SIMULATED_EDITS = ("clear_tool_uses_20250919", "clear_thinking_20251015")
+"""Real context editing strategies the fake API does not simulate (refused, saying so)."""
+_EDIT_KEYS = {"type", "trigger", "instructions", "pause_after_compaction"}
+_COMPACTION_KEYS = {
+    "type",
+    "content",
+    "encrypted_content",
+    "signature",
+    "tool_changes",
+    "cache_control",
+}
+_TOOL_CHANGES = ("tool_addition", "tool_removal")
 
 _USER_ONLY = {"tool_result"}
 _RESULT_CONTENT_TYPES = ("text", "image", "search_result", "document", "tool_reference")
-_ASSISTANT_ONLY = {"tool_use", "server_tool_use", "tool_search_tool_result"}
+_ASSISTANT_ONLY = {"tool_use", "server_tool_use", "tool_search_tool_result", "compaction"}
 
 
 @dataclass(frozen=True)
@@ -105,6 +136,8 @@ def tool_references(block: Mapping[str, Any]) -> Iterator[str]:
     if block.get("type") == "tool_reference":
         yield str(block.get("tool_name"))
         return
+    if block.get("type") == "compaction":  # its tool_changes are read by tool_changes()
+        return
     for value in block.values():
         children = value if isinstance(value, list) else [value]
         for child in children:
@@ -117,12 +150,94 @@ def is_deferred(tool: Mapping[str, Any]) -> bool:
     return bool(tool.get("defer_loading"))
 
 
+def is_compaction(block: Mapping[str, Any]) -> bool:
+    """Tell whether a block is a compaction block that compacts (its content is not null).
+
+    A compaction block with null content records a failed compaction: the API treats it as
+    a no-op, so it neither starts what the model reads nor changes its tools.
+    """
+    return block.get("type") == "compaction" and block.get("content") is not None
+
+
+def tool_changes(block: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """Yield the ``(kind, tool name)`` entries of a compaction block's ``tool_changes``.
+
+    Args:
+        block: A compaction block; ``kind`` is ``tool_addition`` or ``tool_removal``.
+    """
+    for change in block.get("tool_changes") or ():
+        if isinstance(change, dict) and isinstance(change.get("tool"), dict):
+            yield str(change.get("type")), str(change["tool"].get("name"))
+
+
+def last_compaction(messages: Iterable[Any]) -> tuple[int, int] | None:
+    """Return ``(message, block)`` of the last compaction block that compacts, or None.
+
+    Args:
+        messages: A request's messages.
+    """
+    found = None
+    for i, message in enumerate(messages):
+        if isinstance(message, dict):
+            for j, block in enumerate(content_blocks(message.get("content"))):
+                if is_compaction(block):
+                    found = (i, j)
+    return found
+
+
+def model_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return the messages the model reads for a request.
+
+    That is everything from the last compaction block on: the messages before it, and the
+    blocks before it in its own message, are dropped. No-op compaction blocks (null content)
+    are left out too. Content is returned as lists of blocks.
+
+    Args:
+        body: A request body.
+    """
+    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    start = last_compaction(messages)
+    kept: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [
+        (m, content_blocks(m.get("content"))) for m in messages
+    ]
+    if start is not None:
+        i, j = start
+        kept = [(kept[i][0], kept[i][1][j:]), *kept[i + 1 :]]
+    return [
+        {
+            **message,
+            "content": [
+                b for b in blocks if b.get("type") != "compaction" or b.get("content") is not None
+            ],
+        }
+        for message, blocks in kept
+    ]
+
+
+def dropped_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Return what the last compaction block dropped, as messages of blocks (see
+    ``model_messages``): the earlier messages, and the earlier blocks of its own message.
+
+    Args:
+        body: A request body.
+    """
+    messages = [m for m in body.get("messages") or () if isinstance(m, dict)]
+    start = last_compaction(messages)
+    if start is None:
+        return []
+    i, j = start
+    dropped = [{**m, "content": content_blocks(m.get("content"))} for m in messages[:i]]
+    return [*dropped, {**messages[i], "content": content_blocks(messages[i].get("content"))[:j]}]
+
+
 def context_tools(body: Mapping[str, Any]) -> set[str]:
     """Return the names of the tools in the model's context for a request.
 
-    These are the loaded (non-deferred) tools, plus every deferred tool that a
-    ``tool_reference`` loaded: in a user's ``tool_result`` or in an assistant's
-    ``tool_search_tool_result`` (server-side search).
+    These are the loaded (non-deferred) tools, plus every deferred tool loaded in what the
+    model reads (``model_messages``): by the ``tool_changes`` of the compaction block it
+    starts with (a ``tool_removal`` takes a tool away), then by each ``tool_reference``, in
+    a user's ``tool_result`` or in an assistant's ``tool_search_tool_result`` (server-side
+    search).
 
     Args:
         body: A request body.
@@ -130,8 +245,13 @@ def context_tools(body: Mapping[str, Any]) -> set[str]:
     tools = [t for t in body.get("tools") or () if isinstance(t, dict)]
     names = {t.get("name") for t in tools}
     loaded = {str(t.get("name")) for t in tools if not is_deferred(t)}
-    for message in body.get("messages") or ():
-        for block in content_blocks(message.get("content")):
+    for message in model_messages(body):
+        for block in message["content"]:
+            for kind, name in tool_changes(block) if is_compaction(block) else ():
+                if kind == "tool_addition" and name in names:
+                    loaded.add(name)
+                elif kind == "tool_removal":
+                    loaded.discard(name)
             loaded.update(name for name in tool_references(block) if name in names)
     return loaded
 
@@ -149,14 +269,33 @@ def call_error(name: str, body: Mapping[str, Any], visible: set[str]) -> str | N
     tools = {t.get("name"): t for t in body.get("tools") or () if isinstance(t, dict)}
     if name not in tools:
         return f"script error: the model cannot call {name}: it is not in the request's tools"
+    dropped = (b for m in dropped_messages(body) for b in m["content"])
+    if any(_loads(b, name) for b in dropped):
+        return (
+            f"script error: the model cannot call {name}: it is deferred and was loaded only "
+            "before the last compaction block, whose tool_changes do not add it"
+        )
     return (
         f"script error: the model cannot call {name}: it is deferred and was never loaded "
         "by a tool_reference"
     )
 
 
+def _loads(block: Mapping[str, Any], name: str) -> bool:
+    """Tell whether a block loads a tool: a tool_reference, or a compaction's tool_addition."""
+    if is_compaction(block):
+        return ("tool_addition", name) in set(tool_changes(block))
+    return name in tool_references(block)
+
+
 def check_request(
-    body: Any, *, count_tokens: bool = False, supports_tool_reference: bool = True
+    body: Any,
+    *,
+    count_tokens: bool = False,
+    supports_tool_reference: bool = True,
+    betas: Collection[str] = (),
+    verify_compaction: Callable[[Mapping[str, Any]], bool] | None = None,
+    min_trigger: int = MIN_TRIGGER,
 ) -> ApiError | set[str]:
     """Validate a request as the Messages API does.
 
@@ -164,6 +303,10 @@ def check_request(
         body: The parsed JSON body.
         count_tokens: True for ``/v1/messages/count_tokens`` (no ``max_tokens``).
         supports_tool_reference: False for an endpoint without tool search.
+        betas: The betas of the ``anthropic-beta`` header.
+        verify_compaction: Tells whether a compaction block's signature is the one the server
+            issued for it; without it every compaction block that compacts is refused.
+        min_trigger: The smallest compact ``trigger.value`` accepted.
 
     Returns:
         The error the API would answer, or the names of the tools in the model's context.
@@ -172,13 +315,149 @@ def check_request(
         return invalid("Request body must be a JSON object")
     error = (
         _check_fields(body, count_tokens)
+        or _check_context_management(body, betas, min_trigger)
         or _check_tools(body.get("tools") or [], supports_tool_reference)
         or _check_roles(body["messages"])
+        or _check_compaction_blocks(body["messages"], betas, verify_compaction)
         or _check_tool_pairs(body)
         or _check_references(body, supports_tool_reference)
         or _check_breakpoints(body)
     )
     return error or context_tools(body)
+
+
+def _check_context_management(
+    body: dict[str, Any], betas: Collection[str], min_trigger: int
+) -> ApiError | None:
+    """Check ``context_management``: beta only, one compact edit, a valid trigger."""
+    if "context_management" not in body:
+        return None
+    if COMPACT_BETA not in betas:
+        return invalid("context_management: Extra inputs are not permitted")
+    config = body["context_management"]
+    if config is None:
+        return None
+    if not isinstance(config, dict):
+        return invalid("context_management: Input should be a valid dictionary")
+    for key in config:
+        if key != "edits":
+            return invalid(f"context_management.{key}: Extra inputs are not permitted")
+    edits = config.get("edits", [])
+    if not isinstance(edits, list):
+        return invalid("context_management.edits: Input should be a valid list")
+    compacts = 0
+    for k, edit in enumerate(edits):
+        where = f"context_management.edits.{k}"
+        kind = edit.get("type") if isinstance(edit, dict) else None
+        if kind in NOT_SIMULATED_EDITS:
+            return invalid(
+                f"{where}.type: {kind} is a real edit that FakeAnthropicServer does not "
+                f"simulate; it simulates {COMPACT_EDIT} only"
+            )
+        if kind != COMPACT_EDIT:
+            return invalid(
+                f"{where}: Input tag {kind!r} found using 'type' does not match any of the "
+                f"expected tags: '{COMPACT_EDIT}'"
+            )
+        assert isinstance(edit, dict)
+        compacts += 1
+        if compacts > 1:
+            return invalid(f"{where}: only one {COMPACT_EDIT} edit may be given")
+        if error := _check_compact_edit(f"{where}.{COMPACT_EDIT}", edit, min_trigger):
+            return error
+    return None
+
+
+def _check_compact_edit(where: str, edit: dict[str, Any], min_trigger: int) -> ApiError | None:
+    """Check the fields of one compact_20260112 edit."""
+    for key in edit:
+        if key not in _EDIT_KEYS:
+            return invalid(f"{where}.{key}: Extra inputs are not permitted")
+    if not isinstance(edit.get("instructions"), str | None):
+        return invalid(f"{where}.instructions: Input should be a valid string")
+    if not isinstance(edit.get("pause_after_compaction", False), bool):
+        return invalid(f"{where}.pause_after_compaction: Input should be a valid boolean")
+    trigger = edit.get("trigger")
+    if trigger is None:
+        return None
+    if not isinstance(trigger, dict):
+        return invalid(f"{where}.trigger: Input should be a valid dictionary")
+    for key in trigger:
+        if key not in ("type", "value"):
+            return invalid(f"{where}.trigger.{key}: Extra inputs are not permitted")
+    if trigger.get("type") != "input_tokens":
+        return invalid(f"{where}.trigger.type: Input should be 'input_tokens'")
+    if "value" not in trigger:
+        return invalid(f"{where}.trigger.value: Field required")
+    value = trigger["value"]
+    if not isinstance(value, int) or isinstance(value, bool):
+        return invalid(f"{where}.trigger.value: Input should be a valid integer")
+    if value < max(1, min_trigger):
+        return invalid(
+            f"{where}.trigger.value: Input should be greater than or equal to {max(1, min_trigger)}"
+        )
+    return None
+
+
+def _check_compaction_blocks(
+    messages: list[Any],
+    betas: Collection[str],
+    verify: Callable[[Mapping[str, Any]], bool] | None,
+) -> ApiError | None:
+    """Check the compaction blocks: the beta, their fields, their signatures."""
+    for i, message in enumerate(messages):
+        for j, block in enumerate(content_blocks(message["content"])):
+            if block["type"] != "compaction":
+                continue
+            where = f"messages.{i}.content.{j}"
+            if COMPACT_BETA not in betas:
+                return invalid(
+                    f"{where}.type: Input tag 'compaction' found using 'type' does not match "
+                    "any of the expected tags"
+                )
+            if error := _check_compaction_fields(f"{where}.compaction", block):
+                return error
+            if block.get("content") is not None and not (verify and verify(block)):
+                return invalid(f"{where}: Invalid `signature` in `compaction` block")
+    return None
+
+
+def _check_compaction_fields(where: str, block: dict[str, Any]) -> ApiError | None:
+    """Check the fields of one compaction block (not its signature)."""
+    for key in block:
+        if key not in _COMPACTION_KEYS:
+            return invalid(f"{where}.{key}: Extra inputs are not permitted")
+    for key in ("content", "encrypted_content", "signature"):
+        if not isinstance(block.get(key), str | None):
+            return invalid(f"{where}.{key}: Input should be a valid string")
+    if block.get("content") == "":
+        return invalid(f"{where}.content: String should have at least 1 character")
+    changes = block.get("tool_changes")
+    if changes is None:
+        return None
+    if not isinstance(changes, list):
+        return invalid(f"{where}.tool_changes: Input should be a valid list")
+    for k, change in enumerate(changes):
+        kind = change.get("type") if isinstance(change, dict) else None
+        if kind not in _TOOL_CHANGES:
+            return invalid(
+                f"{where}.tool_changes.{k}: Input tag {kind!r} found using 'type' does not "
+                "match any of the expected tags: 'tool_addition', 'tool_removal'"
+            )
+        assert isinstance(change, dict)
+        tool = change.get("tool")
+        if not isinstance(tool, dict):
+            return invalid(f"{where}.tool_changes.{k}.{kind}.tool: Field required")
+        if tool.get("type") != "tool_reference":
+            return invalid(
+                f"{where}.tool_changes.{k}.{kind}.tool: Input tag {tool.get('type')!r} found "
+                "using 'type' does not match any of the expected tags: 'tool_reference'"
+            )
+        if not isinstance(tool.get("name"), str):
+            return invalid(
+                f"{where}.tool_changes.{k}.{kind}.tool.tool_reference.name: Field required"
+            )
+    return None
 
 
 def _check_fields(body: dict[str, Any], count_tokens: bool) -> ApiError | None:
@@ -424,7 +703,8 @@ def _check_result_content(where: str, content: Any) -> ApiError | None:
 
 
 def _check_references(body: dict[str, Any], supports_tool_reference: bool) -> ApiError | None:
-    """Check that tool_reference blocks are supported and name tools in ``tools``."""
+    """Check that tool_reference blocks are supported and name tools in ``tools``, as the
+    tool_changes of compaction blocks must."""
     names = {t.get("name") for t in body.get("tools") or ()}
     for i, message in enumerate(body["messages"]):
         for j, block in enumerate(content_blocks(message["content"])):
@@ -435,6 +715,9 @@ def _check_references(body: dict[str, Any], supports_tool_reference: bool) -> Ap
                         "using 'type' does not match any of the expected tags: 'text', "
                         "'image', 'search_result', 'document'"
                     )
+                if name not in names:
+                    return invalid(f"Tool reference '{name}' has no corresponding tool definition")
+            for _, name in tool_changes(block) if is_compaction(block) else ():
                 if name not in names:
                     return invalid(f"Tool reference '{name}' has no corresponding tool definition")
     return None

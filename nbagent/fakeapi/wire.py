@@ -6,9 +6,13 @@ A streamed message is, as the API sends it and the SDK's ``MessageStream`` parse
     ping
     per content block:   content_block_start, content_block_delta * n, content_block_stop
                          (text_delta for text; input_json_delta, in a few chunks, for
-                         tool_use and server_tool_use; none for tool_search_tool_result,
-                         whose content comes whole in content_block_start)
-    message_delta        stop_reason, stop_sequence, cumulative usage
+                         tool_use and server_tool_use; one compaction_delta, with the
+                         whole content and encrypted_content, for compaction, whose start
+                         has them null but carries signature and tool_changes, which no
+                         delta sets; none for tool_search_tool_result, whose content comes
+                         whole in content_block_start)
+    message_delta        stop_reason, stop_sequence, cumulative usage (usage.iterations
+                         only here), context_management
     message_stop
 """
 
@@ -48,7 +52,8 @@ def message(
     model: str,
     content: list[dict[str, Any]],
     stop_reason: str,
-    usage: Mapping[str, int],
+    usage: Mapping[str, Any],
+    context_management: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build a complete message object, as a non-streaming response carries it.
 
@@ -57,9 +62,10 @@ def message(
         model: The model named by the request.
         content: The content blocks.
         stop_reason: Why the message stopped.
-        usage: The usage figures.
+        usage: The usage figures (with ``iterations`` when the request could compact).
+        context_management: The ``context_management`` of the answer, if any.
     """
-    return {
+    whole = {
         "id": message_id,
         "type": "message",
         "role": "assistant",
@@ -69,6 +75,9 @@ def message(
         "stop_sequence": None,
         "usage": dict(usage),
     }
+    if context_management is not None:
+        whole["context_management"] = dict(context_management)
+    return whole
 
 
 def _block_events(index: int, block: dict[str, Any]) -> list[Event]:
@@ -83,6 +92,14 @@ def _block_events(index: int, block: dict[str, Any]) -> list[Event]:
             {"type": "input_json_delta", "partial_json": piece}
             for piece in split_text(compact_json(block["input"]))
         ]
+    elif kind == "compaction":
+        start = {**block, "content": None, "encrypted_content": None}
+        delta = {
+            "type": "compaction_delta",
+            "content": block["content"],
+            "encrypted_content": block["encrypted_content"],
+        }
+        deltas = [delta]
     else:
         start, deltas = block, []
     events: list[Event] = [
@@ -106,7 +123,8 @@ def stream_events(whole: Mapping[str, Any]) -> list[Event]:
         whole: The complete message (see ``message``).
     """
     usage = dict(whole["usage"])
-    start = {**whole, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    opening = {k: v for k, v in usage.items() if k != "iterations"}
+    start = {**whole, "content": [], "stop_reason": None, "usage": {**opening, "output_tokens": 1}}
     events: list[Event] = [
         ("message_start", {"type": "message_start", "message": start}),
         ("ping", {"type": "ping"}),
@@ -114,7 +132,10 @@ def stream_events(whole: Mapping[str, Any]) -> list[Event]:
     for index, block in enumerate(whole["content"]):
         events += _block_events(index, block)
     delta = {"stop_reason": whole["stop_reason"], "stop_sequence": whole["stop_sequence"]}
-    events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
+    closing = {"type": "message_delta", "delta": delta, "usage": usage}
+    if "context_management" in whole:
+        closing["context_management"] = whole["context_management"]
+    events.append(("message_delta", closing))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
