@@ -66,6 +66,9 @@ SUMMARY_REQUEST = (
 )
 """What the model is asked when nbagent compacts the conversation itself."""
 
+SERVER_MIN_TRIGGER = 50_000
+"""The smallest trigger the API's compaction takes: below it, nbagent compacts itself."""
+
 SUMMARY_MAX_TOKENS = 4096
 """The output limit of a summary."""
 
@@ -142,7 +145,7 @@ class Agent:
             input tokens; where the endpoint refuses that, nbagent summarises instead),
             ``client`` (nbagent asks the model for a summary) or ``off``.
         compact_threshold: Input tokens of a request from which the conversation is
-            compacted.
+            compacted (by nbagent when below :data:`SERVER_MIN_TRIGGER`, the API's least).
         context_windows: Context windows by model, over :data:`~nbagent.context.CONTEXT_WINDOWS`.
 
     Raises:
@@ -202,6 +205,8 @@ class Agent:
         self._preloaded: list[str] = []
         self._expanded: list[str] = []
         self._server_compaction = True
+        self.server_min_trigger = SERVER_MIN_TRIGGER
+        """Thresholds below this are compacted by nbagent, not the API."""
 
     @property
     def client(self) -> Any:
@@ -459,12 +464,16 @@ class Agent:
 
     def _compacts_on_server(self) -> bool:
         """Whether requests ask the API to compact."""
-        return self.compaction == "server" and self._server_compaction
+        return (
+            self.compaction == "server"
+            and self._server_compaction
+            and self.compact_threshold >= self.server_min_trigger
+        )
 
     def _compacts_here(self) -> bool:
         """Whether nbagent must compact before the next request (its last one was too long)."""
         client_side = self.compaction == "client" or (
-            self.compaction == "server" and not self._server_compaction
+            self.compaction == "server" and not self._compacts_on_server()
         )
         return client_side and self.last_prompt_tokens >= self.compact_threshold
 
@@ -520,7 +529,7 @@ class Agent:
             yield Notice("The API's compaction failed; the conversation goes on uncompacted.")
             return
         kept = {
-            change.get("tool", {}).get("tool_name")
+            change.get("tool", {}).get("name")
             for change in block.get("tool_changes") or ()
             if change.get("type") == "tool_addition"
         }

@@ -48,6 +48,7 @@ from nbagent.fakeapi.compaction import (
 )
 from nbagent.fakeapi.http import Answer, DropAnswer, JsonAnswer, LoopbackServer, StreamAnswer
 from nbagent.fakeapi.rules import (
+    COMPACT_BETA,
     MIN_TRIGGER,
     ApiError,
     check_request,
@@ -125,6 +126,8 @@ class FakeAnthropicServer:
         context_windows: Context windows by model name.
         min_compaction_trigger: The smallest compact ``trigger.value`` accepted (the API's
             is 50,000; lower it to test compaction with short conversations).
+        supports_compaction: False to act as an endpoint without server-side compaction: the
+            ``compact-2026-01-12`` beta is ignored, so ``context_management`` is refused.
 
     Attributes:
         prompt_cache: The simulated prompt cache (``clear()`` it to start cold).
@@ -132,6 +135,7 @@ class FakeAnthropicServer:
         context_window: As given; may be changed between requests.
         context_windows: As given (a dict, empty by default); may be changed too.
         min_compaction_trigger: As given; may be changed too.
+        supports_compaction: As given.
     """
 
     def __init__(
@@ -143,8 +147,10 @@ class FakeAnthropicServer:
         context_window: int = DEFAULT_CONTEXT_WINDOW,
         context_windows: Mapping[str, int] | None = None,
         min_compaction_trigger: int = MIN_TRIGGER,
+        supports_compaction: bool = True,
     ) -> None:
         self.supports_tool_reference = supports_tool_reference
+        self.supports_compaction = supports_compaction
         self.prompt_cache = PromptCache(deferred_in_prefix=deferred_in_prefix)
         self.context_window = context_window
         self.context_windows: dict[str, int] = dict(context_windows or {})
@@ -338,7 +344,7 @@ class FakeAnthropicServer:
             body,
             count_tokens=path == _COUNT_TOKENS,
             supports_tool_reference=self.supports_tool_reference,
-            betas=_betas(headers),
+            betas=_betas(headers) - (set() if self.supports_compaction else {COMPACT_BETA}),
             verify_compaction=self._signer.verify,
             min_trigger=self.min_compaction_trigger,
         )

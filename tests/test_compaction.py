@@ -86,3 +86,73 @@ def test_context_line() -> None:
     assert context_line(150_000, 200_000, 150_000) == (
         "context: 150,000 of 200,000 tokens (75%) · compacts at 150,000"
     )
+
+
+FILLER = " ".join(f"word{i}" for i in range(60))
+
+
+def test_a_300_turn_session_in_a_small_window_never_overflows() -> None:
+    registry = ToolRegistry([echo, forecast_tool()])
+    with FakeAnthropicServer(context_window=6_000, min_compaction_trigger=1) as api:
+        agent = Agent(registry=registry, client=api.client(), compact_threshold=3_000)
+        agent.server_min_trigger = 1
+        api.enqueue(
+            Reply.tool_use("ToolSearch", {"query": "select:" + FORECAST}),
+            Reply.tool_use(FORECAST, {"city": "Oslo"}),
+            Reply.text("Sunny in Oslo."),
+        )
+        agent.run("Weather in Oslo?")
+        for turn in range(2, 301):
+            if turn == 250:  # long after the first compactions: the tool is still loaded
+                api.enqueue(Reply.tool_use(FORECAST, {"city": "Bergen"}))
+            api.enqueue(Reply.text(f"Answer {turn}: {FILLER}"))
+            result = agent.run(f"Question {turn}: {FILLER}")
+            assert result.text.startswith(f"Answer {turn}:")
+            assert agent.last_prompt_tokens <= api.window(agent.model)
+        api.assert_no_errors()
+        bodies = [r.body for r in api.requests]
+    compacted = [i for i, b in enumerate(bodies) if _has_compaction(b["messages"])]
+    assert compacted and len({_last_block(bodies[i]["messages"]) for i in compacted}) >= 5
+    for body in bodies[compacted[0] :]:
+        seen = since_compaction(body["messages"])
+        announced = sum(ADDED_HEADER in t for m in seen if m["role"] == "user" for t in texts(m))
+        assert announced == 1  # the deferred names again, once, after each compaction
+    calls = [
+        b
+        for body in bodies
+        for m in body["messages"]
+        for b in m["content"]
+        if b.get("type") == "tool_result" and "Bergen" in str(b.get("content"))
+    ]
+    assert calls and not calls[0].get("is_error")
+
+
+def _has_compaction(messages: list[dict[str, Any]]) -> bool:
+    return any(b.get("type") == "compaction" for m in messages for b in m["content"])
+
+
+def _last_block(messages: list[dict[str, Any]]) -> str:
+    blocks = [b for m in messages for b in m["content"] if b.get("type") == "compaction"]
+    return blocks[-1]["signature"]
+
+
+def test_an_endpoint_without_compaction_is_asked_again_and_nbagent_summarises() -> None:
+    registry = ToolRegistry([echo])
+    with FakeAnthropicServer(supports_compaction=False) as api:
+        agent = Agent(registry=registry, client=api.client())
+        api.enqueue(Reply.text("Hello."))
+        events: list[Any] = []
+        assert agent.run("Hi.", on_event=events.append).text == "Hello."
+        refused, retried = api.requests[0].body, api.requests[1].body
+        assert "context_management" in refused and "context_management" not in retried
+        warnings = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
+        assert warnings == [
+            "This endpoint has no server-side compaction; nbagent will summarise the "
+            "conversation itself when it grows long."
+        ]
+        agent.compact_threshold = agent.last_prompt_tokens
+        api.enqueue(Reply.text("The user said hi."), Reply.text("Hello again."))
+        assert agent.run("Hi again.").text == "Hello again."
+        assert texts(api.requests[2].body["messages"][-1])[-1] == SUMMARY_REQUEST
+        assert "context_management" not in api.requests[3].body
+        api.assert_no_errors()
