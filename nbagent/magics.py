@@ -16,8 +16,27 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from nbagent.agent import Agent, AgentResult
+from nbagent.context import context_line
+from nbagent.conversations import (
+    Recorder,
+    find_conversation,
+    local_time,
+    notebook_path,
+    resume,
+    saved_conversations,
+    sessions_table,
+)
 from nbagent.display import CellTranscript, Markdown, show_notices, table_cell
 from nbagent.errors import ModelAPIError, NbAgentError
+from nbagent.events import (
+    Notice,
+    RunFinished,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnStarted,
+    Usage,
+    UsageReported,
+)
 from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
@@ -26,8 +45,22 @@ from nbagent.session import Session
 from nbagent.tool import Tool
 from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
 
-COMMANDS = ("status", "reset", "config", "history", "allow", "deny")
+COMMANDS = (
+    "status",
+    "reset",
+    "compact",
+    "config",
+    "history",
+    "allow",
+    "deny",
+    "sessions",
+    "resume",
+)
 """The subcommands of the ``%agent`` line magic."""
+
+RECORDED_AT = (TurnStarted, ToolCallStarted, ToolCallFinished, RunFinished)
+"""The events after which the conversation's file is brought up to date (the history
+changes just before each: a prompt or tool results, a model's answer, its end)."""
 
 
 @magics_class
@@ -50,19 +83,23 @@ class AgentMagics(Magics):
         """The tools."""
         self.wait_for: Callable[[], None] = lambda: None
         """Waits until the extension's background set-up (the built-in tools) is done."""
+        self.recorder = Recorder(lambda: notebook_path(self.shell))
+        """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
 
     @magic_arguments()
     @argument(
         "command",
         nargs="?",
         choices=COMMANDS,
-        help="%agent only: status, reset, config, history, allow RULE or deny RULE.",
+        help="%%agent only: status, reset, config, history, allow RULE, deny RULE, sessions "
+        "or resume [ID].",
     )
     @argument(
         "rule",
         nargs="*",
-        help="%agent allow|deny only: a permission rule, e.g. 'Bash(git status:*)', "
-        "'Read(./data/**)', 'mcp__github__*'.",
+        help="%%agent allow|deny only: a permission rule, e.g. 'Bash(git status:*)', "
+        "'Read(./data/**)', 'mcp__github__*'. %%agent resume: a conversation's id (or its "
+        "start), from %%agent sessions.",
     )
     @argument("--model", help="The model for this cell (default: c.NbAgent.model).")
     @argument("--max-turns", type=int, help="Model requests for this cell at most.")
@@ -86,6 +123,10 @@ class AgentMagics(Magics):
         ``%agent status|reset|config|history``: what is loaded, deferred and announced,
         and the tokens used; forget the conversation; the settings; the conversation in
         brief. ``%agent allow RULE`` and ``%agent deny RULE`` add a permission rule.
+
+        Each conversation is saved as it goes, under ``~/.nbagent/conversations`` (never in
+        the notebook). ``%agent sessions`` lists this notebook's; ``%agent resume [ID]``
+        continues the last one (or the one named), after a kernel restart too.
         """
         self.wait_for()
         args = parse_argstring(self.agent, line)
@@ -96,6 +137,10 @@ class AgentMagics(Magics):
                 )
             if args.command in ("allow", "deny"):
                 self._add_rule(args.command, " ".join(args.rule))
+            elif args.command == "resume":
+                if len(args.rule) > 1:
+                    raise UsageError("%agent resume takes one id at most (see %agent sessions).")
+                self._resume(args.rule[0] if args.rule else None)
             elif args.rule:
                 raise UsageError(f"%agent {args.command} takes no argument.")
             else:
@@ -179,6 +224,7 @@ class AgentMagics(Magics):
             raise UsageError(str(exc)) from None
         if args.new:
             agent.reset()
+            self.recorder.new()
         agent.model = args.model or self.settings.model
         agent.max_turns = args.max_turns or self.settings.max_turns
         agent.mode = args.mode or self.settings.mode
@@ -200,13 +246,22 @@ class AgentMagics(Magics):
             saved_tokens=cost.all_loaded - cost.deferred if cost else None,
             verbose=args.verbose or self.settings.verbose,
             cost=partial(self.session.cost, model=agent.model),
+            context=partial(_context_line, agent),
         )
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, RECORDED_AT):  # saved first: a kernel killed now keeps it
+                self.recorder.record(agent)
+            transcript(event)
+
         try:
-            return agent.run(prompt, on_event=transcript)
+            return agent.run(prompt, on_event=on_event)
         except ModelAPIError as exc:
             if exc.status == 404:
                 raise UsageError(f"Unknown model {agent.model!r}: {exc}") from None
             raise UsageError(str(exc)) from None
+        finally:  # what changed after the last event: a failed first request took its prompt
+            self.recorder.record(agent)
 
     def _status(self) -> None:
         agent = self.agent_instance
@@ -220,6 +275,7 @@ class AgentMagics(Magics):
             f"**announced to the model**: {plural(len(agent.announced_names()), 'name')}",
             f"**conversation**: {len(agent.messages)} messages · {usage_line(agent.usage)} · "
             f"{self.session.cost(agent.usage, agent.model)} at `{agent.model}` list prices",
+            f"**context**: {_context_line(agent).removeprefix('context: ')}",
             f"**permissions**: {_permissions(agent.runner.policy)}",
         ]
         if agent.usage_store is not None:
@@ -242,8 +298,22 @@ class AgentMagics(Magics):
             raise UsageError(str(exc)) from None
         display(Markdown(f"{behavior.capitalize()} rule added: `{rule.text}`"))
 
+    def _compact(self) -> None:
+        agent = self.agent_instance
+        try:
+            events = list(agent.compact())
+        except ModelAPIError as exc:
+            raise UsageError(str(exc)) from None
+        lines = [e.message for e in events if isinstance(e, Notice)]
+        usage = sum((e.usage for e in events if isinstance(e, UsageReported)), Usage())
+        if usage.total_input_tokens:
+            lines.append(f"{usage_line(usage)} · {self.session.cost(usage, agent.model)}")
+        self.recorder.sync(agent.messages, agent.model)
+        display(Markdown("  \n".join(lines)))
+
     def _reset(self) -> None:
         self.agent_instance.reset()
+        self.recorder.new()
         self.session.tasks.clear()
         display(Markdown("The conversation was reset."))
 
@@ -261,6 +331,51 @@ class AgentMagics(Magics):
                 "plan, or when you set `%config NbAgent.permission_mode`)."
             )
         display(Markdown(table))
+
+    def _sessions(self) -> None:
+        notebook = notebook_path(self.shell)
+        found = saved_conversations(notebook)
+        if not found:
+            display(Markdown(f"No saved conversation for `{notebook}` yet."))
+            return
+        table = sessions_table(found, self.recorder.current_id)
+        display(
+            Markdown(
+                f"{table}\n\nSaved conversations of `{notebook}`, last written first; "
+                "`%agent resume ID` continues one."
+            )
+        )
+
+    def _resume(self, ident: str | None) -> None:
+        notebook = notebook_path(self.shell)
+        try:
+            saved = find_conversation(notebook, ident)
+        except NbAgentError as exc:
+            raise UsageError(str(exc)) from None
+        if saved is None:
+            display(
+                Markdown(
+                    f"Nothing to resume: no conversation of `{notebook}` is saved. The next "
+                    "`%%agent` cell starts one."
+                )
+            )
+            return
+        repair = resume(self.agent_instance, saved)
+        self.recorder.attach(saved)
+        self.session.tasks.clear()
+        notes = ""
+        if repair.interrupted:
+            notes = (
+                f" Unanswered when it stopped: {_names(repair.interrupted)}, now answered as "
+                "interrupted."
+            )
+        display(
+            Markdown(
+                f"Resumed conversation `{saved.id}` (started {local_time(saved.started)}): "
+                f"{plural(saved.turns, 'turn')}, {plural(len(repair.messages), 'message')}."
+                f"{notes} `%agent history` shows it; the next `%%agent` cell continues it."
+            )
+        )
 
     def _history(self) -> None:
         lines = [
@@ -381,3 +496,9 @@ def _permissions(policy: Any) -> str:
 def _names(names: list[str]) -> str:
     """``a``, ``b`` as inline code."""
     return ", ".join(f"`{name}`" for name in names)
+
+
+def _context_line(agent: Agent) -> str:
+    """How full the agent's context window is, and where it compacts."""
+    threshold = agent.compact_threshold if agent.compaction != "off" else None
+    return context_line(agent.last_prompt_tokens, agent.context_window, threshold)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -11,8 +15,15 @@ from tests.components import MARK, missing
 
 pytest_plugins = ["tests.shells"]
 
+CONVERSATIONS = "NBAGENT_CONVERSATIONS"
+_USER_CONVERSATIONS = pytest.StashKey[str | None]()
+
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Conversations saved by every kernel, server and `nbagent run` of the session (some take
+    # their environment at import) go to a temporary folder, never to ~/.nbagent/conversations.
+    config.stash[_USER_CONVERSATIONS] = os.environ.get(CONVERSATIONS)
+    os.environ[CONVERSATIONS] = tempfile.mkdtemp(prefix="nbagent-conversations-")
     config.addinivalue_line(
         "markers",
         f"{MARK}(present, what, how): needs a real component; skips without it, fails under "
@@ -20,10 +31,27 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(os.environ.pop(CONVERSATIONS, ""), ignore_errors=True)
+    if (users := config.stash.get(_USER_CONVERSATIONS, None)) is not None:
+        os.environ[CONVERSATIONS] = users
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers(MARK):
         if not mark.kwargs["present"]:
             missing(mark.kwargs["what"], mark.kwargs["how"])
+
+
+@pytest.fixture(autouse=True)
+def conversations_folder(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Where the test's conversations are saved (and its kernels', which inherit the
+    environment): a folder of its own."""
+    folder = tmp_path_factory.mktemp("conversations")
+    monkeypatch.setenv(CONVERSATIONS, str(folder))
+    return folder
 
 
 @pytest.fixture

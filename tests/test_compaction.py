@@ -3,6 +3,7 @@ the tools loaded before it still callable, the deferred names announced again on
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from nbagent.agent import SUMMARY_REQUEST, SUMMARY_TAG, Agent
@@ -11,6 +12,7 @@ from nbagent.delta import ADDED_HEADER, announced_names, since_compaction
 from nbagent.events import Notice, ToolSetAnnounced
 from nbagent.registry import ToolRegistry
 from nbagent.testing import FakeAnthropicServer, Reply
+from tests.shells import run
 from tests.test_agent import FORECAST, echo, forecast_tool
 
 
@@ -156,3 +158,24 @@ def test_an_endpoint_without_compaction_is_asked_again_and_nbagent_summarises() 
         assert texts(api.requests[2].body["messages"][-1])[-1] == SUMMARY_REQUEST
         assert "context_management" not in api.requests[3].body
         api.assert_no_errors()
+
+
+def test_status_meter_and_agent_compact_in_a_notebook(
+    ip: Any, fake_api: FakeAnthropicServer
+) -> None:
+    fake_api.enqueue(Reply.text("Hello."))
+    result, shown = run(ip, "%%agent\nHi.")
+    assert result.success
+    assert re.search(r"context: [\d,]+ of 1,000,000 tokens \(\d+%\) · compacts at 150,000", shown)
+    _, status = run(ip, "%agent status")
+    assert re.search(r"\*\*context\*\*: [\d,]+ of 1,000,000 tokens", status)
+    fake_api.enqueue(Reply.text("The user said hi; I said hello."))
+    result, shown = run(ip, "%agent compact")
+    assert result.success
+    assert "The conversation was compacted: the model's summary replaces 2 earlier messages" in (
+        shown
+    )
+    fake_api.enqueue(Reply.text("Hello again."))
+    run(ip, "%%agent\nAnd again.")
+    first = fake_api.requests[-1].body["messages"][0]
+    assert texts(first)[0].startswith(f"<{SUMMARY_TAG}>\nThe user said hi")

@@ -1,0 +1,862 @@
+"""Saved conversations: each ``%%agent`` conversation on disk, so it survives a kernel restart.
+
+A conversation is an append-only JSON Lines file under the user's nbagent folder, never
+inside the notebook::
+
+    ~/.nbagent/conversations/<notebook stem>-<hash of its path>/<started>-<id>.jsonl
+
+(``NBAGENT_CONVERSATIONS`` names another folder). The notebook is the kernel's (the
+``__session__`` that ipykernel sets from ``JPY_SESSION_NAME``, or ``JPY_SESSION_NAME``
+itself), else the working folder. The first line is the header; every later line is a
+record of the history (``Agent.messages``), which changes by appending messages and by
+merging blocks into the last one, so records name the index they set::
+
+    {"nbagent": "conversation", "version": 1, "id": "3fa29c1e", "notebook": "/a/b.ipynb",
+     "started": "2025-01-02T14:03:12+00:00", "model": "claude-sonnet-5-5"}
+    {"i": 0, "message": {"role": "user", "content": [...]}}
+    {"i": 1, "message": {"role": "assistant", "content": [...]}}
+    {"i": 1, "message": {...}}     a later record for the same index replaces it
+    {"length": 1}                  the history was cut back to its first message
+    {"state": {"loaded": [...], "expanded": [...], "prompt_tokens": 1234, "usage": {...}}}
+                                   what the agent knows beside the history (the last counts)
+
+Only the messages that changed since the last record are written, each record with one
+``write`` of a whole line on a file opened with ``O_APPEND``, then ``fsync``: a kernel killed
+at any moment loses at most the line being written, which reading skips. Secrets are
+redacted (:func:`nbagent.secrets.redact`) from every string before it is written.
+
+:func:`repaired` makes a saved history one the API accepts again (every ``tool_use``
+answered, an unanswered one as interrupted; roles alternating from a user message; a
+compaction block whose summary lost a secret, and so its signature, replaced by that
+summary), and :func:`resume` puts it into an agent with the state of the last record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from nbagent.agent import SUMMARY_TAG
+from nbagent.delta import COMPACTION, LEGACY_TAG
+from nbagent.display import table_cell
+from nbagent.errors import NbAgentError
+from nbagent.events import Usage
+from nbagent.execution import interrupted
+from nbagent.registry import TOOL_SEARCH_NAME
+from nbagent.secrets import get_logger, redact, secret_values
+from nbagent.text import cut
+from nbagent.tool import Tool
+
+logger = get_logger("nbagent.conversations")
+
+FOLDER_ENV = "NBAGENT_CONVERSATIONS"
+"""The environment variable naming the folder of saved conversations."""
+
+DEFAULT_FOLDER = Path("~/.nbagent/conversations")
+"""Where conversations are saved unless ``NBAGENT_CONVERSATIONS`` says otherwise."""
+
+FORMAT = "conversation"
+"""The header's ``nbagent`` field."""
+
+VERSION = 1
+"""The file format's version."""
+
+RECHECKED = 2
+"""The last messages serialised again at every record, even when the agent still holds the
+same objects (the agent merges into the last message by replacing it, but this costs little
+and catches a message changed in place)."""
+
+UNAVAILABLE = (
+    "Not available in this kernel: it was loaded in a conversation resumed after a restart, "
+    "and no tool of this name is registered now."
+)
+"""The description of a tool the resumed history loaded that is gone."""
+
+_NOT_PROMPTS = ("<system-reminder>", f"<{LEGACY_TAG}>", f"<{SUMMARY_TAG}>")
+"""How the texts nbagent adds to user turns start: announcements, summaries."""
+
+_REDACTED = re.compile(r"\[redacted [A-Za-z_][A-Za-z0-9_]*\]")
+
+
+def conversations_folder() -> Path:
+    """The folder of every notebook's saved conversations."""
+    return Path(os.environ.get(FOLDER_ENV) or DEFAULT_FOLDER).expanduser()
+
+
+def notebook_path(shell: Any = None) -> str:
+    """The notebook a kernel runs, as the key of its conversations.
+
+    Args:
+        shell: The IPython shell (its ``__session__`` is read), or None.
+
+    Returns:
+        The notebook's absolute path (``__session__``, else ``JPY_SESSION_NAME``; a relative
+        one is found from the working folder), else the working folder's.
+    """
+    namespace = getattr(shell, "user_ns", None) or {}
+    for candidate in (namespace.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
+        if isinstance(candidate, str) and candidate.strip():
+            path = Path(candidate).expanduser()
+            if path.is_absolute():
+                return str(path.resolve())
+            options = [Path.cwd() / path, Path.cwd() / path.name]
+            found = next((o for o in options if o.exists()), options[0])
+            return str(found.resolve())
+    return str(Path.cwd().resolve())
+
+
+def notebook_folder(notebook: str, root: Path | None = None) -> Path:
+    """The folder of one notebook's conversations: its stem and a hash of its path.
+
+    Args:
+        notebook: The notebook's path (:func:`notebook_path`).
+        root: The folder of all conversations; :func:`conversations_folder` by default.
+    """
+    digest = hashlib.sha256(notebook.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(notebook).stem)[:40].strip("._") or "notebook"
+    return (root or conversations_folder()) / f"{stem}-{digest}"
+
+
+def redacted(value: Any, secrets: Mapping[str, str] | None = None) -> Any:
+    """A copy of a JSON value with the secrets redacted from every string in it.
+
+    Args:
+        value: A message, a block, any JSON value.
+        secrets: The secret variables (name to value); those of the environment by default.
+    """
+    if secrets is None:
+        secrets = {name: secret for secret, name in secret_values().items()}
+    if isinstance(value, str):
+        return redact(value, secrets) if secrets else value
+    if isinstance(value, Mapping):
+        return {key: redacted(item, secrets) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(item, secrets) for item in value]
+    return value
+
+
+def _line(record: Mapping[str, Any]) -> bytes:
+    """One record as a line: ASCII JSON (lone surrogates and newlines escaped)."""
+    return (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode("ascii")
+
+
+class ConversationLog:
+    """One conversation's file, appended to one whole line at a time.
+
+    Args:
+        path: The ``.jsonl`` file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        """The conversation's id (the end of the file's name)."""
+        return self.path.stem.rpartition("-")[2]
+
+    @classmethod
+    def create(
+        cls,
+        folder: Path,
+        notebook: str,
+        model: str,
+        started: datetime | None = None,
+        ident: str | None = None,
+    ) -> ConversationLog:
+        """Start a new conversation's file, with its header.
+
+        Args:
+            folder: The notebook's folder (:func:`notebook_folder`); made if missing.
+            notebook: The notebook's path, kept in the header.
+            model: The model at the start.
+            started: When it started; now by default.
+            ident: Its id; 8 random hexadecimal digits by default.
+
+        Returns:
+            The log.
+        """
+        started = started or datetime.now(timezone.utc)
+        ident = ident or uuid.uuid4().hex[:8]
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        log = cls(folder / f"{started.strftime('%Y%m%dT%H%M%S')}-{ident}.jsonl")
+        header = {
+            "nbagent": FORMAT,
+            "version": VERSION,
+            "id": ident,
+            "notebook": notebook,
+            "started": started.isoformat(timespec="seconds"),
+            "model": model,
+        }
+        log.append(header)
+        return log
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Append one record: one ``write`` of the whole line, then ``fsync``.
+
+        Raises:
+            OSError: The file could not be written.
+        """
+        data = _line(record)
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                written = os.write(fd, data)
+                while written < len(data):  # only on a full disk or the like
+                    written += os.write(fd, data[written:])
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def mend(self) -> None:
+        """End a line cut short by a crash, so that the next record starts a line of its own."""
+        with self._lock, open(self.path, "rb") as file:
+            file.seek(0, os.SEEK_END)
+            if file.tell() == 0:
+                return
+            file.seek(-1, os.SEEK_END)
+            cut_short = file.read(1) != b"\n"
+        if cut_short:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, b"\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+@dataclass
+class SavedConversation:
+    """A conversation read back from its file."""
+
+    path: Path
+    """The file."""
+    id: str
+    """Its id."""
+    notebook: str
+    """The notebook it was held in."""
+    started: str
+    """When it started (ISO 8601)."""
+    model: str
+    """The model at its start."""
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    """The history as the file has it (not repaired)."""
+    updated: float = 0.0
+    """When the file was last written (seconds since the epoch)."""
+    skipped: int = 0
+    """Lines that did not parse (a line cut short by a crash)."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """The agent's state at the last record (:func:`agent_state`), empty if none was written."""
+    turns: int = 0
+    """How many prompts the user gave, those a compaction summarised since included (and a
+    prompt whose request failed)."""
+    first_prompt: str = ""
+    """The conversation's first prompt (kept when a compaction summarised it)."""
+
+    @property
+    def prompts(self) -> list[str]:
+        """The user's prompts in the history as saved, in order."""
+        return [text for message in self.messages for text in _prompts(message)]
+
+
+def read_conversation(path: Path) -> SavedConversation | None:
+    """Read a conversation's file, replaying its records.
+
+    A line that does not parse (the last one, cut short by a crash) is skipped, and so is a
+    record for an index past the end of the history.
+
+    Args:
+        path: The ``.jsonl`` file.
+
+    Returns:
+        The conversation, or None when the file has no header (not a conversation, or one
+        whose first line was cut short).
+    """
+    try:
+        data = path.read_bytes()
+        updated = path.stat().st_mtime
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("nbagent") != FORMAT:
+        return None
+    saved = SavedConversation(
+        path=path,
+        id=str(header.get("id") or path.stem.rpartition("-")[2]),
+        notebook=str(header.get("notebook", "")),
+        started=str(header.get("started", "")),
+        model=str(header.get("model", "")),
+        updated=updated,
+    )
+    messages = saved.messages
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            saved.skipped += 1
+            continue
+        if not isinstance(record, dict):
+            saved.skipped += 1
+        elif isinstance(record.get("i"), int) and isinstance(record.get("message"), dict):
+            index, message = record["i"], record["message"]
+            if not 0 <= index <= len(messages):
+                continue
+            prompts = _prompts(message)
+            before = len(_prompts(messages[index])) if index < len(messages) else 0
+            saved.turns += max(len(prompts) - before, 0)  # a merge or a compaction adds none
+            saved.first_prompt = saved.first_prompt or next(iter(prompts), "")
+            if index < len(messages):
+                messages[index] = message
+            else:
+                messages.append(message)
+        elif isinstance(record.get("length"), int):
+            del messages[max(record["length"], 0) :]
+        elif isinstance(record.get("state"), dict):
+            saved.state = record["state"]
+    return saved
+
+
+def saved_conversations(notebook: str, root: Path | None = None) -> list[SavedConversation]:
+    """A notebook's saved conversations with at least one message, last written first.
+
+    Args:
+        notebook: The notebook's path (:func:`notebook_path`).
+        root: The folder of all conversations; :func:`conversations_folder` by default.
+    """
+    folder = notebook_folder(notebook, root)
+    found = []
+    for path in folder.glob("*.jsonl") if folder.is_dir() else ():
+        saved = read_conversation(path)
+        if saved is not None and saved.messages:
+            found.append(saved)
+    return sorted(found, key=lambda s: (s.updated, s.started), reverse=True)
+
+
+def find_conversation(
+    notebook: str, ident: str | None = None, root: Path | None = None
+) -> SavedConversation | None:
+    """The conversation to resume: the last written, or the one an id (or its start) names.
+
+    Args:
+        notebook: The notebook's path.
+        ident: An id or the start of one; None for the last written.
+        root: The folder of all conversations.
+
+    Returns:
+        The conversation, or None when the notebook has none saved.
+
+    Raises:
+        NbAgentError: The id names none of them, or several.
+    """
+    found = saved_conversations(notebook, root)
+    if not ident:
+        return found[0] if found else None
+    matches = [s for s in found if s.id.lower().startswith(ident.lower())]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        known = ", ".join(s.id for s in found[:5]) or "none"
+        raise NbAgentError(
+            f"No saved conversation of this notebook has an id starting with {ident!r} "
+            f"(%agent sessions lists them; the last ones: {known})."
+        )
+    raise NbAgentError(
+        f"{len(matches)} saved conversations have an id starting with {ident!r} "
+        f"({', '.join(s.id for s in matches)}): give more of it."
+    )
+
+
+class Recorder:
+    """Mirrors an agent's history into the file of the conversation going on.
+
+    Each :meth:`sync` writes the messages that changed since the last one; the file is made
+    at the first sync that has a message. :meth:`new` starts another file at the next sync,
+    :meth:`attach` continues a resumed conversation's own file.
+
+    Args:
+        notebook: Gives the notebook's path (read when a file is made).
+        root: The folder of all conversations; :func:`conversations_folder` (read at each
+            new file) by default.
+    """
+
+    def __init__(self, notebook: Callable[[], str], root: Path | None = None) -> None:
+        self._notebook = notebook
+        self._root = root
+        self.log: ConversationLog | None = None
+        """The file of the conversation going on (None until its first message)."""
+        self._written: list[str] = []
+        self._seen: list[Any] = []
+        self._state = ""
+        self._lock = threading.Lock()
+        self._failed = False
+
+    @property
+    def current_id(self) -> str | None:
+        """The id of the conversation being recorded, if its file exists."""
+        return self.log.id if self.log is not None else None
+
+    def new(self) -> None:
+        """Record the next messages in a new conversation's file."""
+        with self._lock:
+            self.log, self._written, self._seen, self._state = None, [], [], ""
+
+    def attach(self, saved: SavedConversation) -> None:
+        """Go on writing a resumed conversation's file (what it holds is not written again).
+
+        Args:
+            saved: The conversation as read from its file.
+        """
+        with self._lock:
+            self.log = ConversationLog(saved.path)
+            self._written = [_dumps(redacted(m)) for m in saved.messages]
+            self._seen = [None] * len(saved.messages)
+            self._state = _dumps(saved.state) if saved.state else ""
+        try:
+            self.log.mend()
+        except OSError as exc:
+            self._fail(exc)
+
+    def record(self, agent: Any) -> None:
+        """Write what changed in an agent's history and state since the last record.
+
+        Args:
+            agent: The :class:`~nbagent.agent.Agent`.
+        """
+        self.sync(agent.messages, agent.model, agent_state(agent))
+
+    def sync(
+        self,
+        messages: Sequence[dict[str, Any]],
+        model: str = "",
+        state: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Write what changed in the history (and the state) since the last sync.
+
+        A failure to write is logged and said once; it never stops the agent.
+
+        Args:
+            messages: The agent's history.
+            model: The model, for the header of a new file.
+            state: What the agent knows beside the history (:func:`agent_state`).
+        """
+        with self._lock:
+            try:
+                self._sync(messages, model)
+                if state is not None and self.log is not None:
+                    if (text := _dumps(state)) != self._state:
+                        self.log.append({"state": dict(state)})
+                        self._state = text
+            except OSError as exc:
+                self._fail(exc)
+
+    def _sync(self, messages: Sequence[dict[str, Any]], model: str) -> None:
+        if self.log is None:
+            if not messages:
+                return
+            folder = notebook_folder(notebook := self._notebook(), self._root)
+            self.log = ConversationLog.create(folder, notebook, model)
+        if len(messages) < len(self._written):
+            self.log.append({"length": len(messages)})
+            del self._written[len(messages) :], self._seen[len(messages) :]
+        secrets = {name: secret for secret, name in secret_values().items()}
+        last_checked = len(messages) - RECHECKED
+        for index, message in enumerate(messages):
+            if index < len(self._seen) and self._seen[index] is message and index < last_checked:
+                continue
+            clean = redacted(message, secrets)
+            text = _dumps(clean)
+            if index < len(self._written) and self._written[index] == text:
+                self._seen[index] = message
+                continue
+            self.log.append({"i": index, "message": clean})
+            if index < len(self._written):
+                self._written[index], self._seen[index] = text, message
+            else:
+                self._written.append(text)
+                self._seen.append(message)
+
+    def _fail(self, exc: OSError) -> None:
+        """Log a failure to write; say it in the cell the first time."""
+        logger.warning("The conversation could not be saved: %s", exc)
+        if not self._failed:
+            self._failed = True
+            from IPython.display import display
+
+            from nbagent.display import Markdown
+
+            display(Markdown(f"> **The conversation is not being saved**: {exc}"))
+
+
+def agent_state(agent: Any) -> dict[str, Any]:
+    """What a resumed agent needs beside the history: the deferred tools the model loaded,
+    those sent in full since a compaction dropped their references, how full the context
+    was, the tokens used.
+
+    Args:
+        agent: The :class:`~nbagent.agent.Agent`.
+    """
+    return {
+        "loaded": list(agent.loaded_names),
+        "expanded": list(getattr(agent, "_expanded", ())),
+        "prompt_tokens": int(getattr(agent, "last_prompt_tokens", 0)),
+        "usage": dataclasses.asdict(agent.usage),
+    }
+
+
+def _dumps(value: Any) -> str:
+    """A canonical serialisation, to tell whether a message changed."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+@dataclass
+class Repair:
+    """What :func:`repaired` changed to make a history valid."""
+
+    messages: list[dict[str, Any]]
+    """The history the API accepts."""
+    interrupted: list[str] = field(default_factory=list)
+    """The tools whose unanswered calls got an "interrupted" result."""
+    dropped: int = 0
+    """Blocks or messages left out (empty, misplaced, an unanswered result)."""
+    summarised: bool = False
+    """The last compaction block had a secret redacted from its summary, so its signature
+    no longer matched: the history now starts from its summary, as nbagent's own
+    compaction writes one."""
+
+
+def repaired(messages: Sequence[Mapping[str, Any]]) -> Repair:
+    """Make a saved history one the API accepts.
+
+    The history starts with a user message and the roles alternate (consecutive messages of
+    a role are merged); empty texts and messages are left out; every ``tool_use`` is answered
+    by a ``tool_result`` first in the next user message (a call without one gets the
+    "interrupted" result of :func:`nbagent.execution.interrupted`) and every ``tool_result``
+    answers a call of the message before. A last assistant message is kept without its
+    server tool calls left unanswered (and left out when nothing else remains).
+
+    Args:
+        messages: The history as read back.
+
+    Returns:
+        The valid history and what was changed.
+    """
+    repair = Repair([])
+    out = repair.messages
+    messages = _resigned(messages, repair)
+    for message in messages:
+        role = message.get("role")
+        blocks = _valid_blocks(message.get("content"))
+        dropped = _count_blocks(message.get("content")) - len(blocks)
+        repair.dropped += dropped
+        if role == "assistant":
+            _push_assistant(repair, message, blocks)
+        elif role == "user":
+            _push_user(repair, message, blocks)
+        else:
+            repair.dropped += 1
+    if out and out[-1]["role"] == "assistant":
+        last = out[-1]
+        answered = {
+            b.get("tool_use_id") for b in last["content"] if b.get("type") != "server_tool_use"
+        }
+        kept = [
+            b
+            for b in last["content"]
+            if b.get("type") != "server_tool_use" or b.get("id") in answered
+        ]
+        repair.dropped += len(last["content"]) - len(kept)
+        if kept:
+            out[-1] = {**last, "content": kept}
+            _answer_calls(repair)
+        else:
+            out.pop()
+            repair.dropped += 1
+    return repair
+
+
+def _resigned(messages: Sequence[Mapping[str, Any]], repair: Repair) -> Sequence[Mapping[str, Any]]:
+    """A history without the compaction blocks whose summary had a secret redacted.
+
+    The API refuses a compaction block that differs from the one it signed. The last one
+    becomes a user turn with its summary, from which the history goes on (what came before
+    it is what the API dropped anyway); an earlier one becomes a text (dropped by the API,
+    as everything before the last compaction is).
+    """
+    spots = [
+        (i, j)
+        for i, message in enumerate(messages)
+        for j, block in enumerate(_list(message.get("content")))
+        if _compacts(block)
+    ]
+    if not spots or not any(
+        _compacts(b) and _secret_cut(b) for m in messages for b in _list(m.get("content"))
+    ):
+        return messages
+    last = spots[-1]
+    out: list[Mapping[str, Any]] = []
+    for i, message in enumerate(messages):
+        content = _list(message.get("content"))
+        blocks: list[Any] = []
+        for j, block in enumerate(content):
+            if not (_compacts(block) and _secret_cut(block)):
+                blocks.append(block)
+            elif (i, j) == last:
+                repair.summarised = True
+                summary = f"<{SUMMARY_TAG}>\n{block['content']}\n</{SUMMARY_TAG}>"
+                rest = content[j + 1 :]
+                return [
+                    {"role": "user", "content": [{"type": "text", "text": summary}]},
+                    *([{**message, "content": rest}] if rest else []),
+                    *messages[i + 1 :],
+                ]
+            else:
+                blocks.append({"type": "text", "text": str(block["content"])})
+        out.append({**message, "content": blocks} if content else message)
+    return out
+
+
+def _compacts(block: Any) -> bool:
+    """Whether a block is a compaction block with a summary (a failed one has none)."""
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") == COMPACTION
+        and bool(block.get("content"))
+    )
+
+
+def _secret_cut(block: Mapping[str, Any]) -> bool:
+    """Whether redaction changed a compaction block (so that its signature fails)."""
+    return any(
+        isinstance(block.get(key), str) and _REDACTED.search(block[key])
+        for key in ("content", "encrypted_content")
+    )
+
+
+def _list(content: Any) -> list[Any]:
+    return content if isinstance(content, list) else []
+
+
+def _push_assistant(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -> None:
+    """Add an assistant message: after a user message, or merged into an assistant one."""
+    out = repair.messages
+    kept = [b for b in blocks if b.get("type") != "tool_result"]
+    repair.dropped += len(blocks) - len(kept)
+    if not kept:
+        return
+    if not out:  # the history starts with the user
+        repair.dropped += 1
+        return
+    blocks = kept
+    if out[-1]["role"] == "assistant":
+        if _calls(out[-1]):
+            _answer_calls(repair)
+        else:
+            out[-1] = {**out[-1], "content": [*out[-1]["content"], *blocks]}
+            return
+    out.append({**message, "role": "assistant", "content": blocks})
+
+
+def _push_user(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -> None:
+    """Add a user message: its results answer the calls before it, in their order."""
+    out = repair.messages
+    results = {}
+    for block in blocks:
+        if block.get("type") == "tool_result":
+            results.setdefault(block.get("tool_use_id"), block)
+    others = [b for b in blocks if b.get("type") != "tool_result"]
+    calls = _calls(out[-1]) if out and out[-1]["role"] == "assistant" else []
+    answers = []
+    for call in calls:
+        if call.get("id") in results:
+            answers.append(results.pop(call.get("id")))
+        else:
+            answers.append(interrupted(call).block())
+            repair.interrupted.append(str(call.get("name")))
+    repair.dropped += len(results)
+    content = answers + others
+    if not content:
+        repair.dropped += 1
+        return
+    if out and out[-1]["role"] == "user":
+        out[-1] = {**out[-1], "content": [*out[-1]["content"], *others]}
+    else:
+        out.append({**message, "role": "user", "content": content})
+
+
+def _answer_calls(repair: Repair) -> None:
+    """Answer the last assistant message's calls as interrupted, in a user message."""
+    calls = _calls(repair.messages[-1])
+    if calls:
+        repair.messages.append(
+            {"role": "user", "content": [interrupted(call).block() for call in calls]}
+        )
+        repair.interrupted.extend(str(call.get("name")) for call in calls)
+
+
+def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of a message."""
+    return [b for b in message["content"] if b.get("type") == "tool_use"]
+
+
+def _valid_blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content as blocks, without the empty texts the API refuses."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return [
+        dict(block)
+        for block in content or ()
+        if isinstance(block, dict)
+        and isinstance(block.get("type"), str)
+        and not (block["type"] == "text" and not str(block.get("text", "")).strip())
+    ]
+
+
+def _count_blocks(content: Any) -> int:
+    return 1 if isinstance(content, str) else len(content or ())
+
+
+def _prompts(message: Mapping[str, Any]) -> list[str]:
+    """The user's own texts in a message (not announcements, not tool results)."""
+    if message.get("role") != "user":
+        return []
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or ()
+    return [
+        block["text"]
+        for block in blocks
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and not block["text"].lstrip().startswith(_NOT_PROMPTS)
+    ]
+
+
+def loaded_in(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The deferred tools a history loaded, in order: by ``tool_reference`` (ToolSearch in
+    ``native`` mode, the API's own search in ``server`` mode) or by the names a ``client``
+    mode ToolSearch result gives.
+
+    Args:
+        messages: The history.
+    """
+    names: dict[str, None] = {}
+    searches: set[str] = set()
+    for message in messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            kind = block.get("type")
+            if kind == "tool_use" and block.get("name") == TOOL_SEARCH_NAME:
+                searches.add(block.get("id"))
+            elif kind in ("tool_result", "tool_search_tool_result"):
+                names.update(dict.fromkeys(_references(block)))
+                text = block.get("content")
+                if kind == "tool_result" and block.get("tool_use_id") in searches:
+                    if isinstance(text, str) and text.startswith("Loaded: "):
+                        listed = text[len("Loaded: ") :].partition(". ")[0]
+                        names.update(dict.fromkeys(n.strip() for n in listed.split(",")))
+    return [name for name in names if name]
+
+
+def _references(value: Any) -> list[str]:
+    """The tool names of the ``tool_reference`` blocks in a value, at any depth."""
+    if isinstance(value, list):
+        return [name for item in value for name in _references(item)]
+    if not isinstance(value, Mapping):
+        return []
+    if value.get("type") == "tool_reference":
+        return [str(value.get("tool_name", ""))]
+    return [name for item in value.values() for name in _references(item)]
+
+
+def resume(agent: Any, saved: SavedConversation) -> Repair:
+    """Replace an agent's conversation by a saved one, repaired.
+
+    The agent's state is that of the last record (:func:`agent_state`): the tools the
+    model loaded (and those the history's ``tool_reference`` blocks load) count as loaded
+    again, the tokens used and how full the context was are restored. A loaded tool gone
+    from the registry is kept as a placeholder, sent deferred, because the API refuses a
+    history that references a tool it is not given; a call of it is told the tool is not
+    available (until a tool of its name is registered again). The
+    next user turn announces the deferred tools that changed since the history's own
+    announcements (:mod:`nbagent.delta` reads those back from the history).
+
+    Args:
+        agent: The :class:`~nbagent.agent.Agent`.
+        saved: The conversation.
+
+    Returns:
+        What was repaired.
+    """
+    repair = repaired(saved.messages)
+    state = saved.state
+    agent.reset()
+    agent.messages = repair.messages
+    names = [n for n in state.get("loaded", ()) if isinstance(n, str)]
+    for name in dict.fromkeys([*names, *loaded_in(repair.messages)]):
+        if name in agent.registry:
+            agent._load(name)  # noqa: SLF001 - an Agent.restore() would say it better
+        elif name not in agent._loaded:  # noqa: SLF001
+            agent._loaded[name] = Tool(name=name, description=UNAVAILABLE)  # noqa: SLF001
+    if hasattr(agent, "_expanded"):
+        # what a compaction took the references of is sent in full; all of it when the
+        # history now starts from a summary of ours
+        expanded = agent.loaded_names if repair.summarised else state.get("expanded", ())
+        agent._expanded = [n for n in expanded if n in agent._loaded]  # noqa: SLF001
+    if isinstance(state.get("prompt_tokens"), int) and hasattr(agent, "last_prompt_tokens"):
+        agent.last_prompt_tokens = state["prompt_tokens"]
+    usage = state.get("usage")
+    if isinstance(usage, dict):
+        fields = {f.name for f in dataclasses.fields(Usage)}
+        agent.usage = Usage(
+            **{k: v for k, v in usage.items() if k in fields and isinstance(v, int)}
+        )
+    return repair
+
+
+def sessions_table(conversations: Sequence[SavedConversation], current: str | None = None) -> str:
+    """The Markdown table of a notebook's saved conversations.
+
+    Args:
+        conversations: Last written first.
+        current: The id of the conversation going on, marked in the table.
+    """
+    rows = []
+    for saved in conversations:
+        first = " ".join(saved.first_prompt.split())
+        mark = " (this one)" if saved.id == current else ""
+        rows.append(
+            f"| `{saved.id}`{mark} | {local_time(saved.started)} | "
+            f"{local_time(saved.updated)} | {saved.turns} | {table_cell(cut(first, 60))} |"
+        )
+    header = "| id | started | last written | turns | first prompt |\n|---|---|---|---|---|\n"
+    return header + "\n".join(rows)
+
+
+def local_time(moment: str | float) -> str:
+    """A moment (ISO 8601, or seconds since the epoch) in local time, to the minute."""
+    try:
+        when = (
+            datetime.fromtimestamp(moment)
+            if isinstance(moment, int | float)
+            else datetime.fromisoformat(moment).astimezone()
+        )
+    except (ValueError, OSError, OverflowError):
+        return str(moment)
+    return when.strftime("%Y-%m-%d %H:%M")

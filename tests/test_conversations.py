@@ -1,0 +1,634 @@
+"""Saved conversations: the log, its repair, the magics across a restart, a killed kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+import nbagent
+from nbagent.conversations import (
+    ConversationLog,
+    Recorder,
+    find_conversation,
+    loaded_in,
+    notebook_folder,
+    notebook_path,
+    read_conversation,
+    repaired,
+    saved_conversations,
+)
+from nbagent.delta import ADDED_HEADER, REMOVED_HEADER
+from nbagent.errors import NbAgentError
+from nbagent.execution import INTERRUPTED_MESSAGE
+from nbagent.fakeapi.rules import ApiError, check_request
+from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.tool import Tool
+from tests.kernels import execute, kernel
+from tests.shells import FORECAST, error_of, run
+
+NOTEBOOK = "/work/notes/analysis.ipynb"
+
+
+def user(*texts: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+
+
+def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def call(ident: str, name: str = "Read", **tool_input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": ident, "name": name, "input": tool_input}
+
+
+def result(ident: str, content: Any = "ok") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": ident, "content": content}
+
+
+def recorder(root: Path, notebook: str = NOTEBOOK) -> Recorder:
+    return Recorder(lambda: notebook, root=root)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def api_accepts(messages: list[dict[str, Any]]) -> ApiError | set[str]:
+    """What the fake API's validation says of a history (Read and Bash are the tools)."""
+    tools = [
+        {"name": n, "description": n, "input_schema": {"type": "object"}} for n in ("Read", "Bash")
+    ]
+    return check_request(
+        {"model": "claude-x", "max_tokens": 10, "messages": messages, "tools": tools}
+    )
+
+
+# -- the log --------------------------------------------------------------------------------
+
+
+def test_a_history_round_trips_with_its_header(tmp_path: Path) -> None:
+    history = [
+        user("Read a.txt"),
+        assistant(text("Reading."), call("t1", path="a.txt")),
+        {"role": "user", "content": [result("t1", [text("é ✓ \ud83d line\nnext")])]},
+        assistant(text("Done.")),
+    ]
+    log = recorder(tmp_path)
+    log.sync(history, "claude-test")
+    assert log.log is not None and log.log.path.parent == notebook_folder(NOTEBOOK, tmp_path)
+    saved = read_conversation(log.log.path)
+    assert saved is not None and saved.messages == history
+    assert (saved.id, saved.notebook, saved.model) == (log.current_id, NOTEBOOK, "claude-test")
+    assert saved.turns == 1 and saved.prompts == ["Read a.txt"]
+    header = lines(log.log.path)[0]
+    assert header["nbagent"] == "conversation" and header["version"] == 1
+    assert header["started"].endswith("+00:00")
+    assert log.log.path.name.endswith(f"-{saved.id}.jsonl")
+    assert notebook_folder(NOTEBOOK, tmp_path).name.startswith("analysis-")
+
+
+def test_only_what_changed_is_written_and_a_later_record_replaces_its_index(
+    tmp_path: Path,
+) -> None:
+    log = recorder(tmp_path)
+    history = [user("hi")]
+    log.sync(history)
+    log.sync(history)  # nothing changed: nothing written
+    history.append(assistant(text("paused")))
+    log.sync(history)
+    history[-1] = {**history[-1], "content": [*history[-1]["content"], text("and on")]}  # merge
+    history.append(user("more", "<system-reminder>\nannounced\n</system-reminder>"))
+    log.sync(history)
+    assert log.log is not None
+    records = lines(log.log.path)[1:]
+    assert [r["i"] for r in records] == [0, 1, 1, 2]
+    assert records[2]["message"] == history[1]
+    saved = read_conversation(log.log.path)
+    assert saved is not None and saved.messages == history
+    assert saved.prompts == ["hi", "more"]  # the announcement is no prompt
+
+
+def test_a_history_cut_back_is_recorded_as_its_length(tmp_path: Path) -> None:
+    log = recorder(tmp_path)
+    history = [user("one"), assistant(text("two")), user("three")]
+    log.sync(history)
+    del history[1:]  # a first request that failed takes its prompt back
+    log.sync(history)
+    history.append(assistant(text("other")))
+    log.sync(history)
+    assert log.log is not None
+    assert lines(log.log.path)[-2] == {"length": 1}
+    saved = read_conversation(log.log.path)
+    assert saved is not None and saved.messages == history
+
+
+def test_a_last_line_cut_short_loses_only_itself_and_resuming_starts_a_new_line(
+    tmp_path: Path,
+) -> None:
+    log = recorder(tmp_path)
+    history = [user("one"), assistant(text("two"))]
+    log.sync(history)
+    assert log.log is not None
+    path = log.log.path
+    history.append(user("three"))
+    log.sync(history)
+    path.write_bytes(path.read_bytes()[:-15])  # a kernel killed in the middle of a write
+    saved = read_conversation(path)
+    assert saved is not None and saved.messages == history[:2] and saved.skipped == 1
+    again = recorder(tmp_path)
+    again.attach(saved)
+    history.append(assistant(text("four")))
+    again.sync(history)
+    resumed = read_conversation(path)
+    assert resumed is not None and resumed.messages == history and resumed.skipped == 1
+
+
+def test_a_file_without_its_header_is_no_conversation(tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_text('{"nbagent": "conv')
+    (tmp_path / "y.jsonl").write_text('{"something": "else"}\n')
+    assert read_conversation(tmp_path / "x.jsonl") is None
+    assert read_conversation(tmp_path / "y.jsonl") is None
+
+
+def test_secrets_from_the_environment_are_redacted_from_every_string(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
+    history = [
+        user(f"my token is {secret}"),
+        assistant(call("t1", "Bash", command=f"curl -H 'Authorization: {secret}' x")),
+        {"role": "user", "content": [result("t1", f"echoed {secret}"), text("and?")]},
+        assistant(call("t2", "Bash", command="env")),
+        {"role": "user", "content": [result("t2", [text(f"TOKEN={secret}")])]},
+    ]
+    log = recorder(tmp_path)
+    log.sync(history)
+    assert log.log is not None
+    written = log.log.path.read_text()
+    assert secret not in written and written.count("[redacted MY_SERVICE_TOKEN]") == 4
+    assert secret in history[0]["content"][0]["text"]  # the agent's own history is untouched
+    log.sync(history)  # the redacted copy compares equal: nothing written again
+    assert log.log.path.read_text() == written
+
+
+def test_two_threads_appending_at_once_never_interleave_lines(tmp_path: Path) -> None:
+    path = ConversationLog.create(tmp_path, NOTEBOOK, "m").path
+    payload = "x" * 5000  # longer than a pipe's atomic write, as a tool result may be
+
+    def append(writer: str) -> None:
+        log = ConversationLog(path)  # one object each: only O_APPEND keeps them apart
+        for n in range(200):
+            log.append({"i": n, "message": {"role": writer, "content": [text(payload)]}})
+
+    threads = [threading.Thread(target=append, args=(w,)) for w in ("user", "assistant")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    records = lines(path)[1:]  # every line parses
+    for writer in ("user", "assistant"):
+        mine = [r["i"] for r in records if r["message"]["role"] == writer]
+        assert mine == list(range(200))
+
+
+def test_the_notebook_is_the_session_else_jpy_session_name_else_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Shell:
+        user_ns: dict[str, Any] = {}
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b.ipynb").write_text("{}")
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert notebook_path(Shell()) == str(tmp_path.resolve())
+    monkeypatch.setenv("JPY_SESSION_NAME", "sub/b.ipynb")  # relative to the server's root
+    assert notebook_path(Shell()) == str((tmp_path / "b.ipynb").resolve())
+    shell = Shell()
+    shell.user_ns = {"__session__": str(tmp_path / "a.ipynb")}
+    assert notebook_path(shell) == str((tmp_path / "a.ipynb").resolve())
+    assert notebook_folder("/x/a.ipynb", tmp_path) != notebook_folder("/y/a.ipynb", tmp_path)
+
+
+def test_find_by_id_prefix_says_when_none_or_several_match(tmp_path: Path) -> None:
+    folder = notebook_folder(NOTEBOOK, tmp_path)
+    assert find_conversation(NOTEBOOK, root=tmp_path) is None
+    for n, ident in enumerate(("abc111", "abc222", "def333")):
+        log = ConversationLog.create(folder, NOTEBOOK, "m", ident=ident)
+        log.append({"i": 0, "message": user(f"from {ident}")})
+        os.utime(log.path, (1_700_000_000 + n, 1_700_000_000 + n))  # the last written first
+    ConversationLog.create(folder, NOTEBOOK, "m", ident="empty0")  # no message: not listed
+    assert [s.id for s in saved_conversations(NOTEBOOK, tmp_path)] == [
+        "def333",
+        "abc222",
+        "abc111",
+    ]
+    last, named = (
+        find_conversation(NOTEBOOK, root=tmp_path),
+        find_conversation(NOTEBOOK, "ABC1", root=tmp_path),
+    )
+    assert last is not None and last.id == "def333"
+    assert named is not None and named.id == "abc111"
+    with pytest.raises(NbAgentError, match="2 saved conversations have an id starting with 'abc'"):
+        find_conversation(NOTEBOOK, "abc", root=tmp_path)
+    with pytest.raises(NbAgentError, match="No saved conversation .* starting with 'zz'"):
+        find_conversation(NOTEBOOK, "zz", root=tmp_path)
+
+
+# -- repair ---------------------------------------------------------------------------------
+
+
+def test_an_unanswered_call_at_the_end_is_answered_as_interrupted() -> None:
+    history = [user("go"), assistant(text("Running."), call("t1"), call("t2", "Bash"))]
+    assert isinstance(api_accepts(history), ApiError)
+    repair = repaired(history)
+    assert not isinstance(api_accepts(repair.messages), ApiError)
+    assert repair.interrupted == ["Read", "Bash"]
+    last = repair.messages[-1]["content"]
+    assert [b["tool_use_id"] for b in last] == ["t1", "t2"]
+    assert all(b["is_error"] and b["content"] == INTERRUPTED_MESSAGE for b in last)
+
+
+def test_a_broken_history_is_made_valid() -> None:
+    history = [
+        assistant(text("an orphan answer")),  # the history must start with the user
+        user("first"),
+        user("", "second"),  # consecutive users merge; the empty text goes
+        assistant(call("t1"), call("t2")),
+        {"role": "user", "content": [text("typed"), result("t2"), result("zz")]},  # out of order
+        assistant(text("answered")),
+        assistant(text("continued")),  # pause_turn: the same message goes on
+        assistant({"type": "server_tool_use", "id": "s1", "name": "tool_search_tool_bm25"}),
+    ]
+    repair = repaired(history)
+    assert not isinstance(api_accepts(repair.messages), ApiError), repair.messages
+    roles = [m["role"] for m in repair.messages]
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert repair.messages[0]["content"] == [text("first"), text("second")]
+    assert [b.get("tool_use_id", b.get("text")) for b in repair.messages[2]["content"]] == [
+        "t1",
+        "t2",
+        "typed",
+    ]
+    assert repair.messages[3]["content"] == [text("answered"), text("continued")]
+    assert repair.interrupted == ["Read"]
+
+
+def test_the_tools_a_history_loaded_are_read_back() -> None:
+    reference = {"type": "tool_reference", "tool_name": FORECAST}
+    history = [
+        user("weather"),
+        assistant(call("s1", "ToolSearch", query="weather")),
+        {"role": "user", "content": [result("s1", [reference])]},
+        assistant(call("s2", "ToolSearch", query="mail")),
+        {"role": "user", "content": [result("s2", "Loaded: mcp__mail__send. Their definitions")]},
+        assistant(call("t3", "Read")),
+        {"role": "user", "content": [result("t3", "Loaded: not a search")]},
+    ]
+    assert loaded_in(history) == [FORECAST, "mcp__mail__send"]
+
+
+def test_a_compaction_block_that_lost_a_secret_becomes_a_summary_to_go_on_from() -> None:
+    signed = {"type": "compaction", "content": "Summary.", "signature": "sig"}
+    cut = {**signed, "content": "The user gave [redacted MY_TOKEN] and asked."}
+    history = [
+        user("first"),
+        assistant(signed, text("One.")),
+        user("second"),
+        assistant(cut, call("t1")),
+        {"role": "user", "content": [result("t1"), text("third")]},
+    ]
+    intact = repaired(history[:3])
+    assert intact.messages == history[:3] and not intact.summarised  # signed blocks stay
+    repair = repaired(history)
+    assert repair.summarised and not isinstance(api_accepts(repair.messages), ApiError)
+    assert repair.messages[0] == user(
+        "<conversation-summary>\nThe user gave [redacted MY_TOKEN] and asked.\n"
+        "</conversation-summary>"
+    )
+    assert repair.messages[1:] == [assistant(call("t1")), history[4]]  # from the block on
+    earlier = repaired([user("a"), assistant(cut, text("b")), user("c"), assistant(signed)])
+    assert earlier.messages[1]["content"][0] == text(cut["content"])  # dropped by the API anyway
+    assert earlier.messages[3]["content"] == [signed] and not earlier.summarised
+
+
+# -- the magics -----------------------------------------------------------------------------
+
+
+def restart(ip: InteractiveShell) -> None:
+    """What a kernel restart leaves: the extension loaded anew, no agent, no history."""
+    ip.run_line_magic("unload_ext", "nbagent")
+    ip.run_line_magic("load_ext", "nbagent")
+
+
+def conversation_line(status: str) -> str:
+    """The line of ``%agent status`` about the conversation: messages, tokens, cost."""
+    [line] = [line for line in status.splitlines() if line.startswith("**conversation**")]
+    assert "8 messages" in line and "tokens:" in line
+    return line
+
+
+def bare(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages as the agent holds them (a request's carry cache breakpoints)."""
+    return json.loads(json.dumps(messages).replace(', "cache_control": {"type": "ephemeral"}', ""))
+
+
+@pytest.fixture
+def notebook(ip: InteractiveShell, tmp_path: Path) -> Any:
+    """The shell's notebook (``__session__``), as ipykernel sets it."""
+    path = tmp_path / "analysis.ipynb"
+    ip.user_ns["__session__"] = str(path)
+    yield path
+    ip.user_ns.pop("__session__", None)
+
+
+def test_a_conversation_is_resumed_after_a_restart_and_the_api_accepts_it(
+    ip: InteractiveShell,
+    fake_api: FakeAnthropicServer,
+    notebook: Path,
+    conversations_folder: Path,
+) -> None:
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "weather"}),
+        Reply.tool_use(FORECAST, {"city": "Paris"}),
+        Reply.text("Sunny in Paris."),
+        Reply.text("Take a hat."),
+    )
+    first, _ = run(ip, "%%agent\nWeather in Paris?\nBe brief.")
+    assert first.success, error_of(first)
+    run(ip, "%%agent\nWhat should I wear?")
+    before = fake_api.requests[-1].body["messages"]
+    _, sessions = run(ip, "%agent sessions")
+    [saved] = saved_conversations(str(notebook))
+    assert saved.path.parent.parent == conversations_folder
+    assert "| id | started | last written | turns | first prompt |" in sessions
+    assert f"| `{saved.id}` (this one) |" in sessions
+    assert "| 2 | Weather in Paris? Be brief. |" in sessions
+
+    _, status_before = run(ip, "%agent status")
+    restart(ip)
+    _, history = run(ip, "%agent history")
+    assert "No conversation yet." in history
+    _, resumed = run(ip, "%agent resume")
+    assert f"Resumed conversation `{saved.id}`" in resumed and "2 turns, 8 messages" in resumed
+    _, history = run(ip, "%agent history")
+    assert "1. **user**: Weather in Paris?" in history and "Take a hat." in history
+    _, status = run(ip, "%agent status")
+    assert f"**loaded by ToolSearch**: `{FORECAST}`" in status
+    assert conversation_line(status) == conversation_line(status_before)  # tokens and cost
+    fake_api.enqueue(Reply.tool_use(FORECAST, {"city": "Oslo"}), Reply.text("Snow in Oslo."))
+    again, shown = run(ip, "%%agent -o result\nAnd Oslo?")
+    assert again.success, error_of(again)
+    assert "Snow in Oslo." in shown
+    assert ip.user_ns["result"].tool_calls[0].status == "ok"  # still loaded, no new search
+    body = fake_api.requests[-2].body
+    assert bare(body["messages"][: len(before) + 1]) == bare(before) + [
+        {"role": "assistant", "content": [{"type": "text", "text": "Take a hat."}]}
+    ]
+    assert fake_api.requests[-1].status == 200
+    texts = [b.get("text", "") for b in body["messages"][-1]["content"]]
+    assert texts == ["And Oslo?"]  # the same tools: nothing to announce again
+    assert len(saved_conversations(str(notebook))) == 1  # the same file goes on
+    resaved = read_conversation(saved.path)
+    assert resaved is not None and resaved.turns == 3
+    assert resaved.messages == ip.user_ns["result"].messages
+
+
+def test_after_a_restart_with_other_tools_only_the_difference_is_announced(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, notebook: Path
+) -> None:
+    fake_api.enqueue(Reply.tool_use("ToolSearch", {"query": "weather"}), Reply.text("Found."))
+    run(ip, "%%agent\nFind the weather tool.")
+    announced = fake_api.requests[0].body["messages"][0]["content"][-1]["text"]
+    assert ADDED_HEADER in announced and FORECAST in announced
+    alerts = Tool(
+        name="mcp__weather__alerts", handler=lambda: "none", is_mcp=True, server="weather"
+    )
+    restart(ip)
+    nbagent.registry.unregister(FORECAST)  # its server did not come back; another tool did
+    nbagent.registry.register(alerts, replace=True)
+    try:
+        run(ip, "%agent resume")
+        fake_api.enqueue(Reply.text("Noted."))
+        again, _ = run(ip, "%%agent\nAnything new?")
+        assert again.success, error_of(again)
+        body = fake_api.requests[-1].body
+        assert fake_api.requests[-1].status == 200  # the old reference to FORECAST is defined
+        [note] = [b["text"] for b in body["messages"][-1]["content"] if "<system" in b["text"]]
+        added, _, removed = note.partition(REMOVED_HEADER)
+        assert ADDED_HEADER in added and "mcp__weather__alerts" in added and FORECAST not in added
+        assert FORECAST in removed and "Read" not in note  # only the difference
+        tools = {t["name"]: t for t in body["tools"]}
+        assert (
+            tools[FORECAST]["defer_loading"] and "Not available" in tools[FORECAST]["description"]
+        )
+    finally:
+        nbagent.registry.unregister_many([alerts.name])
+        nbagent.registry.register(
+            Tool(name=FORECAST, is_mcp=True, server="weather", handler=lambda city: city),
+            replace=True,
+        )
+
+
+def test_new_and_reset_start_new_conversations_and_resume_names_one(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, notebook: Path
+) -> None:
+    fake_api.enqueue(*(Reply.text(t) for t in ("one", "two", "three", "four")))
+    run(ip, "%%agent\nfirst")
+    run(ip, "%%agent --new\nsecond")
+    run(ip, "%agent reset")
+    run(ip, "%%agent\nthird")
+    found = saved_conversations(str(notebook))
+    assert [s.prompts for s in found] == [["third"], ["second"], ["first"]]
+    restart(ip)
+    _, resumed = run(ip, f"%agent resume {found[2].id[:6]}")
+    assert f"`{found[2].id}`" in resumed
+    run(ip, "%%agent\nfirst again")
+    assert fake_api.requests[-1].body["messages"][0]["content"][0]["text"] == "first"
+    again = read_conversation(found[2].path)
+    assert again is not None and again.prompts == ["first", "first again"]
+
+
+def test_resume_says_when_there_is_nothing_or_the_id_matches_none_or_several(
+    ip: InteractiveShell, notebook: Path
+) -> None:
+    _, shown = run(ip, "%agent resume")
+    assert "Nothing to resume: no conversation of" in shown and "analysis.ipynb" in shown
+    _, shown = run(ip, "%agent sessions")
+    assert "No saved conversation for" in shown
+    folder = notebook_folder(str(notebook.resolve()))
+    for ident in ("abc1", "abc2"):
+        log = ConversationLog.create(folder, str(notebook), "m", ident=ident)
+        log.append({"i": 0, "message": user("hello")})
+    for line, message in [
+        ("%agent resume zz", "No saved conversation of this notebook has an id starting with 'zz'"),
+        ("%agent resume abc", "2 saved conversations have an id starting with 'abc' (abc"),
+        ("%agent resume a b", "%agent resume takes one id at most"),
+        ("%agent sessions x", "%agent sessions takes no argument"),
+    ]:
+        result, _ = run(ip, line)
+        error = error_of(result)
+        assert isinstance(error, UsageError) and message in str(error), (line, error)
+
+
+def test_conversations_are_kept_per_notebook(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, notebook: Path
+) -> None:
+    fake_api.enqueue(Reply.text("ok"))
+    run(ip, "%%agent\nhello")
+    ip.user_ns["__session__"] = str(notebook.with_name("other.ipynb"))
+    _, shown = run(ip, "%agent resume")
+    assert "Nothing to resume" in shown and "other.ipynb" in shown
+
+
+# -- a real kernel, killed ------------------------------------------------------------------
+
+WAITING_TOOL = """\
+import pathlib, time
+import nbagent
+from nbagent.tool import tool
+
+@tool(read_only=True)
+def wait_for(started: str, release: str) -> str:
+    '''Waits until the release file exists.'''
+    pathlib.Path(started).touch()
+    while not pathlib.Path(release).exists():
+        time.sleep(0.05)
+    return 'released'
+
+nbagent.registry.register(wait_for, replace=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_kernel_killed_mid_cell_resumes_with_a_valid_history(
+    fake_api: FakeAnthropicServer, tmp_path: Path, conversations_folder: Path
+) -> None:
+    started, release = tmp_path / "started", tmp_path / "never"
+    env = {
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": fake_api.url,
+        "JPY_SESSION_NAME": str(tmp_path / "work.ipynb"),
+        "NBAGENT_CONVERSATIONS": str(conversations_folder),
+    }
+    fake_api.enqueue(Reply.tool_use("wait_for", {"started": str(started), "release": str(release)}))
+    with kernel(env, cwd=str(tmp_path)) as (manager, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        assert execute(client, WAITING_TOOL).status == "ok"
+        client.execute("%%agent\nWait for the file, please.")
+        deadline = time.monotonic() + 60
+        while not started.exists():  # the tool call is running
+            assert time.monotonic() < deadline, "the tool call never started"
+            time.sleep(0.05)
+        manager.shutdown_kernel(now=True)  # killed, no clean-up
+    fake_api.enqueue(Reply.text("Picked up where we stopped."))
+    with kernel(env, cwd=str(tmp_path)) as (_, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        sessions = execute(client, "%agent sessions")
+        assert "| 1 | Wait for the file, please. |" in sessions.text, sessions.text
+        resumed = execute(client, "%agent resume")
+        assert "Unanswered when it stopped: `wait_for`" in resumed.text, resumed.text
+        again = execute(client, "%%agent -o result\nAre you back?")
+        assert again.status == "ok", again.error
+        assert "Picked up where we stopped." in again.text
+    body = fake_api.requests[-1].body
+    assert fake_api.requests[-1].status == 200
+    messages = body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[1]["content"][-1]["name"] == "wait_for"
+    answer, prompt = messages[2]["content"]
+    assert answer["tool_use_id"] == messages[1]["content"][-1]["id"] and answer["is_error"]
+    assert answer["content"] == INTERRUPTED_MESSAGE
+    assert prompt["text"] == "Are you back?"
+
+
+def agent_of(ip: InteractiveShell) -> Any:
+    from nbagent.extension import _loaded
+
+    return _loaded[id(ip)].session.agent
+
+
+def test_a_conversation_compacted_by_nbagent_resumes_from_its_summary(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, notebook: Path
+) -> None:
+    ip.run_line_magic("config", "NbAgent.compaction = 'client'")
+    try:
+        fake_api.enqueue(
+            Reply.tool_use("ToolSearch", {"query": "weather"}),
+            Reply.tool_use(FORECAST, {"city": "Paris"}),
+            Reply.text("Sunny in Paris."),
+        )
+        run(ip, "%%agent\nWeather in Paris?")
+        ip.run_line_magic(
+            "config", f"NbAgent.compact_threshold = {agent_of(ip).last_prompt_tokens}"
+        )
+        fake_api.enqueue(Reply.text("They asked about Paris: sunny."), Reply.text("Rain in Rome."))
+        run(ip, "%%agent\nAnd Rome?")
+        compacted = agent_of(ip).messages
+        assert compacted[0]["content"][0]["text"].startswith("<conversation-summary>")
+        [saved] = saved_conversations(str(notebook))
+        assert saved.messages == compacted and {"length": 2} in lines(saved.path)
+        assert saved.state["expanded"] == [FORECAST]
+        assert (saved.turns, saved.first_prompt) == (2, "Weather in Paris?")
+        restart(ip)
+        run(ip, "%agent resume")
+        fake_api.enqueue(Reply.tool_use(FORECAST, {"city": "Oslo"}), Reply.text("Snow."))
+        again, _ = run(ip, "%%agent -o result\nAnd Oslo?")
+        assert again.success, error_of(again)
+        body = fake_api.requests[-2].body
+        assert bare(body["messages"][: len(compacted)]) == bare(compacted)
+        tools = {t["name"]: t for t in body["tools"]}
+        assert "defer_loading" not in tools[FORECAST]  # sent in full, as before the restart
+        assert ip.user_ns["result"].tool_calls[0].status == "ok"
+    finally:
+        ip.run_line_magic("config", "NbAgent.compaction = 'server'")
+        ip.run_line_magic("config", "NbAgent.compact_threshold = 150000")
+
+
+def test_a_server_compaction_whose_summary_held_a_secret_resumes_from_the_summary(
+    ip: InteractiveShell, notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "tok-0123456789abcdef"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
+    with FakeAnthropicServer(min_compaction_trigger=1) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        restart(ip)  # an agent for this server
+        try:
+            agent_of(ip).server_min_trigger = 1
+            api.enqueue(Reply.text("Noted."), Reply.text("Done."))
+            run(ip, f"%%agent\nMy token is {secret}; keep it in mind.")
+            tokens = agent_of(ip).last_prompt_tokens
+            ip.run_line_magic("config", f"NbAgent.compact_threshold = {tokens}")
+            run(ip, "%%agent\nNow summarise.")  # past the threshold: the API compacts
+            blocks = [b for m in agent_of(ip).messages for b in m["content"]]
+            [compaction] = [b for b in blocks if b["type"] == "compaction"]
+            assert secret in compaction["content"]  # the API's summary quotes the prompt
+            [saved] = saved_conversations(str(notebook))
+            assert secret not in saved.path.read_text()
+            restart(ip)
+            _, resumed = run(ip, "%agent resume")
+            agent_of(ip).server_min_trigger = 1
+            api.enqueue(Reply.text("Still here."))
+            again, _ = run(ip, "%%agent\nAnything else?")
+            assert again.success, error_of(again)
+            assert api.requests[-1].status == 200  # no compaction block of changed signature
+            first = api.requests[-1].body["messages"][0]["content"][0]["text"]
+            assert (
+                first.startswith("<conversation-summary>")
+                and "[redacted MY_SERVICE_TOKEN]" in first
+            )
+            api.assert_no_errors()
+        finally:
+            ip.run_line_magic("config", "NbAgent.compact_threshold = 150000")
