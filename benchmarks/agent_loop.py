@@ -21,7 +21,7 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,10 +145,10 @@ def overhead_table(runs: int) -> str:
     inside = 0.0
     original = nbagent.agent.stream_response
 
-    def timed(client: Any, request: dict[str, Any]) -> Iterator[Any]:
+    def timed(client: Any, request: dict[str, Any], betas: Sequence[str] = ()) -> Iterator[Any]:
         """Time each step of the streaming call (the model's share of the run)."""
         nonlocal inside
-        steps = original(client, request)
+        steps = original(client, request, betas)
         while True:
             started = time.perf_counter()
             try:

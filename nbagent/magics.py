@@ -308,7 +308,7 @@ class AgentMagics(Magics):
         usage = sum((e.usage for e in events if isinstance(e, UsageReported)), Usage())
         if usage.total_input_tokens:
             lines.append(f"{usage_line(usage)} · {self.session.cost(usage, agent.model)}")
-        self.recorder.sync(agent.messages, agent.model)
+        self.recorder.record(agent)
         display(Markdown("  \n".join(lines)))
 
     def _reset(self) -> None:
