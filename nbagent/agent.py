@@ -17,7 +17,13 @@ from typing import Any, Literal
 
 from nbagent.backends.anthropic import ModelResponse, StreamDropped, stream_response
 from nbagent.context import CONTEXT_WINDOWS, window_of
-from nbagent.delta import COMPACTION, Style, announced_names, deferred_tools_delta
+from nbagent.delta import (
+    COMPACTION,
+    Style,
+    announced_names,
+    deferred_tools_delta,
+    since_compaction,
+)
 from nbagent.errors import ModelAPIError, ToolError
 from nbagent.events import (
     Event,
@@ -399,7 +405,8 @@ class Agent:
         """Stream one response, sending the turn again if the stream breaks off."""
         for attempt in range(self.stream_retries + 1):
             request = self._request()
-            betas = (COMPACT_BETA,) if "context_management" in request else ()
+            compacted = since_compaction(self.messages) is not self.messages
+            betas = (COMPACT_BETA,) if "context_management" in request or compacted else ()
             streamed: list[str] = []
             try:
                 for item in stream_response(self.client, request, betas):

@@ -179,3 +179,20 @@ def test_status_meter_and_agent_compact_in_a_notebook(
     run(ip, "%%agent\nAnd again.")
     first = fake_api.requests[-1].body["messages"][0]
     assert texts(first)[0].startswith(f"<{SUMMARY_TAG}>\nThe user said hi")
+
+
+def test_a_compacted_conversation_goes_on_when_compaction_is_switched_off() -> None:
+    with FakeAnthropicServer(min_compaction_trigger=1) as api:
+        agent = Agent(registry=ToolRegistry([echo]), client=api.client(), compact_threshold=200)
+        agent.server_min_trigger = 1
+        for turn in range(1, 4):
+            api.enqueue(Reply.text(f"Answer {turn}: {FILLER}"))
+            agent.run(f"Question {turn}: {FILLER}")
+        assert _has_compaction(agent.messages)
+        agent.compaction = "off"
+        api.enqueue(Reply.text("Still here."))
+        assert agent.run("Go on.").text == "Still here."
+        last = api.requests[-1]
+        assert "context_management" not in last.body
+        assert "compact-2026-01-12" in last.headers.get("anthropic-beta", "")
+        api.assert_no_errors()
