@@ -44,6 +44,7 @@ from nbagent.permissions import Asker, Policy
 from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.request import Mode, build_messages, build_tools, check_mode
 from nbagent.search import ToolSearch
+from nbagent.tokens import request_tokens
 from nbagent.tool import Tool, ToolResult
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -518,13 +519,14 @@ class Agent:
             tail = [{"role": "user", "content": [summary]}, *tail]
         before, replaced = self.last_prompt_tokens, start
         self.messages = tail
-        self.last_prompt_tokens = 0
         self._expand_loaded(kept=set())
         if self.messages[-1]["role"] == "user":
             yield from self._add_user_content([])
+        self.last_prompt_tokens = request_tokens(self._request())
         yield Notice(
             f"The conversation was compacted: the model's summary replaces {replaced} earlier "
-            f"messages (the last request had {before:,} input tokens)."
+            f"messages (the last request had {before:,} input tokens, the next about "
+            f"{self.last_prompt_tokens:,})."
         )
 
     def _after_server_compaction(self, content: list[dict[str, Any]]) -> Iterator[Event]:
