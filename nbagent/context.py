@@ -116,5 +116,7 @@ def context_line(tokens: int, window: int, threshold: int | None = None) -> str:
     Returns:
         E.g. ``context: 45,120 of 200,000 tokens (23%) · compacts at 150,000``.
     """
-    line = f"context: {tokens:,} of {window:,} tokens ({round(100 * tokens / window)}%)"
+    share = 100 * tokens / window
+    percent = "<1" if 0 < share < 1 else f"{round(share)}"
+    line = f"context: {tokens:,} of {window:,} tokens ({percent}%)"
     return f"{line} · compacts at {threshold:,}" if threshold else line

@@ -273,7 +273,8 @@ class AgentMagics(Magics):
             f"{len(deferred)} deferred",
             f"**loaded by ToolSearch**: {_names(agent.loaded_names) or 'none'}",
             f"**announced to the model**: {plural(len(agent.announced_names()), 'name')}",
-            f"**conversation**: {len(agent.messages)} messages · {usage_line(agent.usage)} · "
+            f"**conversation**: {plural(len(agent.messages), 'message')} · "
+            f"{usage_line(agent.usage)} · "
             f"{self.session.cost(agent.usage, agent.model)} at `{agent.model}` list prices",
             f"**context**: {_context_line(agent).removeprefix('context: ')}",
             f"**permissions**: {_permissions(agent.runner.policy)}",

@@ -66,6 +66,8 @@ def error_of(result: Any) -> BaseException | None:
 
 
 def shown(markdown: str) -> str:
-    """Markdown as it reads once rendered, as far as escapes go (``\\$5`` reads ``$5``);
+    """Markdown as it reads once rendered, as far as escapes and the span that keeps a text
+    from MathJax go (``\\$5`` reads ``$5``);
     an escaped pipe stays escaped, so that table rows still split into their cells."""
-    return re.sub(r"\\([\\`*_\[\]<>$])", r"\1", markdown)
+    text = re.sub(r'<span class="tex2jax_ignore">|</span>', "", markdown)
+    return re.sub(r"\\([\\`*_\[\]<>$])", r"\1", text)
