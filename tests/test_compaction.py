@@ -166,7 +166,8 @@ def test_status_meter_and_agent_compact_in_a_notebook(
     fake_api.enqueue(Reply.text("Hello."))
     result, shown = run(ip, "%%agent\nHi.")
     assert result.success
-    assert re.search(r"context: [\d,]+ of 1,000,000 tokens \((<1|\d+)%\) · compacts at 150,000", shown)
+    meter = r"context: [\d,]+ of 1,000,000 tokens \((<1|\d+)%\) · compacts at 150,000"
+    assert re.search(meter, shown)
     _, status = run(ip, "%agent status")
     assert re.search(r"\*\*context\*\*: [\d,]+ of 1,000,000 tokens", status)
     fake_api.enqueue(Reply.text("The user said hi; I said hello."))
