@@ -22,7 +22,7 @@ from nbagent.delta import (
     Style,
     announced_names,
     deferred_tools_delta,
-    since_compaction,
+    last_compaction,
 )
 from nbagent.errors import ModelAPIError, ToolError
 from nbagent.events import (
@@ -42,7 +42,7 @@ from nbagent.events import (
 from nbagent.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.permissions import Asker, Policy
 from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
-from nbagent.request import Mode, build_messages, build_tools, check_mode
+from nbagent.request import Mode, build_messages, build_tools, check_mode, content_blocks
 from nbagent.search import ToolSearch
 from nbagent.tokens import request_tokens
 from nbagent.tool import Tool, ToolResult
@@ -406,7 +406,7 @@ class Agent:
         """Stream one response, sending the turn again if the stream breaks off."""
         for attempt in range(self.stream_retries + 1):
             request = self._request()
-            compacted = since_compaction(self.messages) is not self.messages
+            compacted = last_compaction(self.messages) is not None
             betas = (COMPACT_BETA,) if "context_management" in request or compacted else ()
             streamed: list[str] = []
             try:
@@ -500,7 +500,8 @@ class Agent:
             return
         ask = {"type": "text", "text": SUMMARY_REQUEST}
         if head[-1]["role"] == "user":
-            head = [*head[:-1], {**head[-1], "content": [*_content(head[-1]), ask]}]
+            last = head[-1]
+            head = [*head[:-1], {**last, "content": [*content_blocks(last["content"]), ask]}]
         else:
             head = [*head, {"role": "user", "content": [ask]}]
         response = None
@@ -514,7 +515,8 @@ class Agent:
         text = f"<{SUMMARY_TAG}>\n{_text(response)}\n</{SUMMARY_TAG}>"
         summary = {"type": "text", "text": text}
         if tail and tail[0]["role"] == "user":
-            tail = [{**tail[0], "content": [summary, *_content(tail[0])]}, *tail[1:]]
+            first = tail[0]
+            tail = [{**first, "content": [summary, *content_blocks(first["content"])]}, *tail[1:]]
         else:
             tail = [{"role": "user", "content": [summary]}, *tail]
         before, replaced = self.last_prompt_tokens, start
@@ -719,12 +721,6 @@ def _last_text(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
-def _content(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """A message's content as blocks."""
-    content = message["content"]
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-
-
 def _tail_start(messages: list[dict[str, Any]]) -> int:
     """Where the part of a history that a compaction keeps starts.
 
@@ -734,7 +730,8 @@ def _tail_start(messages: list[dict[str, Any]]) -> int:
     if not messages or messages[-1]["role"] != "user":
         return len(messages)
     previous = messages[-2] if len(messages) > 1 else None
-    if previous is not None and any(b.get("type") == "tool_use" for b in _content(previous)):
+    calls = content_blocks(previous["content"]) if previous is not None else []
+    if any(b.get("type") == "tool_use" for b in calls):
         return len(messages) - 2
     return len(messages) - 1
 

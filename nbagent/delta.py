@@ -176,6 +176,27 @@ def _split_mcp(name: str) -> tuple[str | None, str]:
     return None, name
 
 
+def last_compaction(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    """Find the message that holds a history's last (successful) compaction block.
+
+    Args:
+        messages: The conversation.
+
+    Returns:
+        Its index, or ``None`` when no message holds one.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        content = messages[index].get("content")
+        if isinstance(content, list) and any(
+            isinstance(block, Mapping)
+            and block.get("type") == COMPACTION
+            and block.get("content")  # a failed compaction (no summary) drops nothing
+            for block in content
+        ):
+            return index
+    return None
+
+
 def since_compaction(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
     """The part of a history the model still sees: from its last ``compaction`` block on.
 
@@ -188,16 +209,8 @@ def since_compaction(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[
     Returns:
         The messages from the one holding the last compaction block (all when none has).
     """
-    for index in range(len(messages) - 1, -1, -1):
-        content = messages[index].get("content")
-        if isinstance(content, list) and any(
-            isinstance(block, Mapping)
-            and block.get("type") == COMPACTION
-            and block.get("content")  # a failed compaction (no summary) drops nothing
-            for block in content
-        ):
-            return messages[index:]
-    return messages
+    index = last_compaction(messages)
+    return messages if index is None else messages[index:]
 
 
 def _user_texts(messages: Iterable[Mapping[str, Any]]) -> Iterable[str]:

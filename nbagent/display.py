@@ -216,4 +216,16 @@ def show_notices(notices: Notices) -> None:
     """
     lines = notices.take()
     if lines:
-        display(Markdown("\n".join(f"> {line}  " for line in lines)))
+        display(Markdown(notices_markdown(lines)))
+
+
+def notices_markdown(lines: list[str]) -> str:
+    """Notices as a quoted block, a line each.
+
+    Args:
+        lines: Notices (Markdown, one line each).
+
+    Returns:
+        The block.
+    """
+    return "\n".join(f"> {line}  " for line in lines)

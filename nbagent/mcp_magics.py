@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
-from nbagent.display import Markdown, show_notices, table_cell
+from nbagent.display import Markdown, notices_markdown, show_notices, table_cell
 from nbagent.errors import NbAgentError
 from nbagent.mcp.report import problems, server_log
 from nbagent.text import plain_markdown
@@ -118,7 +118,7 @@ class McpMagics(Magics):
         fault = self.manager.config_fault()
         listed = {f"MCP server `{s.name}` " for s in statuses}
         news = [n for n in self.manager.notices.take() if not n.startswith(tuple(listed))]
-        parts = ["\n".join(f"> {line}  " for line in news)] if news else []
+        parts = [notices_markdown(news)] if news else []
         if fault:
             parts.append(f"> **Configuration not used**: {plain_markdown(fault)} {FIX_CONFIG}")
         if not statuses and not not_started:

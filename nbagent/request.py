@@ -119,10 +119,10 @@ def build_messages(
     if legacy_names is not None and result:
         first = result[0]
         block = {"type": "text", "text": render_legacy_block(legacy_names)}
-        first["content"] = [block, *_blocks(first["content"])]
+        first["content"] = [block, *content_blocks(first["content"])]
     for message in reversed(result):
         if message["role"] == "user":
-            blocks = copy.deepcopy(_blocks(message["content"]))
+            blocks = copy.deepcopy(content_blocks(message["content"]))
             if blocks:
                 blocks[-1]["cache_control"] = dict(CACHE_CONTROL)
             message["content"] = blocks
@@ -130,8 +130,8 @@ def build_messages(
     return result
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    """Return message content as a list of blocks."""
+def content_blocks(content: Any) -> list[dict[str, Any]]:
+    """Return message content (a text or blocks) as a list of blocks."""
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
 
