@@ -76,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     rows, misses = [], []
     for ranker in rankers:
         search = ToolSearch(registry, ranker=ranker)
+        search.wait()
         test1, test5, missed = recall(search, names, splits["test"])
         dev1, dev5, _ = recall(search, names, splits["dev"])
         rows.append(
@@ -133,6 +134,7 @@ def multilingual_table(rankers: Sequence[str]) -> str:
     rows = []
     for ranker in rankers:
         search = ToolSearch(registry, ranker=ranker)
+        search.wait()
         cells = []
         for language in languages:
             queries = [

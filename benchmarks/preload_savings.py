@@ -123,6 +123,7 @@ def fit(rankers: Sequence[str]) -> None:
     registry = ToolRegistry(catalogue.tools)
     for ranker in rankers:
         search = ToolSearch(registry, ranker=ranker)
+        search.wait()
         scored = []
         for task in tasks:
             for hit in search.search(task.prompt, max_results=5):
@@ -134,6 +135,12 @@ def fit(rankers: Sequence[str]) -> None:
             if good / (i + 1) >= PRECISION:
                 threshold = score
         print(f"{ranker}: {threshold:g} ({len(scored)} dev hits)")
+
+
+def ready(search: ToolSearch) -> ToolSearch:
+    """Wait until the search's ranker scores in full (the embeddings made), then return it."""
+    search.wait()
+    return search
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -160,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for title, load in sets:
         catalogue, tasks = load()
         registry = ToolRegistry(catalogue.tools)
-        rows = [(r, *measure(ToolSearch(registry, ranker=r), tasks)) for r in rankers]
+        rows = [(r, *measure(ready(ToolSearch(registry, ranker=r)), tasks)) for r in rankers]
         print(f"\n### {title}: {len(tasks)} prompts, {len(catalogue.tools)} deferred tools\n")
         print(
             markdown_table(

@@ -281,6 +281,7 @@ def run_toolsearch(catalogue: Catalogue, queries: Sequence[str], ranker: str) ->
     """
     registry = ToolRegistry(catalogue.tools)
     search = ToolSearch(registry, ranker=ranker)
+    search.wait()
     run = Run(f"ToolSearch ({ranker} ranker)", [])
     for query in queries:
         try:

@@ -626,7 +626,10 @@ class Agent:
             return
         hits = tuple(outcome.result.metadata.get("hits", ()))
         loaded = tuple(h.name for h in hits if self._load(h.name))
-        yield ToolSearchResults(outcome.id, outcome.result.metadata.get("query", ""), hits, loaded)
+        metadata = outcome.result.metadata
+        yield ToolSearchResults(
+            outcome.id, metadata.get("query", ""), hits, loaded, metadata.get("fallback", "")
+        )
 
     def _load(self, name: str) -> bool:
         """Remember that the model loaded a deferred tool; True if it was not loaded before."""

@@ -23,6 +23,8 @@ from nbagent.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.permissions import MODES as PERMISSION_MODES
 from nbagent.permissions import Rule
 from nbagent.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
+from nbagent.rankers import best_available
+from nbagent.rankers.embedder import missing_packages
 from nbagent.request import MODES
 from nbagent.search import RANKERS
 
@@ -40,7 +42,11 @@ class NbAgent(Configurable):
         "client sends loaded definitions), server (the API's own tool search) or off "
         "(everything loaded).",
     ).tag(config=True)
-    ranker = Unicode("keyword", help=f"The ToolSearch ranker: {', '.join(sorted(RANKERS))}.")
+    ranker = Unicode(
+        best_available(),
+        help=f"The ToolSearch ranker: {', '.join(sorted(RANKERS))}; by default hybrid when the "
+        "semantic extra and the MiniLM weights are installed, else keyword.",
+    )
     ranker.tag(config=True)
     system_prompt = Unicode(DEFAULT_SYSTEM, help="The agent's system prompt.").tag(config=True)
     loaded_tools = List(
@@ -139,11 +145,16 @@ class NbAgent(Configurable):
 
     @validate("ranker")
     def _known_ranker(self, proposal: dict[str, Any]) -> str:
-        """Refuse a ranker nobody made."""
+        """Refuse a ranker nobody made, or one whose packages are not installed."""
         if proposal["value"] not in RANKERS:
             raise TraitError(
                 f"Unknown ranker {proposal['value']!r}; choose one of: "
                 f"{', '.join(sorted(RANKERS))}."
+            )
+        if missing := missing_packages(proposal["value"]):
+            raise TraitError(
+                f"The {proposal['value']} ranker needs packages that are not installed: "
+                f"{'; '.join(missing)}. Install them, or use 'keyword'."
             )
         return proposal["value"]
 

@@ -138,6 +138,9 @@ class ToolSearchResults:
     """The SearchHits, best first."""
     loaded: tuple[str, ...]
     """Names whose definitions this search loaded into the model's context."""
+    fallback: str = ""
+    """How the hits were ranked when the ranker could not yet use its full scoring, e.g.
+    ``bm25 (loading the embedding models)``; empty otherwise."""
 
 
 @dataclass(frozen=True)

@@ -199,11 +199,14 @@ class AgentMagics(Magics):
         self.wait_for()
         args = parse_argstring(self.tool_search, line)
         query = " ".join(args.query).strip("'\"")
+        search_tool = self.agent_instance.search
         try:
-            hits = self.agent_instance.search.search(query, args.max_results)
+            hits = search_tool.search(query, args.max_results)
         except NbAgentError as exc:
             raise UsageError(str(exc)) from None
-        search = Search(query, [(h.name, h.score, h.reasons) for h in hits], loaded=None)
+        ranking = search_tool.ranker.ranking
+        fallback = ranking if ranking != search_tool.ranker.name else ""
+        search = Search(query, [(h.name, h.score, h.reasons) for h in hits], None, fallback)
         display(Markdown(item_markdown(search)))
 
     @property

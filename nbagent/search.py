@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,8 +26,11 @@ from typing import Any, Protocol
 from nbagent import rankers
 from nbagent.errors import ConfigurationError, SearchQueryError, ToolError
 from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
+from nbagent.secrets import get_logger
 from nbagent.text import MCP_PREFIX, Units, split_name
 from nbagent.tool import Tool, ToolResult
+
+log = get_logger(__name__)
 
 DEFAULT_MAX_RESULTS = 5
 """How many tools a search returns unless asked otherwise."""
@@ -97,8 +101,15 @@ class Ranker(Protocol):
     name: str
     """The ranker's name, as configured (``keyword``, ``bm25``, ...)."""
 
+    @property
+    def ranking(self) -> str:
+        """How a query is ranked now: the name, or the fallback in use and why."""
+
     def index(self, tools: Sequence[Tool]) -> None:
         """Make ``tools`` the searched set, reusing what is already indexed where it can."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for work :meth:`index` left to a thread; whether it finished in time."""
 
     def rank(self, terms: Sequence[Term], limit: int) -> list[SearchHit]:
         """Return at most ``limit`` hits with a positive score, best first, ties by name."""
@@ -173,7 +184,9 @@ class ToolSearch:
     """Searches a registry's deferred tools; also available to the model as a Tool.
 
     The ranker's index is built once per set of deferred tools and refreshed when the
-    registry's deferred set changes (tools already indexed are not analysed again).
+    registry's deferred set changes (tools already indexed are not analysed again): on a
+    thread of its own right after the change, so that the embedding rankers start embedding
+    new tools before anyone searches, and at the latest on the next search.
 
     Args:
         registry: The registry to search.
@@ -193,6 +206,8 @@ class ToolSearch:
         self._deferred_names: list[str] = []
         self._by_name: dict[str, Tool] = {}
         self._lower_names: dict[str, str] = {}
+        self._changed = threading.Event()
+        registry.subscribe(_refresh_later(self))
 
     def use(self, ranker: str | Ranker) -> None:
         """Rank with another ranker from the next search on (its index is built then).
@@ -206,6 +221,7 @@ class ToolSearch:
         chosen = make_ranker(ranker) if isinstance(ranker, str) else ranker
         with self._lock:
             self.ranker, self._version, self._deferred = chosen, -1, []
+        self._changed.set()
 
     def search(self, query: str, max_results: int = DEFAULT_MAX_RESULTS) -> list[SearchHit]:
         """Run a query.
@@ -231,6 +247,21 @@ class ToolSearch:
         if query.lower().startswith(MCP_PREFIX) and len(query.split()) == 1:
             return self._prefix(query, max_results)
         return self.ranker.rank(parse_terms(query), max_results)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Index the deferred tools now and wait until the ranker's full scoring is ready.
+
+        Searches never wait (they rank by a fallback meanwhile, see :attr:`Ranker.ranking`);
+        scripts and benchmarks that want the full scoring call this first.
+
+        Args:
+            timeout: The most seconds to wait; ``None`` for no limit.
+
+        Returns:
+            Whether the ranker finished in time.
+        """
+        self._refresh()
+        return self.ranker.wait(timeout)
 
     @cached_property
     def tool(self) -> Tool:
@@ -267,7 +298,10 @@ class ToolSearch:
             hits = self.search(query, max_results)
         except SearchQueryError as exc:
             raise ToolError(str(exc)) from exc
-        metadata: dict[str, Any] = {"query": query, "hits": hits}
+        ranking = self.ranker.ranking
+        metadata: dict[str, Any] = {"query": query, "hits": hits, "ranking": ranking}
+        if ranking != self.ranker.name:
+            metadata["fallback"] = ranking
         if not hits:
             return ToolResult(
                 content=f"No deferred tool matched {query!r}. Try other words, or "
@@ -335,6 +369,37 @@ class ToolSearch:
                 self._deferred_lower = [t.name.lower() for t in ordered]
                 self._deferred_names = [t.name for t in ordered]
                 self.ranker.index(deferred)
+
+
+def _refresh_later(search: ToolSearch) -> Callable[[Any], None]:
+    """Make the registry subscriber that re-indexes ``search`` on a thread after a change.
+
+    The thread holds the search weakly and ends once it is collected; the subscriber only
+    sets an event, so the registry's caller never waits for indexing.
+    """
+    reference = weakref.ref(search)
+    changed = search._changed
+
+    def run() -> None:
+        while True:
+            fired = changed.wait(60)
+            current = reference()
+            if current is None:
+                return
+            if fired:
+                changed.clear()
+                try:
+                    current._refresh()
+                except Exception:
+                    log.exception("ToolSearch could not index the deferred tools")
+            del current
+
+    def on_change(change: Any) -> None:
+        changed.set()
+
+    changed.set()
+    threading.Thread(target=run, name="nbagent-search-index", daemon=True).start()
+    return on_change
 
 
 def _check(query: Any, max_results: Any) -> tuple[str, int]:

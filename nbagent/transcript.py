@@ -159,6 +159,8 @@ class Search:
     loaded: tuple[str, ...] | None
     """The names this search loaded into the model's context; None for a search the model
     did not make (``%tool_search``)."""
+    fallback: str = ""
+    """How the hits were ranked when the full scoring was not ready (empty when it was)."""
 
     def context(self, name: str) -> str:
         """What the search did to one hit's place in the model's context."""
@@ -325,7 +327,7 @@ class Transcript:
     def _search(self, event: ToolSearchResults) -> Item:
         """Make a search the body of its ToolSearch call's card (an item of its own if none)."""
         hits = [(h.name, h.score, tuple(h.reasons)) for h in event.hits]
-        search = Search(event.query, hits, tuple(event.loaded))
+        search = Search(event.query, hits, tuple(event.loaded), event.fallback)
         call = self._call(event.id)
         if call is None:
             return self._add(search)
@@ -539,11 +541,12 @@ def search_summary(search: Search) -> str:
         E.g. ``loaded 2: get_forecast, get_alerts``, ``3 matches, all loaded before`` or
         ``no match``.
     """
+    note = f" · ranked by {search.fallback}" if search.fallback else ""
     if not search.hits:
-        return "no match"
+        return "no match" + note
     if search.loaded:
-        return cut(f"loaded {len(search.loaded)}: {', '.join(search.loaded)}", LINE_CHARS)
-    return f"{plural(len(search.hits), 'match', 'matches')}, all loaded before"
+        return cut(f"loaded {len(search.loaded)}: {', '.join(search.loaded)}", LINE_CHARS) + note
+    return f"{plural(len(search.hits), 'match', 'matches')}, all loaded before{note}"
 
 
 def call_notes(call: Call, verbose: bool = False) -> list[str]:
@@ -842,8 +845,13 @@ def search_html(search: Search, caption: bool = True) -> str:
         The HTML table.
     """
     title = f"ToolSearch <code>{html.escape(search.query)}</code>"
+    note = (
+        f'<div class="nbagent-search-note">Ranked by {html.escape(search.fallback)}.</div>'
+        if search.fallback
+        else ""
+    )
     if not search.hits:
-        return f'<div class="nbagent-search">{title}: no match</div>'
+        return f'<div class="nbagent-search">{title}: no match</div>{note}'
     shown = search.loaded is not None
     rows = "".join(
         f'<tr><td><code>{html.escape(name)}</code></td><td class="nbagent-score">{score:g}</td>'
@@ -857,7 +865,7 @@ def search_html(search: Search, caption: bool = True) -> str:
     return (
         f'<table class="nbagent-search">{head}<thead><tr><th>tool</th>'
         f'<th class="nbagent-score">score</th><th>why</th>{context}</tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
+        f"<tbody>{rows}</tbody></table>{note}"
     )
 
 
@@ -979,8 +987,9 @@ def search_markdown(search: Search) -> str:
     Returns:
         The Markdown.
     """
+    note = f"\n\nRanked by {search.fallback}." if search.fallback else ""
     if not search.hits:
-        return f"ToolSearch `{search.query}`: no match"
+        return f"ToolSearch `{search.query}`: no match{note}"
     shown = search.loaded is not None
     rows = "\n".join(
         f"| `{n}` | {s:g} | {'; '.join(r)} |" + (f" {search.context(n)} |" if shown else "")
@@ -988,7 +997,7 @@ def search_markdown(search: Search) -> str:
     )
     header = "| tool | score | why |" + (" context |" if shown else "")
     rule = "|---|---|---|" + ("---|" if shown else "")
-    return f"ToolSearch `{search.query}`\n\n{header}\n{rule}\n{rows}"
+    return f"ToolSearch `{search.query}`\n\n{header}\n{rule}\n{rows}{note}"
 
 
 # Plain text: a terminal.

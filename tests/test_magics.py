@@ -190,6 +190,7 @@ def test_tools_table_card_and_pattern(ip: InteractiveShell) -> None:
 
 
 def test_tool_search_shows_scores_and_reasons(ip: InteractiveShell) -> None:
+    ip.run_line_magic("config", "NbAgent.ranker = 'keyword'")
     _, shown = run(ip, "%tool_search weather forecast")
     assert f"| `{FORECAST}` | 24 | 'weather' name part (12); 'forecast' name part (12) |" in shown
 

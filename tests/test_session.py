@@ -14,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import nbagent
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tool import Tool
+from tests.components import IN_CI
 from tests.shells import FORECAST, error_of, run
 
 
@@ -122,6 +123,7 @@ def test_the_ranker_applies_to_the_next_search(
     ip: InteractiveShell, restore: Callable[[str], None]
 ) -> None:
     restore("ranker")
+    ip.run_line_magic("config", "NbAgent.ranker = 'keyword'")
     _, keyword = run(ip, "%tool_search weather forecast")
     ip.run_line_magic("config", "NbAgent.ranker = 'bm25'")
     _, bm25 = run(ip, "%tool_search weather forecast")
@@ -135,6 +137,7 @@ def test_a_bad_value_is_refused_when_set_and_the_old_one_stays(
 ) -> None:
     for name in ("ranker", "allow_rules", "mcp_config"):
         restore(name)
+    ip.run_cell("%config NbAgent.ranker = 'keyword'")
     ip.run_cell("%config NbAgent.ranker = 'nope'")
     ip.run_cell("%config NbAgent.allow_rules = ['Bash(']")
     ip.run_cell("%config NbAgent.mcp_config = '/nowhere/mcp.json'")
@@ -160,7 +163,10 @@ def test_a_bad_value_left_in_the_configuration_does_not_stop_the_next_load(
     ip.run_line_magic("reload_ext", "nbagent")
     assert "c.NbAgent.ranker not used: Unknown ranker 'nope'" in capsys.readouterr().err
     _, config = run(ip, "%agent config")
-    assert "| `max_tokens` | `777` |" in config and "| `ranker` | `'keyword'` |" in config
+    default = next(c for c in ip.configurables if type(c).__name__ == "NbAgent").trait_defaults(
+        "ranker"
+    )
+    assert "| `max_tokens` | `777` |" in config and f"| `ranker` | `{default!r}` |" in config
 
 
 def test_preloading_applies_to_the_next_conversation(
@@ -271,3 +277,12 @@ def test_the_status_estimates_the_cost_and_a_price_table_of_ones_own_applies(
     assert "cost unknown" not in status and "at `my-model` list prices" in status
     ip.run_cell("%config NbAgent.prices = {'my-model': {'input': -1, 'output': 0}}")
     assert "c.NbAgent.prices not used: The price of model 'my-model'" in capsys.readouterr().err
+
+
+def test_the_default_ranker_is_the_best_installed_one(ip: InteractiveShell) -> None:
+    from nbagent.rankers import best_available
+
+    settings = next(c for c in ip.configurables if type(c).__name__ == "NbAgent")
+    assert settings.trait_defaults("ranker") == best_available()
+    if IN_CI:
+        assert best_available() == "hybrid"

@@ -48,6 +48,19 @@ class BM25Ranker:
     """
 
     name = "bm25"
+    ranking = "bm25"
+    """How a query is ranked: always by this scoring."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Return at once: this ranker's index is built when :meth:`index` returns.
+
+        Args:
+            timeout: Unused.
+
+        Returns:
+            True.
+        """
+        return True
 
     def __init__(self, weights: Mapping[str, float] = FIELD_WEIGHTS) -> None:
         self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS}

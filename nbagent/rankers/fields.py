@@ -12,6 +12,7 @@ which have no spaces, every character and character bigram (see :mod:`nbagent.te
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -102,7 +103,7 @@ class ToolFields:
 
     @classmethod
     def of(cls, tool: Tool) -> ToolFields:
-        """Analyse a tool.
+        """Analyse a tool, once: the analysis is kept while the tool lives (tools are frozen).
 
         Args:
             tool: The tool.
@@ -110,6 +111,14 @@ class ToolFields:
         Returns:
             Its fields.
         """
+        analysed = _ANALYSED.get(tool)
+        if analysed is None:
+            analysed = _ANALYSED[tool] = cls._analyse(tool)
+        return analysed
+
+    @classmethod
+    def _analyse(cls, tool: Tool) -> ToolFields:
+        """Analyse a tool (see :meth:`of`)."""
         parsed = parse_tool_name(tool.name)
         own = split_name(tool.name.split("__", 2)[-1]) if parsed.is_mcp else parsed.parts
         server = split_name(parsed.server) if parsed.server else ()
@@ -137,6 +146,10 @@ class ToolFields:
             if chunk
         )
         return cls(name=tool.name, fields=tuple(tuple(f) for f in fields), text=text)
+
+
+_ANALYSED: weakref.WeakKeyDictionary[Tool, ToolFields] = weakref.WeakKeyDictionary()
+"""The analysis of each live tool, shared by the rankers (BM25 and the embeddings)."""
 
 
 def term_tokens(term: Term) -> list[str]:

@@ -1,15 +1,21 @@
-"""The hybrid ranker: a convex combination of normalised BM25 and embedding similarity.
+"""The hybrid ranker: normalised BM25 and embedding similarity, combined by a weighted sum.
 
-For each tool, ``score = LEXICAL_WEIGHT * bm25 / max(bm25) + (1 - LEXICAL_WEIGHT) * cosine``,
+For each tool, ``score = LEXICAL_WEIGHT * bm25 / max(bm25) + (1 - LEXICAL_WEIGHT) * similarity``,
 where ``bm25`` is the field-weighted BM25 score (:mod:`nbagent.rankers.bm25`) divided by the
-best score of the query (so the top lexical match gets 1 and a tool with no shared word 0),
-and ``cosine`` the sentence-embedding similarity (:mod:`nbagent.rankers.semantic`), negative
-values counted as 0. The weight was fitted on the dev splits (``benchmarks/fit_weights.py``).
-When every query term is Chinese or Japanese and the embedder is not multilingual (the
-default model knows English only), the similarity says nothing and the score is the
-normalised BM25 alone.
-A tool lacking a required (``+``) term is dropped; zero scores are never returned; ties break
-by name.
+best score of the query, and ``similarity`` the embeddings' averaged, rescaled similarity
+(:mod:`nbagent.rankers.semantic`). A query written only in Chinese, Japanese or Korean is
+ranked by similarity alone: BM25 matches its characters only in tools described in the same
+language, and would push those above a better tool described in English. Hits scoring below
+``CUTOFF`` times the best are dropped, so a clear match does not bring four stragglers (a
+similarity is positive for every tool but the least similar).
+
+While the embeddings are not ready (the models loading, new tools being embedded), and for a
+tool that could not be embedded, the score is the normalised BM25 alone; :attr:`ranking`
+says which was used. The weights were fitted on the dev sets (``benchmarks/fit_weights.py``).
+A tool lacking a required (``+``) term is dropped; zero scores are never returned; ties
+break by name.
+
+The ``semantic`` ranker is this one with a lexical weight of 0.
 """
 
 from __future__ import annotations
@@ -17,12 +23,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nbagent.rankers.bm25 import BM25Ranker, top
-from nbagent.rankers.semantic import SemanticRanker
+from nbagent.rankers.semantic import SemanticIndex, only_cjk
 from nbagent.search import SearchHit, Term
 from nbagent.tool import Tool
 
-LEXICAL_WEIGHT = 0.15
-"""The share of the normalised BM25 score in the combined score (fitted on the dev splits)."""
+LEXICAL_WEIGHT = 0.2
+"""The share of the normalised BM25 score in the combined score (fitted on the dev sets)."""
+
+CUTOFF = 0.7
+"""Hits below this share of the best hit's score are dropped (the largest share that cost
+nothing on the dev sets)."""
 
 
 class HybridRanker:
@@ -30,30 +40,53 @@ class HybridRanker:
 
     Args:
         lexical: The BM25 ranker; a default one if not given.
-        semantic: The embedding ranker; a default one if not given.
+        semantic: The embedding index; a default one (both models, background) if not given.
         lexical_weight: The share of BM25 in the combination, from 0 to 1.
+        cutoff: Hits below this share of the best score are dropped (0 keeps all).
+        name: The ranker's name (``semantic`` for the embeddings-only variant).
 
     Attributes:
         lexical: The BM25 ranker.
-        semantic: The embedding ranker.
+        semantic: The embedding index.
         lexical_weight: The share of BM25 in the combination.
+        cutoff: The share of the best score a hit needs.
     """
-
-    name = "hybrid"
 
     def __init__(
         self,
         lexical: BM25Ranker | None = None,
-        semantic: SemanticRanker | None = None,
+        semantic: SemanticIndex | None = None,
         lexical_weight: float = LEXICAL_WEIGHT,
+        cutoff: float = CUTOFF,
+        name: str = "hybrid",
     ) -> None:
+        self.name = name
         self.lexical = lexical or BM25Ranker()
-        self.semantic = semantic or SemanticRanker()
+        self.semantic = semantic or SemanticIndex()
         self.lexical_weight = lexical_weight
+        self.cutoff = cutoff
         self._names: list[str] = []
 
+    @property
+    def ranking(self) -> str:
+        """How a query is ranked now: the ranker's name, or BM25 and why."""
+        if self.semantic.ready:
+            return self.name
+        return f"bm25 ({self.semantic.status})"
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the embeddings of the indexed tools are ready (or cannot be made).
+
+        Args:
+            timeout: The most seconds to wait; ``None`` for no limit.
+
+        Returns:
+            Whether the embedding index is idle (see :attr:`ranking` for which).
+        """
+        return self.semantic.wait(timeout)
+
     def index(self, tools: Sequence[Tool]) -> None:
-        """Index the tools in both rankers (each reuses what it has analysed or embedded).
+        """Index the tools for BM25 now and for the embeddings on the index's thread.
 
         Args:
             tools: The deferred tools.
@@ -71,7 +104,7 @@ class HybridRanker:
 
         Returns:
             Hits with a positive combined score, best first, ties by name; reasons give both
-            components.
+            components, or say that BM25 ranked alone and why.
         """
         import numpy as np
 
@@ -80,21 +113,34 @@ class HybridRanker:
         lexical = self.lexical.scores(terms)
         best = float(lexical.max())
         lexical = lexical / best if best > 0 else lexical
-        if all(not term.units.words for term in terms) and not self.semantic.multilingual:
-            cosine = np.zeros_like(lexical)
-            weight = 1.0
+        similarity = self.semantic.scores(terms)
+        if similarity is None:
+            combined = lexical.copy()
+            why = "bm25 alone: " + (
+                "no embedder reads this language" if self.semantic.ready else self.semantic.status
+            )
         else:
-            cosine = np.maximum(self.semantic.scores(terms), 0.0)
-            weight = self.lexical_weight
-        combined = weight * lexical + (1 - weight) * cosine
+            weight = 0.0 if only_cjk(terms) else self.lexical_weight
+            combined = np.where(
+                np.isnan(similarity), lexical, weight * lexical + (1 - weight) * similarity
+            )
         mask = self.lexical.allowed(terms)
         if mask is not None:
             combined[~mask] = 0.0
+        if similarity is not None:
+            combined[combined < self.cutoff * float(combined.max())] = 0.0
         return [
             SearchHit(
                 self._names[p],
                 round(float(combined[p]), 3),
-                (f"bm25 {lexical[p]:.3f} (normalised)", f"cosine {cosine[p]:.3f}"),
+                (f"bm25 {lexical[p]:.3f} (normalised)", why)
+                if similarity is None
+                else (f"bm25 {lexical[p]:.3f} (normalised)", _similarity(similarity[p])),
             )
             for p in top(combined, self._names, limit)
         ]
+
+
+def _similarity(value: float) -> str:
+    """The reason naming a tool's similarity, or that it has none."""
+    return "not embedded: ranked by bm25" if value != value else f"similarity {value:.3f}"

@@ -103,6 +103,19 @@ class KeywordRanker:
     """The reference scoring of ToolSearch (see the module docstring)."""
 
     name = "keyword"
+    ranking = "keyword"
+    """How a query is ranked: always by this scoring."""
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Return at once: this ranker's index is built when :meth:`index` returns.
+
+        Args:
+            timeout: Unused.
+
+        Returns:
+            True.
+        """
+        return True
 
     def __init__(self) -> None:
         self._docs: list[_Doc] = []

@@ -1,68 +1,136 @@
-"""The semantic ranker: cosine similarity of sentence embeddings of the query and each tool.
+"""Embedding similarity of a query to the searched tools, with the tools embedded off-thread.
 
 A tool is embedded as one line of prose: its server, its name's words, search hint,
-description and parameter names (:attr:`~nbagent.rankers.fields.ToolFields.text`). The query
-is its terms joined by spaces. Vectors are cached per distinct tool text (in memory and, by
-default, under ``~/.nbagent/embeddings``), so re-indexing after tools come or go embeds only
-the new ones. A tool lacking a required (``+``) term, as a word, is dropped; only positive
-similarities are returned; ties break by name.
+description and parameter names (:attr:`~nbagent.rankers.fields.ToolFields.text`), by each
+embedder (:data:`~nbagent.rankers.embedder.DEFAULT_EMBEDDERS`: MiniLM and the multilingual
+USE). A query's similarity to the tools is, for each embedder, the cosine standardised over
+the catalogue (minus the mean, over the standard deviation: the models' cosines live on
+different scales), averaged with the embedders' weights, then rescaled to [0, 1] (the worst
+tool 0, the best 1). An English-only embedder sits out a query written in Chinese, Japanese
+or Korean.
 
-The embedder is pluggable (:class:`~nbagent.rankers.embedder.Embedder`) and is loaded when
-the first tools are indexed, not when the ranker is made.
+Nobody waits for a model. :meth:`SemanticIndex.index` returns at once; a thread of the
+index's own loads the models and embeds the tools not in the cache (in memory and under
+``~/.nbagent/embeddings``), in batches, dropping a batch's work for a tool set that a newer
+call replaced. Until the vectors of the latest set are ready :meth:`SemanticIndex.scores`
+answers ``None`` and the rankers rank by BM25, saying so (:attr:`SemanticIndex.status`). A
+tool whose text no model could embed gets no similarity (``NaN``), and the rankers score it by
+BM25 alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nbagent.rankers.bm25 import top
-from nbagent.rankers.embedder import DEFAULT_CACHE_DIR, Embedder, EmbeddingCache, default_embedder
-from nbagent.rankers.fields import ToolFields, has_term
-from nbagent.search import SearchHit, Term
+from nbagent.rankers.embedder import (
+    DEFAULT_CACHE_DIR,
+    DEFAULT_EMBEDDERS,
+    Embedder,
+    EmbeddingCache,
+)
+from nbagent.rankers.fields import ToolFields
+from nbagent.search import Term
+from nbagent.secrets import get_logger
 from nbagent.tool import Tool
 
 if TYPE_CHECKING:
     import numpy as np
 
+log = get_logger(__name__)
 
-class SemanticRanker:
-    """Ranks tools by embedding similarity (see the module docstring).
+EmbedderSource = Embedder | Callable[[], Embedder]
+"""An embedder, or a function that builds one (called on the indexing thread)."""
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One tool set to embed."""
+
+    generation: int
+    """Counts the calls of ``index``; a newer job supersedes an older one."""
+    texts: tuple[str, ...]
+    """The tools' texts, in indexing order."""
+
+
+@dataclass(frozen=True)
+class _Vectors:
+    """The vectors of one tool set, ready for queries."""
+
+    generation: int
+    """The job they belong to."""
+    matrices: tuple[np.ndarray, ...]
+    """One ``(tools, dimension)`` matrix per embedder (zero rows for tools not embedded)."""
+    embedded: np.ndarray
+    """Whether each tool has a vector from every embedder."""
+
+
+class SemanticIndex:
+    """Embeds the searched tools in the background and scores queries against them.
 
     Args:
-        embedder: The embedder; :func:`~nbagent.rankers.embedder.default_embedder` by default.
+        embedders: Embedders or factories of embedders;
+            :data:`~nbagent.rankers.embedder.DEFAULT_EMBEDDERS` when not given.
+        weights: The weight of each embedder in the average; the fitted ones for the
+            defaults, else equal weights.
         cache_dir: Where to persist tool vectors; ``None`` keeps them in memory only.
+        background: Embed on the index's thread (``False``: inside :meth:`index`, for
+            scripts that want the vectors at once).
     """
 
-    name = "semantic"
-
     def __init__(
-        self, embedder: Embedder | None = None, cache_dir: Path | None = DEFAULT_CACHE_DIR
+        self,
+        embedders: Sequence[EmbedderSource] | None = None,
+        weights: Sequence[float] | None = None,
+        cache_dir: Path | None = DEFAULT_CACHE_DIR,
+        background: bool = True,
     ) -> None:
-        self._embedder = embedder
+        if embedders is None:
+            embedders = [factory for factory, _ in DEFAULT_EMBEDDERS]
+            weights = weights or [weight for _, weight in DEFAULT_EMBEDDERS]
+        self._sources = list(embedders)
+        self._weights = list(weights or [1.0] * len(self._sources))
         self._cache_dir = cache_dir
-        self._vectors: EmbeddingCache | None = None
+        self._background = background
+        self._caches: list[EmbeddingCache] = []
         self._analysed: dict[int, tuple[Tool, ToolFields]] = {}
-        self._names: list[str] = []
-        self._vocabularies: list[frozenset[str]] = []
-        self._matrix: np.ndarray | None = None
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._job = _Job(0, ())
+        self._vectors: _Vectors | None = None
+        self._done: list[int] = []
+        self._error: str | None = None
+        self._thread: threading.Thread | None = None
 
     @property
-    def cache(self) -> EmbeddingCache:
-        """The vector cache (loading the embedder on first use)."""
-        if self._vectors is None:
-            embedder = self._embedder or default_embedder()
-            self._vectors = EmbeddingCache(embedder, self._cache_dir)
-        return self._vectors
+    def ready(self) -> bool:
+        """Whether the vectors of the latest tool set are ready."""
+        vectors = self._vectors
+        return vectors is not None and vectors.generation == self._job.generation
 
     @property
-    def multilingual(self) -> bool:
-        """Whether the embedder compares texts across languages (loads it on first use)."""
-        return self.cache.embedder.multilingual
+    def status(self) -> str:
+        """How far the index is: ``ready``, what it is doing, or why it cannot work."""
+        if self._error:
+            return f"embeddings unavailable: {self._error}"
+        if self.ready:
+            return "ready"
+        if not self._caches:
+            return "loading the embedding models"
+        done = sum(self._done) / max(1, len(self._done))
+        return f"embedding the tools: {done:.0f} of {len(set(self._job.texts))} done"
+
+    @property
+    def caches(self) -> list[EmbeddingCache]:
+        """The vector cache of each embedder (empty until the models are loaded)."""
+        return list(self._caches)
 
     def index(self, tools: Sequence[Tool]) -> None:
-        """Embed the tools to search; texts embedded before come from the cache.
+        """Make these tools the searched set; their vectors are computed on the index's thread.
 
         Args:
             tools: The deferred tools.
@@ -74,42 +142,164 @@ class SemanticRanker:
                 cached if cached and cached[0] is tool else (tool, ToolFields.of(tool))
             )
         self._analysed = analysed
-        docs = [analysed[id(tool)][1] for tool in tools]
-        self._names = [doc.name for doc in docs]
-        self._vocabularies = [doc.vocabulary for doc in docs]
-        self._matrix = self.cache.vectors([doc.text for doc in docs]) if tools else None
+        texts = tuple(analysed[id(tool)][1].text for tool in tools)
+        with self._lock:
+            self._job = _Job(self._job.generation + 1, texts)
+            self._idle.clear()
+            self._wake.set()
+            if self._background and self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="nbagent-embeddings", daemon=True
+                )
+                self._thread.start()
+        if not self._background:
+            self._wake.clear()
+            self._work()
 
-    def scores(self, terms: Sequence[Term]) -> np.ndarray:
-        """Return the cosine similarity of the query to every indexed tool.
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the latest tool set is embedded (or the models failed to load).
+
+        Args:
+            timeout: The most seconds to wait; ``None`` for no limit.
+
+        Returns:
+            Whether the index is idle (ready, or failed: see :attr:`status`).
+        """
+        return self._idle.wait(timeout)
+
+    def scores(self, terms: Sequence[Term]) -> np.ndarray | None:
+        """Score the query against every tool of the latest set.
 
         Args:
             terms: The query's terms.
 
         Returns:
-            One similarity per tool, in indexing order (required terms not applied).
+            One similarity in [0, 1] per tool in indexing order (``NaN`` for a tool not
+            embedded), or ``None`` while the vectors are not ready or when no embedder
+            applies (an English-only model and a CJK query).
         """
         import numpy as np
 
-        if self._matrix is None:
-            return np.zeros(0, dtype=np.float32)
-        query = self.cache.embedder.embed([" ".join(term.text for term in terms)])[0]
-        return self._matrix @ query
-
-    def rank(self, terms: Sequence[Term], limit: int) -> list[SearchHit]:
-        """Rank the indexed tools by similarity to the query.
-
-        Args:
-            terms: The query's terms.
-            limit: How many hits at most.
-
-        Returns:
-            Hits with a positive similarity, best first, ties by name.
-        """
-        scores = self.scores(terms)
-        for term in terms:
-            if term.required:
-                scores[[not has_term(vocabulary, term) for vocabulary in self._vocabularies]] = 0.0
-        return [
-            SearchHit(self._names[p], round(float(scores[p]), 3), (f"cosine {scores[p]:.3f}",))
-            for p in top(scores, self._names, limit)
+        vectors = self._vectors
+        if vectors is None or vectors.generation != self._job.generation:
+            return None
+        chosen = [
+            (cache, matrix, weight)
+            for cache, matrix, weight in zip(
+                self._caches, vectors.matrices, self._weights, strict=True
+            )
+            if weight > 0 and (cache.embedder.multilingual or not only_cjk(terms))
         ]
+        if not chosen:
+            return None
+        embedded = vectors.embedded
+        query = " ".join(term.text for term in terms)
+        total = np.zeros(len(embedded), dtype=np.float32)
+        for cache, matrix, weight in chosen:
+            cosine = matrix @ cache.embedder.embed([query])[0]
+            total += weight * standardised(cosine, embedded)
+        total /= sum(weight for _, _, weight in chosen)
+        return rescaled(total, embedded)
+
+    def _run(self) -> None:
+        """The index's thread: embed each newest job, until the models fail to load."""
+        while self._error is None:
+            self._wake.wait()
+            self._wake.clear()
+            self._work()
+
+    def _work(self) -> None:
+        """Load the models once, embed the newest job's texts, publish its vectors."""
+        import numpy as np
+
+        try:
+            if not self._caches:
+                self._caches = [
+                    EmbeddingCache(
+                        source if hasattr(source, "embed") else source(), self._cache_dir
+                    )
+                    for source in self._sources
+                ]
+        except Exception as exc:
+            self._error = f"{type(exc).__name__}: {exc}"
+            log.warning("ToolSearch ranks by BM25 alone: %s", self._error)
+            self._idle.set()
+            return
+        job = self._job
+        self._done = [0] * len(self._caches)
+
+        def superseded() -> bool:
+            return self._job.generation != job.generation
+
+        for position, cache in enumerate(self._caches):
+            cache.fill(job.texts, stop=superseded, progress=self._progress(position))
+        if superseded():
+            return
+        found = [cache.lookup(job.texts) for cache in self._caches]
+        embedded = np.array(
+            [all(row[i] is not None for row in found) for i in range(len(job.texts))], dtype=bool
+        )
+        matrices = tuple(
+            np.stack(
+                [v if v is not None else np.zeros(c.embedder.dimension, np.float32) for v in row]
+            )
+            if job.texts
+            else np.zeros((0, c.embedder.dimension), dtype=np.float32)
+            for c, row in zip(self._caches, found, strict=True)
+        )
+        with self._lock:
+            if not superseded():
+                self._vectors = _Vectors(job.generation, matrices, embedded)
+                self._idle.set()
+
+    def _progress(self, position: int) -> Callable[[int], None]:
+        """A callback keeping the count of texts done by the embedder at ``position``."""
+
+        def done(count: int) -> None:
+            self._done[position] = count
+
+        return done
+
+
+def only_cjk(terms: Sequence[Term]) -> bool:
+    """Whether every term of a query is Chinese, Japanese or Korean (no spaced-script word)."""
+    return all(not term.units.words for term in terms)
+
+
+def standardised(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Centre and scale values by the mean and standard deviation of those under the mask.
+
+    Args:
+        values: One value per tool.
+        mask: The tools that count.
+
+    Returns:
+        The standardised values (zeros when they do not vary).
+    """
+    import numpy as np
+
+    counted = values[mask]
+    if counted.size == 0:
+        return np.zeros_like(values)
+    spread = float(counted.std())
+    return (values - counted.mean()) / spread if spread > 0 else np.zeros_like(values)
+
+
+def rescaled(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Map the values under the mask onto [0, 1] (lowest 0, highest 1); others become NaN.
+
+    Args:
+        values: One value per tool.
+        mask: The tools that have a value.
+
+    Returns:
+        The rescaled values.
+    """
+    import numpy as np
+
+    out = np.full(values.shape, np.nan, dtype=np.float32)
+    counted = values[mask]
+    if counted.size:
+        low, high = float(counted.min()), float(counted.max())
+        out[mask] = (counted - low) / (high - low) if high > low else 0.0
+    return out

