@@ -25,6 +25,7 @@ from nbagent.permissions import Rule
 from nbagent.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
 from nbagent.request import MODES
 from nbagent.search import RANKERS
+from nbagent.server_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
 
 
 class NbAgent(Configurable):
@@ -117,6 +118,17 @@ class NbAgent(Configurable):
         'e.g. {"my-model": 500000}.',
     ).tag(config=True)
 
+    server_tools = List(
+        Unicode(),
+        help='Server tools the API runs itself, deferred like other tools: ["web_search"] '
+        "(each search billed by the API, $10 per 1,000); none by default.",
+    ).tag(config=True)
+    web_search = Dict(
+        help='The options of web search (with server_tools = ["web_search"]): max_uses '
+        "(searches per request), allowed_domains or blocked_domains, user_location, e.g. "
+        f"{WEB_SEARCH_EXAMPLE}.",
+    ).tag(config=True)
+
     def _load_config(
         self, cfg: Config, section_names: list[str] | None = None, traits: Any = None
     ) -> None:
@@ -185,6 +197,23 @@ class NbAgent(Configurable):
         """Refuse a price table that does not parse, naming the model and the field."""
         try:
             parse_prices(proposal["value"])
+        except ConfigurationError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("server_tools")
+    def _known_server_tools(self, proposal: dict[str, Any]) -> list[str]:
+        """Refuse a server tool nbagent does not offer, naming those it does."""
+        try:
+            return check_names(proposal["value"])
+        except ConfigurationError as exc:
+            raise TraitError(str(exc)) from None
+
+    @validate("web_search")
+    def _web_search_options(self, proposal: dict[str, Any]) -> dict[str, Any]:
+        """Refuse web search options the API would refuse, naming the option."""
+        try:
+            web_search_options(proposal["value"])
         except ConfigurationError as exc:
             raise TraitError(str(exc)) from None
         return proposal["value"]
