@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbagent.errors import ConfigurationError, ToolError
+from nbagent.pricing import WEB_SEARCH_PRICE
 from nbagent.tool import Tool, ToolResult
 
 WEB_SEARCH_NAME = "web_search"
@@ -242,7 +243,7 @@ SERVER_TOOLS: dict[str, ServerToolKind] = {
         description=WEB_SEARCH_DESCRIPTION,
         search_hint=WEB_SEARCH_HINT,
         check_options=web_search_options,
-        price_note="$10 per 1,000 searches, billed by the API",
+        price_note=f"${WEB_SEARCH_PRICE * 1000:g} per 1,000 searches, billed by the API",
     ),
 }
 """The server tools nbagent can offer, by name."""
