@@ -25,15 +25,16 @@ from nbagent.events import Citation, WebPage, WebSearched
 from nbagent.text import NO_MATH, cut, plain_markdown
 
 ERROR_TEXTS = {
-    "max_uses_exceeded": "the searches one request may make were used up "
-    "(c.NbAgent.web_search max_uses)",
+    "max_uses_exceeded": "the searches one request may make were used up (raise "
+    "c.NbAgent.web_search max_uses for more)",
     "too_many_requests": "too many searches at once (the API's rate limit); try again shortly",
-    "invalid_tool_input": "the API refused the query as invalid",
-    "query_too_long": "the query is longer than the API takes",
+    "invalid_tool_input": "the API refused the query as invalid; ask in other words",
+    "query_too_long": "the query is longer than the API takes; ask for a shorter search",
     "unavailable": "web search is unavailable right now; try again later",
-    "request_too_large": "the request is too large for a web search",
+    "request_too_large": "the request is too large for a web search; %agent compact, then ask "
+    "again",
 }
-"""What each ``error_code`` of a failed web search means, in a few words."""
+"""What each ``error_code`` of a failed web search means, and what to do, in a few words."""
 
 TITLE_CHARS = 120
 """The most characters of a page's title shown."""
@@ -139,10 +140,11 @@ def pages_html(search: WebSearched) -> str:
         search: The search.
 
     Returns:
-        The HTML (every text escaped; a page whose address is no web link shows it as text).
+        The HTML (every text escaped; a page whose address is no web link shows it as text);
+        empty when there is no page (the card's line says why).
     """
     if search.error or not search.pages:
-        return f'<div class="nbagent-web-none">{html.escape(web_summary(search))}</div>'
+        return ""
     items = "".join(f"<li>{_page_html(page)}</li>" for page in search.pages)
     return f'<ol class="nbagent-web {NO_MATH}">{items}</ol>'
 
@@ -158,7 +160,7 @@ def _page_html(page: WebPage) -> str:
     )
     details = [site(page.url), page.page_age]
     notes = " · ".join(html.escape(d) for d in details if d)
-    return f'{shown} <span class="nbagent-site">{notes}</span>' if notes else shown
+    return f'{shown} <span class="nbagent-site">· {notes}</span>' if notes else shown
 
 
 def cited_markdown(text: str, marks: Sequence[Mark]) -> str:

@@ -20,7 +20,7 @@ from nbagent.server_tools import (
     server_tool,
     web_search_options,
 )
-from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
 from nbagent.tool import tool
 from tests.shells import error_of, run, shown
 
@@ -177,3 +177,61 @@ def test_changed_options_reach_the_next_request(
     ]
     first_user = fake_api.requests[0].body["messages"][0]["content"]
     assert any("web_search" in b.get("text", "") for b in first_user)
+
+
+PAGE = WebResult("https://docs.python.org/3/whatsnew/3.14.html", "What's New In Python 3.14")
+
+
+def test_a_cell_finds_loads_and_runs_web_search_and_the_next_cell_carries_it_back(
+    server_tools_off: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    ip = server_tools_off
+    ip.run_line_magic("config", "NbAgent.server_tools = ['web_search']")
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "web search"}),
+        Reply.web_search(
+            "python 3.14",
+            [PAGE],
+            then=[Text("Python 3.14 is out.", citations=(Cite(PAGE.url, "3.14 is out"),))],
+        ),
+        Reply.text("Glad to help."),
+    )
+    result, shown_text = run(ip, "%%agent --new -o result\nWhat is new in Python 3.14?")
+    assert error_of(result) is None
+    [searched] = [line for line in shown_text.splitlines() if "ToolSearch" in line]
+    assert searched.startswith('✓ ToolSearch "web search" → loaded ') and "web_search" in searched
+    assert '✓ web_search "python 3.14" → 1 result: docs.python.org' in shown_text
+    assert f"    1. What's New In Python 3.14 · {PAGE.url}" in shown_text
+    assert "Python 3.14 is out. [1]" in shown_text
+    assert f"Sources:\n[1] What's New In Python 3.14 · {PAGE.url}" in shown_text
+    assert "1 web search" in shown_text
+    answered = fake_api.requests[-1].answer
+    assert answered is not None
+    run(ip, "%%agent\nThanks.")
+    sent = fake_api.requests[-1].body["messages"]
+    assert sent[3] == {"role": "assistant", "content": answered["content"]}
+    assert [b["type"] for b in sent[3]["content"]] == [
+        "server_tool_use",
+        "web_search_tool_result",
+        "text",
+    ]
+
+
+def test_a_failed_search_shows_in_one_line(
+    server_tools_off: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    ip = server_tools_off
+    ip.run_line_magic("config", "NbAgent.server_tools = ['web_search']")
+    ip.run_line_magic("config", "NbAgent.loaded_tools = ['web_search']")
+    fake_api.enqueue(Reply.web_search("q", error="too_many_requests", then=[Text("Sorry.")]))
+    try:
+        _, shown_text = run(ip, "%%agent --new\nNews?")
+    finally:
+        ip.run_line_magic("config", "NbAgent.loaded_tools = []")
+    [line] = [line for line in shown_text.splitlines() if "web_search" in line]
+    assert line == (
+        '✗ web_search "q" → failed: too many searches at once (the API\'s rate limit); '
+        "try again shortly"
+    )
+    tools = {t["name"]: t for t in fake_api.requests[-1].body["tools"]}
+    assert "defer_loading" not in tools["web_search"]

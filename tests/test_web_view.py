@@ -65,7 +65,7 @@ def test_the_card_links_each_page_with_its_site_and_age() -> None:
     assert (
         f'<a href="{DOCS.url}" target="_blank" rel="noopener noreferrer">'
         "What&#x27;s New In Python 3.14</a> "
-        '<span class="nbagent-site">docs.python.org · 3 days</span>'
+        '<span class="nbagent-site">· docs.python.org · 3 days</span>'
     ) in markdown
     assert 'href="https://www.example.com/news?q=a%20b%28c%29"' in markdown
 
@@ -114,8 +114,10 @@ def test_a_failed_search_says_why_in_one_line() -> None:
     assert isinstance(card, Call) and card.status == "error"
     assert item_text(card) == (
         '✗ web_search "python 3.14" → failed: the searches one request may make were used up '
-        "(c.NbAgent.web_search max_uses)"
+        "(raise c.NbAgent.web_search max_uses for more)"
     )
+    card_html = run_with_search(error="too_many_requests").to_markdown()
+    assert card_html.count("too many searches at once") == 2  # the line and its title only
     unknown = WebSearched("s", "q", (), "new_code")
     assert web_summary(unknown) == "failed: new_code"
 
