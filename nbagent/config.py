@@ -10,6 +10,7 @@ force.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,14 @@ from nbagent.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
 from nbagent.request import MODES
 from nbagent.search import RANKERS
 from nbagent.server_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
+
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "context_windows": parse_windows,
+    "prices": parse_prices,
+    "server_tools": check_names,
+    "web_search": web_search_options,
+}
+"""The options checked by a parser, which says what is wrong (a ConfigurationError)."""
 
 
 class NbAgent(Configurable):
@@ -159,15 +168,6 @@ class NbAgent(Configurable):
             )
         return proposal["value"]
 
-    @validate("context_windows")
-    def _window_table(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        """Refuse a table of windows that does not parse, naming the model."""
-        try:
-            parse_windows(proposal["value"])
-        except ConfigurationError as exc:
-            raise TraitError(str(exc)) from None
-        return proposal["value"]
-
     @validate("max_turns", "max_tokens", "compact_threshold")
     def _at_least_one(self, proposal: dict[str, Any]) -> int:
         """Refuse a limit below 1."""
@@ -192,28 +192,12 @@ class NbAgent(Configurable):
                 raise TraitError(str(exc)) from None
         return proposal["value"]
 
-    @validate("prices")
-    def _price_table(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        """Refuse a price table that does not parse, naming the model and the field."""
+    @validate(*PARSERS)
+    def _parsed(self, proposal: dict[str, Any]) -> Any:
+        """Refuse a value its parser refuses (a price or window table naming the model and
+        the field, an unknown server tool, a web search option), with the parser's message."""
         try:
-            parse_prices(proposal["value"])
-        except ConfigurationError as exc:
-            raise TraitError(str(exc)) from None
-        return proposal["value"]
-
-    @validate("server_tools")
-    def _known_server_tools(self, proposal: dict[str, Any]) -> list[str]:
-        """Refuse a server tool nbagent does not offer, naming those it does."""
-        try:
-            return check_names(proposal["value"])
-        except ConfigurationError as exc:
-            raise TraitError(str(exc)) from None
-
-    @validate("web_search")
-    def _web_search_options(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        """Refuse web search options the API would refuse, naming the option."""
-        try:
-            web_search_options(proposal["value"])
+            PARSERS[proposal["trait"].name](proposal["value"])
         except ConfigurationError as exc:
             raise TraitError(str(exc)) from None
         return proposal["value"]

@@ -29,45 +29,26 @@ from urllib.parse import urlsplit
 WEB_SEARCH = "web_search"
 """The name of the web search tool."""
 
+_COMMON_FIELDS = frozenset(
+    {
+        "type",
+        "name",
+        "allowed_callers",
+        "allowed_domains",
+        "blocked_domains",
+        "cache_control",
+        "defer_loading",
+        "max_uses",
+        "response_inclusion",
+        "strict",
+    }
+)
+
 SERVER_TOOL_TYPES: dict[str, tuple[str, frozenset[str]]] = {
-    "web_search_20260318": (
-        WEB_SEARCH,
-        frozenset(
-            {
-                "type",
-                "name",
-                "allowed_callers",
-                "allowed_domains",
-                "blocked_domains",
-                "cache_control",
-                "defer_loading",
-                "max_uses",
-                "response_inclusion",
-                "strict",
-                "user_location",
-            }
-        ),
-    ),
+    "web_search_20260318": (WEB_SEARCH, _COMMON_FIELDS | {"user_location"}),
     "web_fetch_20260318": (
         "web_fetch",
-        frozenset(
-            {
-                "type",
-                "name",
-                "allowed_callers",
-                "allowed_domains",
-                "blocked_domains",
-                "cache_control",
-                "citations",
-                "defer_loading",
-                "max_content_tokens",
-                "max_uses",
-                "response_inclusion",
-                "strict",
-                "url_sources",
-                "use_cache",
-            }
-        ),
+        _COMMON_FIELDS | {"citations", "max_content_tokens", "url_sources", "use_cache"},
     ),
 }
 """The server tool types the fake API knows: the name each must carry, and its fields."""
@@ -122,9 +103,8 @@ def definition_error(i: int, tool: Mapping[str, Any]) -> str | None:
     where = f"tools.{i}.{kind}"
     if tool.get("name") != name:
         return f"{where}.name: Input should be '{name}'"
-    for key in tool:
-        if key not in fields:
-            return f"{where}.{key}: Extra inputs are not permitted"
+    if error := _extra(where, tool, fields):
+        return error
     uses = tool.get("max_uses")
     if uses is not None and (not isinstance(uses, int) or isinstance(uses, bool)):
         return f"{where}.max_uses: Input should be a valid integer"
@@ -143,6 +123,12 @@ def definition_error(i: int, tool: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _extra(where: str, block: Mapping[str, Any], fields: frozenset[str]) -> str | None:
+    """The error of the first field of a block that its type lacks, if any."""
+    extra = next((key for key in block if key not in fields), None)
+    return None if extra is None else f"{where}.{extra}: Extra inputs are not permitted"
+
+
 def _location_error(where: str, location: Any) -> str | None:
     """Check a ``user_location``: type approximate, text fields."""
     if location is None:
@@ -151,9 +137,9 @@ def _location_error(where: str, location: Any) -> str | None:
         return f"{where}: Input should be a valid dictionary"
     if location.get("type") != "approximate":
         return f"{where}.type: Input should be 'approximate'"
+    if error := _extra(where, location, _USER_LOCATION):
+        return error
     for key, value in location.items():
-        if key not in _USER_LOCATION:
-            return f"{where}.{key}: Extra inputs are not permitted"
         if not isinstance(value, str | None):
             return f"{where}.{key}: Input should be a valid string"
     return None
@@ -198,9 +184,8 @@ def block_error(messages: Sequence[Any], tools: Sequence[Any]) -> str | None:
 
 def _use_error(where: str, block: Mapping[str, Any], defined: set[str]) -> str | None:
     """Check a ``server_tool_use``: its fields, a known name, a tool the request defines."""
-    for key in block:
-        if key not in _USE_FIELDS:
-            return f"{where}.server_tool_use.{key}: Extra inputs are not permitted"
+    if error := _extra(f"{where}.server_tool_use", block, _USE_FIELDS):
+        return error
     if not isinstance(block.get("id"), str) or not isinstance(block.get("input"), dict):
         return f"{where}.server_tool_use: id (a string) and input (an object) are required"
     name = block.get("name")
@@ -219,9 +204,8 @@ def _result_block_error(
     where: str, block: Mapping[str, Any], uses: Mapping[str, str]
 ) -> str | None:
     """Check a ``web_search_tool_result``: its use before it, its results or error."""
-    for key in block:
-        if key not in _RESULT_BLOCK_FIELDS:
-            return f"{where}.web_search_tool_result.{key}: Extra inputs are not permitted"
+    if error := _extra(f"{where}.web_search_tool_result", block, _RESULT_BLOCK_FIELDS):
+        return error
     use_id = block.get("tool_use_id")
     if uses.get(str(use_id)) != WEB_SEARCH:
         return (
@@ -245,9 +229,8 @@ def _result_block_error(
         inner = f"{where}.web_search_tool_result.content.{k}"
         if not isinstance(result, dict) or result.get("type") != "web_search_result":
             return f"{inner}.type: Input should be 'web_search_result'"
-        for key in result:
-            if key not in _RESULT_FIELDS:
-                return f"{inner}.{key}: Extra inputs are not permitted"
+        if error := _extra(inner, result, _RESULT_FIELDS):
+            return error
         for key in ("url", "title", "encrypted_content"):
             if not isinstance(result.get(key), str):
                 return f"{inner}.{key}: Field required"
@@ -268,9 +251,8 @@ def _citations_error(where: str, citations: Any) -> str | None:
             return f"{inner}: Input should be a valid dictionary"
         if citation["type"] != "web_search_result_location":
             continue
-        for key in citation:
-            if key not in _CITATION_FIELDS:
-                return f"{inner}.web_search_result_location.{key}: Extra inputs are not permitted"
+        if error := _extra(f"{inner}.web_search_result_location", citation, _CITATION_FIELDS):
+            return error
         for key in ("url", "encrypted_index", "cited_text"):
             if not isinstance(citation.get(key), str):
                 return f"{inner}.web_search_result_location.{key}: Field required"
