@@ -411,11 +411,11 @@ class Agent:
             streamed: list[str] = []
             try:
                 for item in stream_response(self.client, request, betas):
+                    if isinstance(item, ModelResponse):
+                        return item
                     if isinstance(item, TextDelta):
                         streamed.append(item.text)
-                        yield item
-                    else:
-                        return item
+                    yield item
                 raise StreamDropped("The stream ended without a message.")
             except KeyboardInterrupt:
                 text = "".join(streamed).strip()

@@ -10,6 +10,7 @@ force.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,15 @@ from nbagent.rankers import best_available
 from nbagent.rankers.embedder import missing_packages
 from nbagent.request import MODES
 from nbagent.search import RANKERS
+from nbagent.server_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
+
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "context_windows": parse_windows,
+    "prices": parse_prices,
+    "server_tools": check_names,
+    "web_search": web_search_options,
+}
+"""The options checked by a parser, which says what is wrong (a ConfigurationError)."""
 
 
 class NbAgent(Configurable):
@@ -123,6 +133,17 @@ class NbAgent(Configurable):
         'e.g. {"my-model": 500000}.',
     ).tag(config=True)
 
+    server_tools = List(
+        Unicode(),
+        help='Server tools the API runs itself, deferred like other tools: ["web_search"] '
+        "(each search billed by the API, $10 per 1,000); none by default.",
+    ).tag(config=True)
+    web_search = Dict(
+        help='The options of web search (with server_tools = ["web_search"]): max_uses '
+        "(searches per request), allowed_domains or blocked_domains, user_location, e.g. "
+        f"{WEB_SEARCH_EXAMPLE}.",
+    ).tag(config=True)
+
     def _load_config(
         self, cfg: Config, section_names: list[str] | None = None, traits: Any = None
     ) -> None:
@@ -158,15 +179,6 @@ class NbAgent(Configurable):
             )
         return proposal["value"]
 
-    @validate("context_windows")
-    def _window_table(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        """Refuse a table of windows that does not parse, naming the model."""
-        try:
-            parse_windows(proposal["value"])
-        except ConfigurationError as exc:
-            raise TraitError(str(exc)) from None
-        return proposal["value"]
-
     @validate("max_turns", "max_tokens", "compact_threshold")
     def _at_least_one(self, proposal: dict[str, Any]) -> int:
         """Refuse a limit below 1."""
@@ -191,11 +203,12 @@ class NbAgent(Configurable):
                 raise TraitError(str(exc)) from None
         return proposal["value"]
 
-    @validate("prices")
-    def _price_table(self, proposal: dict[str, Any]) -> dict[str, Any]:
-        """Refuse a price table that does not parse, naming the model and the field."""
+    @validate(*PARSERS)
+    def _parsed(self, proposal: dict[str, Any]) -> Any:
+        """Refuse a value its parser refuses (a price or window table naming the model and
+        the field, an unknown server tool, a web search option), with the parser's message."""
         try:
-            parse_prices(proposal["value"])
+            PARSERS[proposal["trait"].name](proposal["value"])
         except ConfigurationError as exc:
             raise TraitError(str(exc)) from None
         return proposal["value"]

@@ -54,6 +54,7 @@ from nbagent.events import Usage
 from nbagent.execution import interrupted
 from nbagent.registry import TOOL_SEARCH_NAME
 from nbagent.secrets import get_logger, redact, secret_values
+from nbagent.server_tools import SERVER_TOOLS
 from nbagent.text import cut
 from nbagent.tool import Tool
 
@@ -813,7 +814,7 @@ def resume(agent: Any, saved: SavedConversation) -> Repair:
         if name in agent.registry:
             agent._load(name)  # noqa: SLF001 - an Agent.restore() would say it better
         elif name not in agent._loaded:  # noqa: SLF001
-            agent._loaded[name] = Tool(name=name, description=UNAVAILABLE)  # noqa: SLF001
+            agent._loaded[name] = placeholder(name)  # noqa: SLF001
     if hasattr(agent, "_expanded"):
         # what a compaction took the references of is sent in full; all of it when the
         # history now starts from a summary of ours
@@ -828,6 +829,21 @@ def resume(agent: Any, saved: SavedConversation) -> Repair:
             **{k: v for k, v in usage.items() if k in fields and isinstance(v, int)}
         )
     return repair
+
+
+def placeholder(name: str) -> Tool:
+    """The tool sent for one the history loaded that the registry no longer has.
+
+    A server tool (web search) stays itself, with its default options: the history holds
+    its blocks, which the API takes only with its definition. Any other is a definition
+    that says it is unavailable.
+
+    Args:
+        name: The tool's name.
+    """
+    if name in SERVER_TOOLS:
+        return SERVER_TOOLS[name].tool({})
+    return Tool(name=name, description=UNAVAILABLE)
 
 
 def sessions_table(conversations: Sequence[SavedConversation], current: str | None = None) -> str:

@@ -27,6 +27,8 @@ class Usage:
     """Input tokens read from the prompt cache."""
     cache_creation_input_tokens: int = 0
     """Input tokens written to the prompt cache."""
+    web_search_requests: int = 0
+    """Web searches the API ran (``usage.server_tool_use``), each billed."""
 
     def __add__(self, other: Usage) -> Usage:
         """Sum two usages field by field."""
@@ -35,6 +37,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.web_search_requests + other.web_search_requests,
         )
 
     @property
@@ -159,6 +162,52 @@ class ToolSetAnnounced:
 
 
 @dataclass(frozen=True)
+class WebPage:
+    """One result of a web search."""
+
+    title: str
+    """The page's title, as the search gave it (text from the web)."""
+    url: str
+    """Its address, as the search gave it (not checked: only http and https become links)."""
+    page_age: str = ""
+    """How old the page is, when the search said (``3 days``)."""
+
+
+@dataclass(frozen=True)
+class WebSearched:
+    """The API searched the web for the model, inside its answer (a server tool)."""
+
+    id: str
+    """The server_tool_use id."""
+    query: str
+    """The query the model sent."""
+    pages: tuple[WebPage, ...]
+    """The results, in the API's order."""
+    error: str = ""
+    """The API's ``error_code`` when the search failed (``max_uses_exceeded``, ...)."""
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A web page that a piece of the answer cites."""
+
+    url: str
+    """The page's address."""
+    title: str
+    """Its title (empty when the API gave none)."""
+    cited_text: str
+    """The words of the page cited."""
+
+
+@dataclass(frozen=True)
+class TextCited:
+    """The text streamed last (one text block of the answer) cites web pages."""
+
+    citations: tuple[Citation, ...]
+    """Its citations, in order."""
+
+
+@dataclass(frozen=True)
 class UsageReported:
     """Token usage of one model response."""
 
@@ -227,6 +276,8 @@ Event = (
     | PermissionAnswered
     | ToolSearchResults
     | ToolSetAnnounced
+    | WebSearched
+    | TextCited
     | UsageReported
     | Notice
     | TaskListChanged

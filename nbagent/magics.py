@@ -41,7 +41,9 @@ from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
 from nbagent.schema_view import description_line, parameters_markdown
+from nbagent.server_tools import ServerTool, options_line
 from nbagent.session import Session
+from nbagent.text import plain_markdown
 from nbagent.tool import Tool
 from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
 
@@ -281,6 +283,7 @@ class AgentMagics(Magics):
             f"{self.session.cost(agent.usage, agent.model)} at `{agent.model}` list prices",
             f"**context**: {_context_line(agent).removeprefix('context: ')}",
             f"**permissions**: {_permissions(agent.runner.policy)}",
+            f"**server tools**: {_server_tools(self.session.server_tools())}",
         ]
         if agent.usage_store is not None:
             used = ", ".join(f"`{u.tool}` ({u.uses})" for u in agent.usage_store.usage()[:10])
@@ -429,7 +432,7 @@ def tools_table(tools: list[Tool], registry: ToolRegistry, loaded: Collection[st
         The table.
     """
     rows = "\n".join(
-        f"| `{t.name}` | {f'mcp:{t.server}' if t.is_mcp else 'python'} | "
+        f"| `{t.name}` | {t.source} | "
         f"{registry.state(t, loaded)} | "
         f"{'yes' if t.read_only else ''} | {table_cell(description_line(t.description))} |"
         for t in tools
@@ -495,6 +498,13 @@ def _permissions(policy: Any) -> str:
     allowed = _names([r.text for r in policy.allow_rules]) or "none"
     denied = _names([r.text for r in policy.deny_rules[len(DEFAULT_DENY) :]]) or "none"
     return f"mode `{policy.mode}` · allow {allowed} · deny {denied} (+ credentials)"
+
+
+def _server_tools(tools: list[ServerTool]) -> str:
+    """The server tools on, with their options and price; or how to turn web search on."""
+    if not tools:
+        return 'none (`c.NbAgent.server_tools = ["web_search"]` turns web search on)'
+    return " · ".join(f"`{t.name}` ({plain_markdown(options_line(t))})" for t in tools)
 
 
 def _names(names: list[str]) -> str:

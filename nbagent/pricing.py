@@ -27,9 +27,13 @@ A cache write here is a 5-minute write, 1.25 times the input price. Cache reads 
 input on most models but less on some (0.05 on Opus 5.5 and Sonnet 5.5, 0.025 on Fable 5.1
 and 5.2), so the table gives every figure rather than deriving them.
 
-An estimate leaves out what a :class:`~nbagent.events.Usage` cannot show: Batch API discounts,
-fast mode, US-only inference (1.1 times), 1-hour cache writes (2 times input) and server tool
-fees. Claude Haiku 5.5 is not in the table: its price depends on each request's prompt length
+Web search, a server tool, costs :data:`WEB_SEARCH_PRICE` a search on every model (10 dollars
+per 1,000 searches), beside the tokens its results take. An estimate
+leaves out what a :class:`~nbagent.events.Usage` cannot show: Batch API discounts, fast mode,
+US-only inference (1.1 times), 1-hour cache writes (2 times input) and the fees of other
+server tools.
+
+Claude Haiku 5.5 is not in the table: its price depends on each request's prompt length
 (five times the rate above 100,000 tokens), which a cell's summed usage does not tell, so its
 cost shows as unknown. Add it to a price table of your own if your prompts stay under that
 length: ``{"claude-haiku-5-5": {"input": 0.1, "output": 0.5, "cache_write": 0.125,
@@ -40,6 +44,8 @@ length: ``{"claude-haiku-5-5": {"input": 0.1, "output": 0.5, "cache_write": 0.12
 '≈ $0.011'
 >>> cost_text(estimate(Usage(input_tokens=3_000), "my-model"))
 'cost unknown'
+>>> cost_text(estimate(Usage(input_tokens=3_000, web_search_requests=2), "claude-sonnet-5-5"))
+'≈ $0.026'
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
 """Where the figures of :data:`PRICES` come from."""
 PRICES_DATE = "2026-12-01"
 """The day the figures of :data:`PRICES` were read (ISO 8601)."""
+
+WEB_SEARCH_PRICE = 10 / 1000
+"""US dollars per web search (``Usage.web_search_requests``): $10 per 1,000 searches."""
 
 CACHE_WRITE_MULTIPLIER = 1.25
 """A 5-minute cache write costs this many times the input price on the Claude API."""
@@ -163,17 +172,18 @@ def estimate(usage: Usage, model: str, prices: Mapping[str, Price] = PRICES) -> 
         prices: The price table (:data:`PRICES`, or it updated with :func:`parse_prices`).
 
     Returns:
-        US dollars, or ``None`` when the model's price is unknown.
+        US dollars, web searches included, or ``None`` when the model's price is unknown.
     """
     price = price_for(model, prices)
     if price is None:
         return None
-    return (
+    tokens = (
         usage.input_tokens * price.input
         + usage.output_tokens * price.output
         + usage.cache_creation_input_tokens * price.cache_write
         + usage.cache_read_input_tokens * price.cache_read
     ) / _PER
+    return tokens + usage.web_search_requests * WEB_SEARCH_PRICE
 
 
 def cost_text(dollars: float | None) -> str:

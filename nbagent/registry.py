@@ -300,7 +300,7 @@ class ToolRegistry:
         rows = [
             (
                 t.name,
-                _source(t),
+                t.source,
                 self.state(t, found),
                 "yes" if t.read_only else "",
                 description_line(t.description, 80),
@@ -330,7 +330,7 @@ class ToolRegistry:
         rows = [(t, self.state(t, found)) for t in self.tools()]
         left = 'style="text-align: left"'  # JupyterLab aligns table cells right
         cells = "".join(
-            f"<tr><td><code>{html.escape(t.name)}</code></td><td>{html.escape(_source(t))}</td>"
+            f"<tr><td><code>{html.escape(t.name)}</code></td><td>{html.escape(t.source)}</td>"
             f"<td>{state}</td><td>{'yes' if t.read_only else ''}</td>"
             f"<td {left}>{html.escape(description_line(t.description))}</td></tr>"
             for t, state in rows
@@ -394,8 +394,3 @@ def deferral_rule(tool: Tool) -> bool:
     if tool.name in (TOOL_SEARCH_NAME, AGENT_TOOL_NAME, BRIEF_TOOL_NAME):
         return False
     return tool.should_defer
-
-
-def _source(tool: Tool) -> str:
-    """Say where a tool comes from: its MCP server, or Python code in this process."""
-    return f"mcp:{tool.server}" if tool.is_mcp else "python"

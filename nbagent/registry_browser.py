@@ -64,7 +64,7 @@ class Row:
     name: str
     """The tool's name."""
     source: str
-    """``python``, or ``mcp:<server>`` for an MCP server's tool."""
+    """``python``, ``mcp:<server>`` for an MCP server's tool, ``api`` for a server tool."""
     state: str
     """One of :data:`STATES`."""
     description: str
@@ -115,7 +115,7 @@ class RegistryBrowser:
         return [
             Row(
                 name=tool.name,
-                source=f"mcp:{tool.server}" if tool.is_mcp else "python",
+                source=tool.source,
                 state=self.registry.state(tool, found),
                 description=description_line(tool.description),
                 flags=tuple(flag for flag in _FLAG_LABELS if getattr(tool, flag)),

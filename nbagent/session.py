@@ -26,6 +26,7 @@ from nbagent.permissions import Answer, PermissionPolicy
 from nbagent.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
+from nbagent.server_tools import SERVER_TOOLS, ServerTool, server_tool
 from nbagent.text import cut, plain_markdown
 
 logger = get_logger("nbagent.session")
@@ -69,9 +70,11 @@ class Session:
         self._session_tools: list[str] = []
         self._overrides: dict[str, bool] = {}
         self._mcp_servers: list[str] = []
+        self._server_tools: list[str] = []
         self._restarting: threading.Thread | None = None
         self._prices = PRICES | parse_prices(settings.prices)
         self._apply_overrides()
+        self._apply_server_tools()
         settings.observe(self._changed)
 
     @property
@@ -103,6 +106,11 @@ class Session:
         """
         return cost_text(estimate(usage, model, self._prices))
 
+    def server_tools(self) -> list[ServerTool]:
+        """The server tools this session offers (``c.NbAgent.server_tools``), in order."""
+        found = (self.registry.get(n) for n in self._server_tools if n in self.registry)
+        return [t for t in found if isinstance(t, ServerTool)]
+
     def start_servers(self) -> Any:
         """Start the MCP servers of ``c.NbAgent.mcp_config`` (or of the file found).
 
@@ -133,7 +141,7 @@ class Session:
             self._restarting.join(timeout)
         if self._agent is not None:
             self._agent.runner.close()
-        self.registry.unregister_many(self._session_tools)
+        self.registry.unregister_many([*self._session_tools, *self._server_tools])
         for name in self._overrides:
             self.registry.override(name, None)
 
@@ -177,6 +185,8 @@ class Session:
             self._restart_servers()
         elif name == "prices":
             self._prices = PRICES | parse_prices(self.settings.prices)
+        elif name in ("server_tools", *SERVER_TOOLS):
+            self._apply_server_tools()
         else:
             with self._lock:  # an agent being built meanwhile is built first, then changed
                 if self._agent is not None:
@@ -222,6 +232,26 @@ class Session:
         for name, deferred in wanted.items():
             self.registry.override(name, deferred)
         self._overrides = wanted
+
+    def _apply_server_tools(self) -> None:
+        """Register the server tools of the settings, with their options; drop the others.
+
+        A tool whose definition did not change is left as it is (no registry change).
+        """
+        wanted = {
+            name: server_tool(name, getattr(self.settings, name))
+            for name in self.settings.server_tools
+        }
+        self.registry.unregister_many(n for n in self._server_tools if n not in wanted)
+        changed = [
+            tool
+            for name, tool in wanted.items()
+            if name not in self.registry
+            or self.registry.get(name).definition() != tool.definition()
+        ]
+        if changed:
+            self.registry.register_many(changed, replace=True)
+        self._server_tools = list(wanted)
 
     def _restart_servers(self) -> None:
         """Stop the servers the previous configuration started and start the new one's.

@@ -5,7 +5,8 @@ It is a real HTTP server on 127.0.0.1, so the real ``anthropic`` SDK talks to it
 simulates prompt caching by prefix (``fakeapi.cache``), and answers each valid
 ``POST /v1/messages`` with the next item of its script (``fakeapi.script``):
 
-- a ``Reply``: content (text, tool uses, server-side tool search), a stop reason, a delay;
+- a ``Reply``: content (text citing web results, tool uses, server-side tool search, web
+  search), a stop reason, a delay;
 - a ``Fault``: an HTTP error, a dropped stream, a malformed body, an error event mid-stream;
 - a callable ``(request_body) -> Reply | Fault``, to answer from what was asked.
 
@@ -56,6 +57,7 @@ from nbagent.fakeapi.rules import (
     invalid,
 )
 from nbagent.fakeapi.script import (
+    Cite,
     Fault,
     Reply,
     Responder,
@@ -64,6 +66,8 @@ from nbagent.fakeapi.script import (
     ServerToolSearch,
     Text,
     ToolUse,
+    WebResult,
+    WebSearch,
     render,
 )
 from nbagent.tokens import compact_json, count_tokens
@@ -72,6 +76,7 @@ if TYPE_CHECKING:
     import anthropic
 
 __all__ = [
+    "Cite",
     "FakeAnthropicServer",
     "Fault",
     "RecordedRequest",
@@ -81,6 +86,8 @@ __all__ = [
     "ServerToolSearch",
     "Text",
     "ToolUse",
+    "WebResult",
+    "WebSearch",
 ]
 
 _MESSAGES, _COUNT_TOKENS = "/v1/messages", "/v1/messages/count_tokens"
@@ -97,6 +104,8 @@ class RecordedRequest:
         status: The HTTP status answered (0 if the connection was closed with no answer).
         stream: Whether the request asked for a stream.
         interrupted: Whether the client went away before the end of the answer.
+        answer: The message answered (as a non-streaming response carries it, whether it
+            was streamed or not), if the request got one.
     """
 
     path: str
@@ -105,6 +114,7 @@ class RecordedRequest:
     status: int = 0
     stream: bool = False
     interrupted: bool = False
+    answer: dict[str, Any] | None = None
 
     def mark_interrupted(self) -> None:
         """Note that the client went away before the end of the answer."""
@@ -430,6 +440,12 @@ class FakeAnthropicServer:
         }
         if plan.edit is not None:
             usage["iterations"] = [*compaction, {"type": "message", **usage}]
+        searches = sum(
+            b["type"] == "web_search_tool_result" and isinstance(b["content"], list)
+            for b in content
+        )
+        if searches:
+            usage["server_tool_use"] = {"web_search_requests": searches, "web_fetch_requests": 0}
         return wire.message(
             message_id=self._new_id("msg"),
             model=body["model"],
@@ -483,6 +499,7 @@ class FakeAnthropicServer:
         self, whole: dict[str, Any], record: RecordedRequest, request_id: str, delay: float
     ) -> Answer:
         """Send a message as JSON or as a stream, as the request asked."""
+        record.answer = whole
         if not record.stream:
             payload = json.dumps(whole).encode()
             return JsonAnswer(200, payload, _headers(request_id), delay, record.mark_interrupted)

@@ -234,6 +234,11 @@ class Tool:
         handler = "" if self.handler else ", handler=None"
         return f"Tool(name={self.name!r}{server}{extra}{handler})"
 
+    @property
+    def source(self) -> str:
+        """Where the tool comes from: ``mcp:<server>``, or ``python`` for code in this process."""
+        return f"mcp:{self.server}" if self.is_mcp else "python"
+
     def definition(self) -> dict[str, Any]:
         """Return the definition the API takes: ``name``, ``description``, ``input_schema``.
 

@@ -28,6 +28,7 @@ from nbagent.events import (
     RunFinished,
     TaskItem,
     TaskListChanged,
+    TextCited,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -36,9 +37,21 @@ from nbagent.events import (
     ToolSetAnnounced,
     Usage,
     UsageReported,
+    WebSearched,
 )
 from nbagent.secrets import redact
 from nbagent.text import MCP_PREFIX, cut, first_line
+from nbagent.web_view import (
+    Mark,
+    Source,
+    cited_markdown,
+    cited_text,
+    pages_html,
+    pages_text,
+    sources_markdown,
+    sources_text,
+    web_summary,
+)
 
 PREVIEW_CHARS = 300
 """How much of a tool result a card shows before "show more"."""
@@ -102,6 +115,22 @@ class Answer:
     """The Markdown so far."""
     final: bool = False
     """The run's answer: the last stretch of a finished run, with no tool call after it."""
+    marks: list[Mark] = field(default_factory=list)
+    """Where it cites web pages, and which."""
+
+    @property
+    def markdown(self) -> str:
+        """The Markdown shown: the text with its citation markers, then its sources."""
+        cited = cited_markdown(self.text, self.marks)
+        listed = sources_markdown(self.marks)
+        return f"{cited}\n\n{listed}" if listed else cited
+
+    @property
+    def plain(self) -> str:
+        """The text shown in a terminal: ``[1]`` markers, then the sources."""
+        listed = sources_text(self.marks)
+        body = cited_text(self.text, self.marks)
+        return f"{body}\n\n{listed}" if listed else body
 
 
 @dataclass
@@ -136,6 +165,8 @@ class Call:
     """The allow rule the answer "always" added."""
     search: Search | None = None
     """What a ToolSearch call found and loaded (its table is the card's body)."""
+    web: WebSearched | None = None
+    """What a web search (run by the API) found (its pages are the card's body)."""
     inner: Transcript | None = None
     """What happened inside the call (a sub-agent's own run), if anything."""
 
@@ -223,6 +254,8 @@ class Transcript:
     """Estimates what the tokens cost (``≈ $0.012``), when a price is known to the caller."""
     context: Callable[[], str] | None = None
     """Says how full the model's context window is (``context: 45,120 of 200,000 tokens``)."""
+    sources: dict[str, Source] = field(default_factory=dict)
+    """The web pages cited so far, by address (numbered in the order first cited)."""
 
     def apply(self, event: Event) -> Item | None:
         """Fold one event in.
@@ -245,6 +278,10 @@ class Transcript:
             return self._answer(event)
         if isinstance(event, ToolSearchResults):
             return self._search(event)
+        if isinstance(event, WebSearched):
+            return self._web(event)
+        if isinstance(event, TextCited):
+            return self._cite(event)
         if isinstance(event, ToolSetAnnounced):
             return self._add(
                 Delta(tuple(event.added), tuple(event.removed), event.text, event.initial)
@@ -333,6 +370,23 @@ class Transcript:
             return self._add(search)
         call.search = search
         return call
+
+    def _web(self, event: WebSearched) -> Call:
+        """A web search's card: done already (the API ran it inside its answer)."""
+        call = Call(event.id, "web_search", {"query": event.query}, web=event)
+        call.status = "error" if event.error else "ok"
+        call.result = pages_text(event)
+        return self._add(call)  # type: ignore[return-value]
+
+    def _cite(self, event: TextCited) -> Answer | None:
+        """Mark the end of the text streamed last as citing these pages."""
+        answer = self.items[-1] if self.items else None
+        if not isinstance(answer, Answer):
+            return None
+        for citation in event.citations:
+            source = self.sources.setdefault(citation.url, Source(len(self.sources) + 1, citation))
+            answer.marks.append(Mark(len(answer.text), source, citation.cited_text))
+        return answer
 
     def _end(self, event: RunFinished) -> Answer | None:
         """Note why the run ended, and mark its answer."""
@@ -437,13 +491,15 @@ def usage_line(usage: Usage) -> str:
         usage: Usage of a run or a conversation.
 
     Returns:
-        E.g. ``tokens: 1,200 in (1,000 from cache, 100 written to it), 80 out``.
+        E.g. ``tokens: 1,200 in (1,000 from cache, 100 written to it), 80 out``, and
+        ``· 2 web searches`` when the API searched.
     """
+    searches = usage.web_search_requests
     return (
         f"tokens: {usage.total_input_tokens:,} in ({usage.cache_read_input_tokens:,} from "
         f"cache, {usage.cache_creation_input_tokens:,} written to it), "
         f"{usage.output_tokens:,} out"
-    )
+    ) + (f" · {plural(searches, 'web search', 'web searches')}" if searches else "")
 
 
 # One-line summaries of a call: what it is about, and what came of it.
@@ -489,6 +545,8 @@ def result_summary(call: Call) -> str:
         return f"interrupted after {seconds(call.duration)}" if call.duration else "interrupted"
     if call.search is not None and call.status == "ok":
         return search_summary(call.search)
+    if call.web is not None:
+        return web_summary(call.web)
     if first_line(call.summary):
         return first_line(call.summary, LINE_CHARS)
     if call.status == "error":
@@ -664,7 +722,7 @@ def item_html(item: Item, verbose: bool = False) -> str:
         The HTML fragment.
     """
     if isinstance(item, Answer):
-        return f'<div class="{answer_class(item)}">{markdown_html(item.text)}</div>'
+        return f'<div class="{answer_class(item)}">{markdown_html(item.plain)}</div>'
     if isinstance(item, Call):
         return call_html(item, verbose)
     if isinstance(item, Tasks):
@@ -788,9 +846,11 @@ def call_body_html(call: Call, verbose: bool = False) -> str:
         body.append(f'<pre class="nbagent-input">{html.escape(input_lines(call.input))}</pre>')
     if call.search is not None:
         body.append(search_html(call.search, caption=False))
+    if call.web is not None:
+        body.append(pages_html(call.web))
     if call.inner is not None:
         body.append(f'<div class="nbagent-inner">{call.inner.to_html(verbose=verbose)}</div>')
-    if call.result and (verbose or call.search is None):
+    if call.result and (verbose or (call.search is None and call.web is None)):
         body.append(result_html(call.result))
     return "".join(body)
 
@@ -950,10 +1010,12 @@ def answer_markdown(answer: Answer) -> str:
         The Markdown.
     """
     if not answer.final:
-        return answer.text
+        return answer.markdown
+    listed = sources_markdown(answer.marks)
     return (
         f'<hr class="nbagent-rule">\n\n<div class="nbagent-answer">\n\n'
-        f"{closed_fences(answer.text)}\n\n</div>"
+        f"{closed_fences(cited_markdown(answer.text, answer.marks))}\n\n"
+        f"{listed + chr(10) * 2 if listed else ''}</div>"
     )
 
 
@@ -1014,7 +1076,7 @@ def item_text(item: Item, verbose: bool = False) -> str:
         The text.
     """
     if isinstance(item, Answer):
-        return item.text
+        return item.plain
     if isinstance(item, Call):
         return call_text(item, verbose)
     if isinstance(item, Search):
@@ -1071,6 +1133,8 @@ def call_detail_rows(call: Call, verbose: bool) -> list[str]:
         reason = [call.reason] if call.reason else []
         return [*reason, *call.request.splitlines(), choices_line(call)]
     rows = [asked_line(call)] if verbose and asked_line(call) else []
+    if call.web is not None and call.status == "ok":
+        rows += call.result.splitlines()
     if verbose and call.search is not None:
         rows.append(search_line(call.search))
     if verbose and call.status not in ("ok", "running"):

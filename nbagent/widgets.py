@@ -67,7 +67,7 @@ class TranscriptView:
                 self._cards.append(id(item))
                 self._fold()
         elif isinstance(item, Answer):
-            child.outputs = (_markdown_output(item.text),)
+            child.outputs = (_markdown_output(item.markdown),)
         else:
             child.value = self._html(item)
         if isinstance(item, Call):
@@ -96,7 +96,7 @@ class TranscriptView:
         if isinstance(item, Answer):
             output = widgets.Output()
             output.add_class("nbagent-narration")
-            output.outputs = (_markdown_output(item.text),)
+            output.outputs = (_markdown_output(item.markdown),)
             return output
         return widgets.HTML(self._html(item))
 

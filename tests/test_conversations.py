@@ -632,3 +632,34 @@ def test_a_server_compaction_whose_summary_held_a_secret_resumes_from_the_summar
             api.assert_no_errors()
         finally:
             ip.run_line_magic("config", "NbAgent.compact_threshold = 150000")
+
+
+def test_a_conversation_that_searched_the_web_resumes_with_server_tools_off(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, notebook: Path
+) -> None:
+    """The history's search blocks go back with web search's definition, which it keeps."""
+    from nbagent.testing import Cite, Text, WebResult
+
+    page = WebResult("https://docs.python.org/3/", "Python docs")
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "web search"}),
+        Reply.web_search("python", [page], then=[Text("Docs.", citations=(Cite(page.url, "d"),))]),
+        Reply.text("Still here."),
+    )
+    ip.run_line_magic("config", "NbAgent.server_tools = ['web_search']")
+    try:
+        first, _ = run(ip, "%%agent\nFind the Python docs.")
+        assert first.success, error_of(first)
+    finally:
+        ip.run_line_magic("config", "NbAgent.server_tools = []")
+    restart(ip)
+    run(ip, "%agent resume")
+    again, shown = run(ip, "%%agent\nThanks.")
+    assert again.success, error_of(again)
+    assert "Still here." in shown
+    sent = {t["name"]: t for t in fake_api.requests[-1].body["tools"]}
+    assert sent["web_search"] == {
+        "type": "web_search_20260318",
+        "name": "web_search",
+        "defer_loading": True,
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -197,3 +198,51 @@ def test_without_an_api_key_the_cell_says_so_at_once_and_shows_nothing_else() ->
         run = execute(client, "%%agent\nhi")
     assert run.status == "error" and "No Anthropic API key" in run.error["evalue"]
     assert [o for o in run.outputs if "data" in o] == []  # no empty widget left behind
+
+
+PAGE = "https://docs.python.org/3/whatsnew/3.14.html"
+
+
+def test_a_web_search_shows_its_card_and_linked_citations_in_the_notebook_and_nbconvert(
+    fake_api: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A notebook run by nbclient keeps the card and citations; nbconvert renders the links."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    from nbagent.testing import Cite, Text, WebResult
+
+    page = WebResult(PAGE, "What's New In Python 3.14 <beta>", "3 days")
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "search the web"}),
+        Reply.web_search(
+            "python 3.14",
+            [page],
+            then=[Text("Python 3.14 is out.", citations=(Cite(PAGE, "3.14 was released"),))],
+        ),
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "%load_ext nbagent\n%config NbAgent.server_tools = ['web_search']"
+        ),
+        nbformat.v4.new_code_cell("%%agent\nWhat is new in Python 3.14?"),
+    ]
+    NotebookClient(notebook, timeout=60, kernel_name="python3").execute()
+    [output] = [o for o in notebook.cells[1].outputs if "text/markdown" in o.get("data", {})]
+    markdown = output["data"]["text/markdown"]
+    assert "→ 1 result: docs.python.org" in markdown
+    assert f'<sup>[\\[1\\]]({PAGE} "3.14 was released")</sup>' in markdown
+    assert "1 web search" in markdown
+    references = fake_api.requests[-1].body["messages"][-1]["content"][0]["content"]
+    assert references[0] == {"type": "tool_reference", "tool_name": "web_search"}
+    nbformat.write(notebook, tmp_path / "searched.ipynb")
+    body, _ = HTMLExporter().from_notebook_node(nbformat.read(tmp_path / "searched.ipynb", 4))
+    title = "What(&#x27;|')s New In Python 3.14 &lt;beta&gt;"
+    card = rf'<a href="{re.escape(PAGE)}"[^>]*target="_blank"[^>]*>{title}</a>'
+    assert re.search(card, body)
+    assert f'<sup><a href="{PAGE}" title="3.14 was released">[1]</a></sup>' in body
+    assert re.search(rf'\[1\] <a href="{re.escape(PAGE)}">{title}</a> · docs.python.org', body)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from nbagent.events import (
+    Citation,
     PermissionAnswered,
     PermissionRequested,
+    TextCited,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolSetAnnounced,
+    WebPage,
+    WebSearched,
 )
 from nbagent.transcript import Transcript
 from nbagent.widgets import TranscriptView
@@ -110,3 +114,19 @@ def test_close_closes_every_widget() -> None:
     children = [*view.box.children[1].children, *view.box.children[3].children]
     view.close()
     assert all(child.comm is None for child in [view.box, *children])
+
+
+def test_a_web_search_is_a_card_and_the_live_answer_links_its_citations() -> None:
+    page = WebPage("Python docs", "https://docs.python.org/3/")
+    view = live(
+        [
+            WebSearched("s1", "python", (page,)),
+            TextDelta("Read the docs."),
+            TextCited((Citation(page.url, page.title, "docs"),)),
+        ]
+    )
+    card, answer = view.box.children[1].children
+    assert 'href="https://docs.python.org/3/"' in card.value and "web_search" in card.value
+    markdown = answer.outputs[0]["data"]["text/markdown"]
+    assert markdown.startswith('Read the docs.<sup>[\\[1\\]](https://docs.python.org/3/ "docs")')
+    assert "**Sources**" in markdown

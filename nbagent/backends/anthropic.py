@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbagent.errors import ModelAPIError
-from nbagent.events import TextDelta, Usage
+from nbagent.events import TextCited, TextDelta, Usage, WebSearched
+from nbagent.server_blocks import ServerBlockReader
 
 DEFAULT_MAX_RETRIES = 4
 """Retries of a failed request (the SDK's backoff, honouring ``retry-after``)."""
@@ -81,7 +82,7 @@ def default_client(max_retries: int = DEFAULT_MAX_RETRIES) -> Any:
 
 def stream_response(
     client: Any, request: dict[str, Any], betas: Sequence[str] = ()
-) -> Iterator[TextDelta | ModelResponse]:
+) -> Iterator[TextDelta | WebSearched | TextCited | ModelResponse]:
     """Send a request and stream the answer.
 
     Args:
@@ -91,7 +92,8 @@ def stream_response(
             the SDK's beta messages API, with the ``anthropic-beta`` header.
 
     Yields:
-        TextDelta for each piece of text, then one ModelResponse.
+        TextDelta for each piece of text, WebSearched for each web search the API ran,
+        TextCited after a text that cites web pages, then one ModelResponse.
 
     Raises:
         StreamDropped: The connection broke during the stream, or the stream ended with an
@@ -108,10 +110,15 @@ def stream_response(
             if betas
             else client.messages.stream(**request)
         )
+        reader = ServerBlockReader()
         with opened as stream:
             for event in stream:
                 if event.type == "content_block_delta" and event.delta.type == "text_delta":
                     yield TextDelta(event.delta.text)
+                elif event.type == "content_block_stop":
+                    read = reader.read(_block_param(event.content_block))
+                    if read is not None:
+                        yield read
             message = stream.get_final_message()
     except anthropic.APIStatusError as exc:
         kind, detail = _error_of(exc)
@@ -139,6 +146,7 @@ def stream_response(
             output_tokens=message.usage.output_tokens or 0,
             cache_read_input_tokens=message.usage.cache_read_input_tokens or 0,
             cache_creation_input_tokens=message.usage.cache_creation_input_tokens or 0,
+            web_search_requests=_web_searches(message.usage),
         ),
     )
 
@@ -151,11 +159,33 @@ _PARAM_FIELDS = {
 }
 
 
+_VERBATIM = frozenset({"server_tool_use", "web_search_tool_result"})
+"""Blocks of server tools: sent back exactly as the API sent them (its fields, nulls too)."""
+
+
 def _block_param(block: Any) -> dict[str, Any]:
-    """Turn a response block into the param dict that goes back in the history."""
+    """Turn a response block into the param dict that goes back in the history.
+
+    A text keeps its citations as they came (a web search result's ``title`` may be null,
+    and the API wants it there).
+    """
+    if block.type in _VERBATIM:
+        return block.model_dump(mode="json", exclude_unset=True)
     data = block.model_dump(mode="json", exclude_none=True)
     fields = _PARAM_FIELDS.get(data.get("type", ""))
-    return {k: data[k] for k in fields if k in data} if fields else data
+    if not fields:
+        return data
+    param = {k: data[k] for k in fields if k in data}
+    if block.type == "text" and block.citations:
+        param["citations"] = [
+            c.model_dump(mode="json", exclude_unset=True) for c in block.citations
+        ]
+    return param
+
+
+def _web_searches(usage: Any) -> int:
+    """The web searches a response's usage counts (none without ``server_tool_use``)."""
+    return getattr(getattr(usage, "server_tool_use", None), "web_search_requests", None) or 0
 
 
 def _error_of(exc: Any) -> tuple[str, str]:

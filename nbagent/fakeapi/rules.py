@@ -10,7 +10,9 @@ The rules, in the order they are checked::
     fields       model, max_tokens (Messages only), messages: present and well typed
     context      context_management only with the compact-2026-01-12 beta; its one edit is
                  compact_20260112, with an input_tokens trigger of at least the minimum
-    tools        names match ^[a-zA-Z0-9_-]{1,64}$ and are unique; custom tools have a schema
+    tools        names match ^[a-zA-Z0-9_-]{1,64}$ and are unique; custom tools have a schema;
+                 server tools (web search) have the fields of their type
+                 (``fakeapi.server_tools``); a type the fake API does not know is refused
     deferral     at least one tool loaded; ToolSearch and tool search tools never deferred;
                  no cache_control on a deferred tool; at most 10,000 deferred tools
     roles        first message is user; roles alternate; no empty content
@@ -21,6 +23,8 @@ The rules, in the order they are checked::
                  tool_results first, each matching a tool_use of the previous message;
                  a tool_result's content is a string or text (non-blank), image,
                  document, search_result and tool_reference blocks
+    server tools each web_search_tool_result follows its server_tool_use, of a server tool
+                 the request defines; results, errors and citations have their fields
     references   every tool_reference, and every tool_changes entry, names a tool in ``tools``
     caching      at most 4 cache_control breakpoints in the whole request
 
@@ -40,6 +44,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nbagent.fakeapi.server_tools import SERVER_TOOL_TYPES, block_error, definition_error
 from nbagent.registry import TOOL_SEARCH_NAME
 from nbagent.schema import schema_error
 from nbagent.tool import NAME_PATTERN
@@ -80,7 +85,13 @@ _TOOL_CHANGES = ("tool_addition", "tool_removal")
 
 _USER_ONLY = {"tool_result"}
 _RESULT_CONTENT_TYPES = ("text", "image", "search_result", "document", "tool_reference")
-_ASSISTANT_ONLY = {"tool_use", "server_tool_use", "tool_search_tool_result", "compaction"}
+_ASSISTANT_ONLY = {
+    "tool_use",
+    "server_tool_use",
+    "tool_search_tool_result",
+    "web_search_tool_result",
+    "compaction",
+}
 
 
 @dataclass(frozen=True)
@@ -320,6 +331,7 @@ def check_request(
         or _check_roles(body["messages"])
         or _check_compaction_blocks(body["messages"], betas, verify_compaction)
         or _check_tool_pairs(body)
+        or _check_server_blocks(body)
         or _check_references(body, supports_tool_reference)
         or _check_breakpoints(body)
     )
@@ -512,6 +524,15 @@ def _check_tools(tools: list[Any], supports_tool_reference: bool) -> ApiError | 
                 return error
         elif kind in TOOL_SEARCH_TYPES and name != TOOL_SEARCH_TYPES[kind]:
             return invalid(f"tools.{i}.{kind}.name: Input should be '{TOOL_SEARCH_TYPES[kind]}'")
+        elif kind in SERVER_TOOL_TYPES and (message := definition_error(i, tool)):
+            return invalid(message)
+        elif kind not in TOOL_SEARCH_TYPES and kind not in SERVER_TOOL_TYPES:
+            known = ("custom", *TOOL_SEARCH_TYPES, *SERVER_TOOL_TYPES)
+            expected = ", ".join(f"'{t}'" for t in known)
+            return invalid(
+                f"tools.{i}: Input tag {kind!r} found using 'type' does not match any of the "
+                f"expected tags: {expected}"
+            )
         if name in seen:
             return invalid("tools: Tool names must be unique.")
         seen.add(str(name))
@@ -610,6 +631,12 @@ def _check_blocks(i: int, role: str, content: str | list[Any]) -> ApiError | Non
                 f"messages.{i}.content.{j}: text content blocks must contain non-whitespace text"
             )
     return None
+
+
+def _check_server_blocks(body: dict[str, Any]) -> ApiError | None:
+    """Check server tool blocks (web search) and the citations of assistant texts."""
+    message = block_error(body["messages"], body.get("tools") or [])
+    return invalid(message) if message else None
 
 
 def _check_tool_pairs(body: dict[str, Any]) -> ApiError | None:

@@ -1,7 +1,8 @@
 """The script of FakeAnthropicServer: scripted replies and faults.
 
-A script is a queue of items, one per valid ``POST /v1/messages``: a ``Reply`` (text, tool
-uses, server-side tool search; a stop reason; a delay), a ``Fault`` (an HTTP error, a dropped
+A script is a queue of items, one per valid ``POST /v1/messages``: a ``Reply`` (text, with
+citations of web search results, tool uses, server-side tool search, web search; a stop
+reason; a delay), a ``Fault`` (an HTTP error, a dropped
 stream, a malformed body, an error event mid-stream), or a callable
 ``(request_body) -> Reply | Fault``. Import them from ``nbagent.testing``.
 """
@@ -12,7 +13,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nbagent.fakeapi.rules import TOOL_SEARCH_TYPES, call_error
+from nbagent.fakeapi.rules import TOOL_SEARCH_TYPES, call_error, model_messages
+from nbagent.fakeapi.server_tools import (
+    ERROR_CODES,
+    SERVER_TOOL_TYPES,
+    WEB_SEARCH,
+    citation,
+    found_results,
+    search_results,
+)
 
 StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
 _ERROR_TYPES = {
@@ -29,10 +38,25 @@ _STATUSES = {kind: status for status, kind in _ERROR_TYPES.items()}
 
 
 @dataclass(frozen=True)
+class Cite:
+    """A citation of a web search result, on a text block.
+
+    Attributes:
+        url: The cited result's address: a result of a web search in this reply or earlier
+            in the conversation (the model cites only what it found).
+        cited_text: The words cited.
+    """
+
+    url: str
+    cited_text: str
+
+
+@dataclass(frozen=True)
 class Text:
-    """A text block of a reply."""
+    """A text block of a reply, citing web search results if ``citations`` are given."""
 
     text: str
+    citations: tuple[Cite, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,7 +97,43 @@ class ServerToolSearch:
         return f"tool_search_tool_{self.variant}"
 
 
-Part = Text | ToolUse | ServerToolSearch
+@dataclass(frozen=True)
+class WebResult:
+    """One result of a scripted web search.
+
+    Attributes:
+        url: The page's address.
+        title: The page's title.
+        page_age: How old the page is, as the API says it (``"2 days ago"``), if known.
+    """
+
+    url: str
+    title: str
+    page_age: str | None = None
+
+
+@dataclass(frozen=True)
+class WebSearch:
+    """A web search the API runs: a ``server_tool_use`` and ``web_search_tool_result`` pair.
+
+    The model must have web search in its context (loaded, or found by ToolSearch). As the
+    API does, the definition's ``allowed_domains`` and ``blocked_domains`` filter the
+    results, and a search past its ``max_uses`` in one answer gets the
+    ``max_uses_exceeded`` error instead.
+
+    Attributes:
+        query: The query the model sends.
+        results: The results the API finds.
+        error: An ``error_code`` to answer instead of results (``too_many_requests``,
+            ``invalid_tool_input``, ``max_uses_exceeded``, ...).
+    """
+
+    query: str
+    results: tuple[WebResult, ...] = ()
+    error: str | None = None
+
+
+Part = Text | ToolUse | ServerToolSearch | WebSearch
 
 
 @dataclass(frozen=True)
@@ -159,6 +219,29 @@ class Reply:
         """
         search = ServerToolSearch(query, tuple(tool_names), variant)
         return cls((search, *then), stop_reason, delay)
+
+    @classmethod
+    def web_search(
+        cls,
+        query: str,
+        results: Iterable[WebResult] = (),
+        *,
+        error: str | None = None,
+        then: Iterable[Part] = (),
+        stop_reason: StopReason | None = None,
+        delay: float = 0.0,
+    ) -> Reply:
+        """Build a reply where the API runs a web search, then more content follows.
+
+        Args:
+            query: The query.
+            results: The results found.
+            error: An ``error_code`` answered instead of results.
+            then: The parts after the search (text citing the results, typically).
+            stop_reason: See ``Reply.stop_reason``.
+            delay: See ``Reply.delay``.
+        """
+        return cls((WebSearch(query, tuple(results), error), *then), stop_reason, delay)
 
     def resolved_stop_reason(self) -> str:
         """The stop reason sent: the override, else ``tool_use`` or ``end_turn``."""
@@ -285,12 +368,14 @@ def render(
     Raises:
         ScriptError: A part calls a tool the model cannot see (unless it is marked
             ``unchecked``), or searches without the search tool, or finds a tool that is not
-            in the request.
+            in the request, or cites a page no web search of the conversation found.
     """
     blocks: list[dict[str, Any]] = []
     for part in reply.parts:
         if isinstance(part, Text):
-            blocks.append({"type": "text", "text": part.text})
+            blocks.append(_text_block(part, body, blocks))
+        elif isinstance(part, WebSearch):
+            blocks += _web_search_blocks(part, body, visible, blocks, new_id("srvtoolu"))
         elif isinstance(part, ToolUse):
             if not part.unchecked and (error := call_error(part.name, body, visible)):
                 raise ScriptError(error)
@@ -330,4 +415,59 @@ def _search_blocks(
             "input": {"query": part.query},
         },
         {"type": "tool_search_tool_result", "tool_use_id": search_id, "content": found},
+    ]
+
+
+def _text_block(
+    part: Text, body: Mapping[str, Any], blocks: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Render a text part, its citations pointing at results found before it."""
+    block: dict[str, Any] = {"type": "text", "text": part.text}
+    if not part.citations:
+        return block
+    earlier = [b for m in model_messages(body) if m["role"] == "assistant" for b in m["content"]]
+    found = {r["url"]: r for r in found_results([*earlier, *blocks])}
+    for cite in part.citations:
+        if cite.url not in found:
+            raise ScriptError(
+                f"script error: the model cannot cite {cite.url}: no web search of this "
+                "conversation found it"
+            )
+    block["citations"] = [citation(found[c.url], c.cited_text) for c in part.citations]
+    return block
+
+
+def _web_search_blocks(
+    part: WebSearch,
+    body: Mapping[str, Any],
+    visible: set[str],
+    blocks: list[dict[str, Any]],
+    search_id: str,
+) -> list[dict[str, Any]]:
+    """Render a web search as its two blocks, as the request's definition lets it run."""
+    if error := call_error(WEB_SEARCH, body, visible):
+        raise ScriptError(error)
+    tool = next(t for t in body.get("tools") or () if t.get("name") == WEB_SEARCH)
+    if SERVER_TOOL_TYPES.get(tool.get("type", ""), ("",))[0] != WEB_SEARCH:
+        raise ScriptError(
+            "script error: the API cannot run web_search: the request's web_search is not "
+            "the API's web search tool (a web_search_20260318 entry)"
+        )
+    if part.error is not None and part.error not in ERROR_CODES:
+        raise ScriptError(
+            f"script error: {part.error!r} is no web search error code; use one of "
+            f"{', '.join(sorted(ERROR_CODES))}"
+        )
+    done = sum(b["type"] == "server_tool_use" and b["name"] == WEB_SEARCH for b in blocks)
+    limit = tool.get("max_uses")
+    error = "max_uses_exceeded" if limit is not None and done >= limit else part.error
+    content: Any = (
+        {"type": "web_search_tool_result_error", "error_code": error}
+        if error
+        else search_results(tool, ((r.url, r.title, r.page_age) for r in part.results))
+    )
+    use = {"type": "server_tool_use", "id": search_id, "name": WEB_SEARCH}
+    return [
+        {**use, "input": {"query": part.query}},
+        {"type": "web_search_tool_result", "tool_use_id": search_id, "content": content},
     ]

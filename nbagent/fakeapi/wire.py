@@ -5,14 +5,18 @@ A streamed message is, as the API sends it and the SDK's ``MessageStream`` parse
     message_start        the message with empty content, stop_reason null, input usage
     ping
     per content block:   content_block_start, content_block_delta * n, content_block_stop
-                         (text_delta for text; input_json_delta, in a few chunks, for
-                         tool_use and server_tool_use; one compaction_delta, with the
+                         (text_delta for text, after one citations_delta per citation
+                         for a text that cites, whose start has empty citations;
+                         input_json_delta, in a few chunks, for tool_use and
+                         server_tool_use; one compaction_delta, with the
                          whole content and encrypted_content, for compaction, whose start
                          has them null but carries signature and tool_changes, which no
-                         delta sets; none for tool_search_tool_result, whose content comes
-                         whole in content_block_start)
+                         delta sets; none for tool_search_tool_result and
+                         web_search_tool_result, whose content comes whole in
+                         content_block_start)
     message_delta        stop_reason, stop_sequence, cumulative usage (usage.iterations
-                         only here), context_management
+                         only here; server_tool_use.web_search_requests when the answer
+                         searched the web), context_management
     message_stop
 """
 
@@ -84,8 +88,9 @@ def _block_events(index: int, block: dict[str, Any]) -> list[Event]:
     """Return the start, delta and stop events of one content block."""
     kind = block["type"]
     if kind == "text":
-        start = {**block, "text": ""}
-        deltas = [{"type": "text_delta", "text": piece} for piece in split_text(block["text"])]
+        start = {**block, "text": "", **({"citations": []} if "citations" in block else {})}
+        deltas = [{"type": "citations_delta", "citation": c} for c in block.get("citations", ())]
+        deltas += [{"type": "text_delta", "text": piece} for piece in split_text(block["text"])]
     elif kind in ("tool_use", "server_tool_use"):
         start = {**block, "input": {}}
         deltas = [

@@ -94,3 +94,16 @@ def test_encode_event() -> None:
     """An event is its name line, its data line and a blank line; raw text is sent as is."""
     assert encode_event("ping", {"type": "ping"}) == b'event: ping\ndata: {"type":"ping"}\n\n'
     assert encode_event("x", '{"cut') == b'event: x\ndata: {"cut\n\n'
+
+
+def test_a_text_that_cites_streams_its_citations_then_its_text() -> None:
+    """Its start has empty citations; one citations_delta a citation comes before the text."""
+    cited = {"type": "web_search_result_location", "url": "https://a.org/", "cited_text": "a"}
+    text = {"type": "text", "text": "A is so.", "citations": [cited, {**cited, "cited_text": "b"}]}
+    events = stream_events(whole(text))
+    start = next(d["content_block"] for n, d in events if n == "content_block_start")
+    assert start == {"type": "text", "text": "", "citations": []}
+    deltas = [d["delta"] for n, d in events if n == "content_block_delta"]
+    kinds = [d["type"] for d in deltas]
+    assert kinds[:2] == ["citations_delta", "citations_delta"] and set(kinds[2:]) == {"text_delta"}
+    assert [d["citation"] for d in deltas[:2]] == text["citations"]

@@ -143,6 +143,14 @@ table.nbagent-search .nbagent-score { text-align: right; font-variant-numeric: t
 table.nbagent-search code { padding: 0; background: none; font-family: var(--jp-code-font-family); }
 table.nbagent-search tbody tr:nth-child(odd),
 table.nbagent-search tbody tr:hover { background: none; }
+ol.nbagent-web {
+  margin: 4px 0;
+  padding-left: 1.8em;
+  color: var(--jp-ui-font-color1);
+  font-size: var(--jp-ui-font-size1);
+  line-height: 1.5;
+}
+ol.nbagent-web .nbagent-site { color: var(--jp-ui-font-color2); }
 hr.nbagent-rule { display: none; }
 .nbagent-answer {
   margin: 8px 0 4px;
