@@ -124,7 +124,9 @@ def multilingual_table(rankers: Sequence[str]) -> str:
         rankers: The rankers.
 
     Returns:
-        A Markdown table of Recall@1 / Recall@5 per language and ranker.
+        A Markdown table of Recall@1 / Recall@5 (a relevant tool in the first 1 or 5 hits)
+        per language and ranker, over all queries, and over those asking in another language
+        for a tool described in English.
     """
     catalogue = build_catalogue(livemcpbench_definitions())
     names = {name: f"{d.server}/{d.name}" for name, d in catalogue.origins.items()}
@@ -144,12 +146,23 @@ def multilingual_table(rankers: Sequence[str]) -> str:
             ]
             at1, at5, _ = recall(search, names, queries)
             cells.append(f"{at1:.2f} / {at5:.2f}")
+        groups = (items, [i for i in items if "described_in" in i])
+        for group in groups:
+            queries = [KeywordQuery(i["query"], frozenset(i["relevant"]), "test") for i in group]
+            at1, at5, _ = recall(search, names, queries)
+            cells.append(f"{at1:.2f} / {at5:.2f}")
         rows.append((ranker, *cells))
     counts = {lang: sum(i["language"] == lang for i in items) for lang in languages}
+    across = sum("described_in" in i for i in items)
     return markdown_table(
-        ("ranker", *(f"{lang} ({counts[lang]} q): R@1 / R@5" for lang in languages)),
+        (
+            "ranker",
+            *(f"{lang} ({counts[lang]} q): R@1 / R@5" for lang in languages),
+            f"all ({len(items)} q)",
+            f"tool described in English ({across} q)",
+        ),
         rows,
-        align="l" + "r" * len(languages),
+        align="l" + "r" * (len(languages) + 2),
     )
 
 

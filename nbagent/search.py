@@ -115,6 +115,28 @@ class Ranker(Protocol):
         """Return at most ``limit`` hits with a positive score, best first, ties by name."""
 
 
+class IndexedAtOnce:
+    """The part of :class:`Ranker` for rankers whose index is complete when ``index`` returns."""
+
+    name: str
+
+    @property
+    def ranking(self) -> str:
+        """How a query is ranked: always by this ranker's own scoring."""
+        return self.name
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Return at once: nothing is left to a thread.
+
+        Args:
+            timeout: Unused.
+
+        Returns:
+            True.
+        """
+        return True
+
+
 def _keyword_ranker() -> Ranker:
     from nbagent.rankers.keyword import KeywordRanker
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from nbagent.rankers.fields import FIELDS, ToolFields, requirement, term_tokens
-from nbagent.search import SearchHit, Term
+from nbagent.search import IndexedAtOnce, SearchHit, Term
 from nbagent.tool import Tool
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ splits (43 keyword queries, 74 task-style queries), except ``hint``, which no de
 set by hand to the description's weight."""
 
 
-class BM25Ranker:
+class BM25Ranker(IndexedAtOnce):
     """Field-weighted BM25 over the deferred tools (see the module docstring).
 
     Args:
@@ -48,19 +48,6 @@ class BM25Ranker:
     """
 
     name = "bm25"
-    ranking = "bm25"
-    """How a query is ranked: always by this scoring."""
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Return at once: this ranker's index is built when :meth:`index` returns.
-
-        Args:
-            timeout: Unused.
-
-        Returns:
-            True.
-        """
-        return True
 
     def __init__(self, weights: Mapping[str, float] = FIELD_WEIGHTS) -> None:
         self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS}

@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from nbagent.search import SearchHit, Term, parse_tool_name
+from nbagent.search import IndexedAtOnce, SearchHit, Term, parse_tool_name
 from nbagent.text import cjk_grams, words
 from nbagent.tool import Tool
 
@@ -99,23 +99,10 @@ class _Field:
         return {pos: n / total for pos, n in counts.items() if n >= threshold}
 
 
-class KeywordRanker:
+class KeywordRanker(IndexedAtOnce):
     """The reference scoring of ToolSearch (see the module docstring)."""
 
     name = "keyword"
-    ranking = "keyword"
-    """How a query is ranked: always by this scoring."""
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Return at once: this ranker's index is built when :meth:`index` returns.
-
-        Args:
-            timeout: Unused.
-
-        Returns:
-            True.
-        """
-        return True
 
     def __init__(self) -> None:
         self._docs: list[_Doc] = []

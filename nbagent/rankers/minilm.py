@@ -42,10 +42,11 @@ MULTILINGUAL = False
 MAX_TOKENS = 256
 """The longest input the model was trained on, in word pieces."""
 
-TOOL_TOKENS = 128
+TOOL_TOKENS = 64
 """Texts are cut to this many word pieces by default: a tool's name and the start of its
-description carry its meaning, and on the dev sets (``benchmarks/fit_weights.py``) the cut
-lost nothing while embedding a catalogue a third faster than at :data:`MAX_TOKENS`."""
+description carry its meaning, and on the dev sets (``benchmarks/fit_weights.py``) cutting at
+128 or 64 lost nothing against :data:`MAX_TOKENS` while making a catalogue cheaper to embed
+(``benchmarks/embedding_cost.py``)."""
 
 BATCH_SIZE = 32
 """Texts embedded per forward pass (grouped by length to limit padding)."""

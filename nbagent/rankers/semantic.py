@@ -226,7 +226,8 @@ class SemanticIndex:
             self._idle.set()
             return
         job = self._job
-        self._done = [0] * len(self._caches)
+        distinct = list(dict.fromkeys(job.texts))
+        self._done = [sum(v is not None for v in c.lookup(distinct)) for c in self._caches]
 
         def superseded() -> bool:
             return self._job.generation != job.generation

