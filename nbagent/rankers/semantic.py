@@ -21,6 +21,7 @@ BM25 alone.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +150,10 @@ class SemanticIndex:
             self._wake.set()
             if self._background and self._thread is None:
                 self._thread = threading.Thread(
-                    target=self._run, name="nbagent-embeddings", daemon=True
+                    target=_embed_in_background,
+                    args=(weakref.ref(self), self._wake),
+                    name="nbagent-embeddings",
+                    daemon=True,
                 )
                 self._thread.start()
         if not self._background:
@@ -200,13 +204,6 @@ class SemanticIndex:
             total += weight * standardised(cosine, embedded)
         total /= sum(weight for _, _, weight in chosen)
         return rescaled(total, embedded)
-
-    def _run(self) -> None:
-        """The index's thread: embed each newest job, until the models fail to load."""
-        while self._error is None:
-            self._wake.wait()
-            self._wake.clear()
-            self._work()
 
     def _work(self) -> None:
         """Load the models once, embed the newest job's texts, publish its vectors."""
@@ -260,6 +257,21 @@ class SemanticIndex:
             self._done[position] = count
 
         return done
+
+
+def _embed_in_background(reference: weakref.ref[SemanticIndex], wake: threading.Event) -> None:
+    """The index's thread: embed each newest job, until the models fail to load or the index
+    is collected (the thread holds it weakly, so an unloaded extension leaves nothing behind).
+    """
+    while True:
+        woken = wake.wait(60)
+        index = reference()
+        if index is None or index._error is not None:
+            return
+        if woken:
+            wake.clear()
+            index._work()
+        del index
 
 
 def only_cjk(terms: Sequence[Term]) -> bool:

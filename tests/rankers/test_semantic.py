@@ -124,3 +124,14 @@ def test_rescaled_similarities_span_zero_to_one(values: list[float]) -> None:
     assert np.all((out >= 0) & (out <= 1 + 1e-6))
     if array.max() - array.min() > 1e-3:
         assert out[array.argmax()] == pytest.approx(1) and out[array.argmin()] == 0
+
+
+def test_an_index_dropped_by_its_owner_is_freed_with_its_vectors(hashing: Any) -> None:
+    import gc
+    import weakref
+
+    index = ready([hashing], [SLACK, FILES])
+    dropped = weakref.ref(index)
+    del index
+    gc.collect()
+    assert dropped() is None
