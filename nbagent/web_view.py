@@ -141,9 +141,12 @@ def pages_html(search: WebSearched) -> str:
 
     Returns:
         The HTML (every text escaped; a page whose address is no web link shows it as text);
-        empty when there is no page (the card's line says why).
+        for a failed search, what went wrong and what to do, in full (the card's line may be
+        cut); empty when there is no page.
     """
-    if search.error or not search.pages:
+    if search.error:
+        return f'<p class="nbagent-web-error">{html.escape(web_summary(search))}</p>'
+    if not search.pages:
         return ""
     items = "".join(f"<li>{_page_html(page)}</li>" for page in search.pages)
     return f'<ol class="nbagent-web {NO_MATH}">{items}</ol>'

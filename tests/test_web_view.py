@@ -117,7 +117,8 @@ def test_a_failed_search_says_why_in_one_line() -> None:
         "(raise c.NbAgent.web_search max_uses for more)"
     )
     card_html = run_with_search(error="too_many_requests").to_markdown()
-    assert card_html.count("too many searches at once") == 2  # the line and its title only
+    assert card_html.count("too many searches at once") == 3  # the line, its title, the body
+    assert '<p class="nbagent-web-error">failed: too many searches at once' in card_html
     unknown = WebSearched("s", "q", (), "new_code")
     assert web_summary(unknown) == "failed: new_code"
 

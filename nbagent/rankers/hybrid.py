@@ -141,5 +141,6 @@ class HybridRanker:
 
 
 def _similarity(value: float) -> str:
-    """The reason naming a tool's similarity, or that it has none."""
-    return "not embedded: ranked by bm25" if value != value else f"similarity {value:.3f}"
+    """The reason naming a tool's similarity (1 for the most similar tool of the set, 0 for the
+    least), or that it has none."""
+    return "not embedded: ranked by bm25" if value != value else f"relative similarity {value:.3f}"

@@ -57,7 +57,7 @@ def test_required_terms_are_applied(hashing: Any) -> None:
 def test_reasons_show_both_components(hashing: Any) -> None:
     [hit, *_] = hybrid(hashing, 0.15).rank(parse_terms("issue"), 5)
     assert hit.name == ISSUE.name
-    assert hit.reasons[0].startswith("bm25 1.000") and hit.reasons[1].startswith("similarity ")
+    assert hit.reasons[0].startswith("bm25 1.000") and hit.reasons[1].startswith("relative similarity ")
 
 
 def test_an_empty_index_finds_nothing(hashing: Any) -> None:
@@ -79,7 +79,7 @@ def test_bm25_ranks_while_the_embeddings_are_not_ready_then_the_hybrid_score(
     assert hit.reasons == ("bm25 1.000 (normalised)",)
     slow.gate.set()
     assert r.wait(30) and r.ranking == "hybrid"
-    assert r.rank(parse_terms("timezone"), 5)[0].reasons[1].startswith("similarity ")
+    assert r.rank(parse_terms("timezone"), 5)[0].reasons[1].startswith("relative similarity ")
 
 
 def test_a_tool_that_cannot_be_embedded_still_ranks_by_bm25(refusing: Any) -> None:
@@ -102,7 +102,7 @@ def test_cjk_queries_use_bm25_alone_with_an_english_only_embedder(hashing: Any) 
     assert hit.reasons[1] == "no embedder reads this language"
     hashing.multilingual = True
     [hit, *_] = r.rank(parse_terms("发送消息"), 5)
-    assert hit.reasons[1].startswith("similarity ")
+    assert hit.reasons[1].startswith("relative similarity ")
 
 
 def test_tool_search_embeds_new_tools_before_anyone_searches_and_says_how_it_ranked(
@@ -127,4 +127,4 @@ def test_tool_search_embeds_new_tools_before_anyone_searches_and_says_how_it_ran
     assert search.wait(30)
     second = search.tool.handler(query="ticket")
     assert second.metadata["ranking"] == "hybrid"
-    assert second.metadata["hits"][0].reasons[1].startswith("similarity ")
+    assert second.metadata["hits"][0].reasons[1].startswith("relative similarity ")
