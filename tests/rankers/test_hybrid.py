@@ -57,7 +57,8 @@ def test_required_terms_are_applied(hashing: Any) -> None:
 def test_reasons_show_both_components(hashing: Any) -> None:
     [hit, *_] = hybrid(hashing, 0.15).rank(parse_terms("issue"), 5)
     assert hit.name == ISSUE.name
-    assert hit.reasons[0].startswith("bm25 1.000") and hit.reasons[1].startswith("relative similarity ")
+    assert hit.reasons[0].startswith("bm25 1.000")
+    assert hit.reasons[1].startswith("relative similarity ")
 
 
 def test_an_empty_index_finds_nothing(hashing: Any) -> None:
