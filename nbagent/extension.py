@@ -121,6 +121,18 @@ def load(shell: Any) -> Loaded:
     builder.start()
     threading.Thread(target=_warm_imports, name="nbagent-warm-imports", daemon=True).start()
     loaded.agent_magics.wait_for = builder.join
+
+    def index_after_load(result: Any = None) -> None:
+        shell.events.unregister("post_run_cell", index_after_load)
+
+        def prepare() -> None:
+            builder.join()
+            session.agent.search.prepare()
+
+        threading.Thread(target=prepare, name="nbagent-search-prepare", daemon=True).start()
+
+    # ToolSearch indexes (and its embedding models load) once the %load_ext cell is done.
+    shell.events.register("post_run_cell", index_after_load)
     shell.register_magics(loaded.agent_magics)
     shell.register_magics(loaded.mcp_magics)
     if in_kernel():

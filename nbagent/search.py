@@ -206,9 +206,10 @@ class ToolSearch:
     """Searches a registry's deferred tools; also available to the model as a Tool.
 
     The ranker's index is built once per set of deferred tools and refreshed when the
-    registry's deferred set changes (tools already indexed are not analysed again): on a
-    thread of its own right after the change, so that the embedding rankers start embedding
-    new tools before anyone searches, and at the latest on the next search.
+    registry's deferred set changes (tools already indexed are not analysed again): at the
+    latest on the next search, and, once :meth:`prepare` was called, on a thread of its own
+    right after the change, so that the embedding rankers embed new tools before anyone
+    searches.
 
     Args:
         registry: The registry to search.
@@ -229,6 +230,7 @@ class ToolSearch:
         self._by_name: dict[str, Tool] = {}
         self._lower_names: dict[str, str] = {}
         self._changed = threading.Event()
+        self._prepared = threading.Event()
         registry.subscribe(_refresh_later(self))
 
     def use(self, ranker: str | Ranker) -> None:
@@ -269,6 +271,15 @@ class ToolSearch:
         if query.lower().startswith(MCP_PREFIX) and len(query.split()) == 1:
             return self._prefix(query, max_results)
         return self.ranker.rank(parse_terms(query), max_results)
+
+    def prepare(self) -> None:
+        """Index the deferred tools on a thread now, and again after every registry change.
+
+        The kernel calls this once ``%load_ext`` is done, so that indexing (and the embedding
+        models' loading) never competes with the load itself.
+        """
+        self._changed.set()
+        self._prepared.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Index the deferred tools now and wait until the ranker's full scoring is ready.
@@ -396,13 +407,17 @@ class ToolSearch:
 def _refresh_later(search: ToolSearch) -> Callable[[Any], None]:
     """Make the registry subscriber that re-indexes ``search`` on a thread after a change.
 
-    The thread holds the search weakly and ends once it is collected; the subscriber only
-    sets an event, so the registry's caller never waits for indexing.
+    The thread starts indexing once :meth:`ToolSearch.prepare` was called; it holds the search
+    weakly and ends once it is collected; the subscriber only sets an event, so the registry's
+    caller never waits for indexing.
     """
     reference = weakref.ref(search)
-    changed = search._changed
+    changed, prepared = search._changed, search._prepared
 
     def run() -> None:
+        while not prepared.wait(60):
+            if reference() is None:
+                return
         while True:
             fired = changed.wait(60)
             current = reference()
@@ -419,7 +434,6 @@ def _refresh_later(search: ToolSearch) -> Callable[[Any], None]:
     def on_change(change: Any) -> None:
         changed.set()
 
-    changed.set()
     threading.Thread(target=run, name="nbagent-search-index", daemon=True).start()
     return on_change
 

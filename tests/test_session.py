@@ -286,3 +286,13 @@ def test_the_default_ranker_is_the_best_installed_one(ip: InteractiveShell) -> N
     assert settings.trait_defaults("ranker") == best_available()
     if IN_CI:
         assert best_available() == "hybrid"
+
+
+def test_tool_search_indexes_in_the_background_once_a_cell_has_run(ip: InteractiveShell) -> None:
+    from nbagent.extension import _loaded
+
+    search = _loaded[id(ip)].session.agent.search
+    ip.run_cell("1 + 1")
+    if search.ranker.name == "hybrid":
+        assert search.ranker.wait(120), search.ranker.ranking  # nobody searched
+        assert search.ranker.ranking == "hybrid"

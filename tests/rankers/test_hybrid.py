@@ -117,6 +117,7 @@ def test_tool_search_embeds_new_tools_before_anyone_searches_and_says_how_it_ran
     registry.override(TIME.name, True)
     ranker = HybridRanker(BM25Ranker(), SemanticIndex([slow], cache_dir=None), 0.15, 0.0)
     search = ToolSearch(registry, ranker)
+    search.prepare()
     assert search.wait(30)
     registry.register(ISSUE)
     registry.override(ISSUE.name, True)
