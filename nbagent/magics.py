@@ -271,9 +271,11 @@ class AgentMagics(Magics):
     def _status(self) -> None:
         agent = self.agent_instance
         deferred = self.registry.deferred()
+        ranker = agent.search.ranker
+        ranking = ranker.ranking
         lines = [
-            f"**model** `{agent.model}` · **mode** `{agent.mode}` · **ranker** "
-            f"`{agent.search.ranker.name}`",
+            f"**model** `{agent.model}` · **mode** `{agent.mode}` · **ranker** `{ranker.name}`"
+            + (f" (now {plain_markdown(ranking)})" if ranking != ranker.name else ""),
             f"**tools**: {len(self.registry)} registered, {len(self.registry.loaded())} loaded, "
             f"{len(deferred)} deferred",
             f"**loaded by ToolSearch**: {_names(agent.loaded_names) or 'none'}",
