@@ -20,6 +20,7 @@ BM25 alone.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 log = get_logger(__name__)
+
+NICE = 19
+"""The nice value of the embedding thread: the lowest priority."""
 
 EmbedderSource = Embedder | Callable[[], Embedder]
 """An embedder, or a function that builds one (called on the indexing thread)."""
@@ -263,6 +267,7 @@ def _embed_in_background(reference: weakref.ref[SemanticIndex], wake: threading.
     """The index's thread: embed each newest job, until the models fail to load or the index
     is collected (the thread holds it weakly, so an unloaded extension leaves nothing behind).
     """
+    _lower_priority()
     while True:
         woken = wake.wait(60)
         index = reference()
@@ -272,6 +277,15 @@ def _embed_in_background(reference: weakref.ref[SemanticIndex], wake: threading.
             wake.clear()
             index._work()
         del index
+
+
+def _lower_priority() -> None:
+    """Give the calling thread the lowest CPU priority, where the system allows it (Linux
+    schedules threads by their own nice value), so the kernel's cells come first."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+    except (AttributeError, OSError):
+        pass
 
 
 def only_cjk(terms: Sequence[Term]) -> bool:
