@@ -221,14 +221,28 @@ class EmbeddingCache:
             An array of shape ``(len(texts), dimension)``; a text that could not be
             embedded (see :attr:`failed`) gets a row of zeros.
         """
+        self.fill(texts)
+        return self.stacked(texts)[0]
+
+    def stacked(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Return the vectors the texts have, as one matrix, without embedding anything.
+
+        Args:
+            texts: The texts.
+
+        Returns:
+            An array of shape ``(len(texts), dimension)`` (a row of zeros for a text with no
+            vector) and whether each text has one.
+        """
         import numpy as np
 
-        self.fill(texts)
         found = self.lookup(texts)
-        if not texts:
-            return np.zeros((0, self.embedder.dimension), dtype=np.float32)
-        zero = np.zeros(self.embedder.dimension, dtype=np.float32)
-        return np.stack([zero if v is None else v for v in found])
+        present = np.array([v is not None for v in found], dtype=bool)
+        matrix = np.zeros((len(texts), self.embedder.dimension), dtype=np.float32)
+        for row, vector in enumerate(found):
+            if vector is not None:
+                matrix[row] = vector
+        return matrix, present
 
     def __len__(self) -> int:
         """Return how many texts have a vector."""

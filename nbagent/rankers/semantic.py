@@ -25,6 +25,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,6 @@ class SemanticIndex:
         self._cache_dir = cache_dir
         self._background = background
         self._caches: list[EmbeddingCache] = []
-        self._analysed: dict[int, tuple[Tool, ToolFields]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._idle = threading.Event()
@@ -140,14 +140,7 @@ class SemanticIndex:
         Args:
             tools: The deferred tools.
         """
-        analysed: dict[int, tuple[Tool, ToolFields]] = {}
-        for tool in tools:
-            cached = self._analysed.get(id(tool))
-            analysed[id(tool)] = (
-                cached if cached and cached[0] is tool else (tool, ToolFields.of(tool))
-            )
-        self._analysed = analysed
-        texts = tuple(analysed[id(tool)][1].text for tool in tools)
+        texts = tuple(ToolFields.of(tool).text for tool in tools)
         with self._lock:
             self._job = _Job(self._job.generation + 1, texts)
             self._idle.clear()
@@ -234,33 +227,17 @@ class SemanticIndex:
             return self._job.generation != job.generation
 
         for position, cache in enumerate(self._caches):
-            cache.fill(job.texts, stop=superseded, progress=self._progress(position))
+            cache.fill(
+                job.texts, stop=superseded, progress=partial(self._done.__setitem__, position)
+            )
         if superseded():
             return
-        found = [cache.lookup(job.texts) for cache in self._caches]
-        embedded = np.array(
-            [all(row[i] is not None for row in found) for i in range(len(job.texts))], dtype=bool
-        )
-        matrices = tuple(
-            np.stack(
-                [v if v is not None else np.zeros(c.embedder.dimension, np.float32) for v in row]
-            )
-            if job.texts
-            else np.zeros((0, c.embedder.dimension), dtype=np.float32)
-            for c, row in zip(self._caches, found, strict=True)
-        )
+        matrices, present = zip(*(cache.stacked(job.texts) for cache in self._caches), strict=True)
+        embedded = np.logical_and.reduce(present)
         with self._lock:
             if not superseded():
                 self._vectors = _Vectors(job.generation, matrices, embedded)
                 self._idle.set()
-
-    def _progress(self, position: int) -> Callable[[int], None]:
-        """A callback keeping the count of texts done by the embedder at ``position``."""
-
-        def done(count: int) -> None:
-            self._done[position] = count
-
-        return done
 
 
 def _embed_in_background(reference: weakref.ref[SemanticIndex], wake: threading.Event) -> None:
