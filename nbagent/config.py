@@ -25,7 +25,7 @@ from nbagent.permissions import MODES as PERMISSION_MODES
 from nbagent.permissions import Rule
 from nbagent.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
 from nbagent.rankers import best_available
-from nbagent.rankers.embedder import missing_packages
+from nbagent.rankers.embedder import require_packages
 from nbagent.request import MODES
 from nbagent.search import RANKERS
 from nbagent.server_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
@@ -172,11 +172,10 @@ class NbAgent(Configurable):
                 f"Unknown ranker {proposal['value']!r}; choose one of: "
                 f"{', '.join(sorted(RANKERS))}."
             )
-        if missing := missing_packages(proposal["value"]):
-            raise TraitError(
-                f"The {proposal['value']} ranker needs packages that are not installed: "
-                f"{'; '.join(missing)}. Install them, or use 'keyword'."
-            )
+        try:
+            require_packages(proposal["value"])
+        except ConfigurationError as exc:
+            raise TraitError(str(exc)) from None
         return proposal["value"]
 
     @validate("max_turns", "max_tokens", "compact_threshold")

@@ -206,10 +206,8 @@ class AgentMagics(Magics):
             hits = search_tool.search(query, args.max_results)
         except NbAgentError as exc:
             raise UsageError(str(exc)) from None
-        ranking = search_tool.ranker.ranking
-        fallback = ranking if ranking != search_tool.ranker.name else ""
-        search = Search(query, [(h.name, h.score, h.reasons) for h in hits], None, fallback)
-        display(Markdown(item_markdown(search)))
+        rows = [(h.name, h.score, h.reasons) for h in hits]
+        display(Markdown(item_markdown(Search(query, rows, None, search_tool.fallback))))
 
     @property
     def agent_instance(self) -> Agent:
@@ -271,11 +269,11 @@ class AgentMagics(Magics):
     def _status(self) -> None:
         agent = self.agent_instance
         deferred = self.registry.deferred()
-        ranker = agent.search.ranker
-        ranking = ranker.ranking
+        fallback = agent.search.fallback
         lines = [
-            f"**model** `{agent.model}` · **mode** `{agent.mode}` · **ranker** `{ranker.name}`"
-            + (f" (now {plain_markdown(ranking)})" if ranking != ranker.name else ""),
+            f"**model** `{agent.model}` · **mode** `{agent.mode}` · **ranker** "
+            f"`{agent.search.ranker.name}`"
+            + (f" (now {plain_markdown(fallback)})" if fallback else ""),
             f"**tools**: {len(self.registry)} registered, {len(self.registry.loaded())} loaded, "
             f"{len(deferred)} deferred",
             f"**loaded by ToolSearch**: {_names(agent.loaded_names) or 'none'}",

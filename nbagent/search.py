@@ -272,6 +272,13 @@ class ToolSearch:
             return self._prefix(query, max_results)
         return self.ranker.rank(parse_terms(query), max_results)
 
+    @property
+    def fallback(self) -> str:
+        """How searches are ranked while the ranker cannot use its full scoring, e.g.
+        ``bm25 (loading the embedding models)``; empty when it can."""
+        ranking = self.ranker.ranking
+        return "" if ranking == self.ranker.name else ranking
+
     def prepare(self) -> None:
         """Index the deferred tools on a thread now, and again after every registry change.
 
@@ -331,10 +338,9 @@ class ToolSearch:
             hits = self.search(query, max_results)
         except SearchQueryError as exc:
             raise ToolError(str(exc)) from exc
-        ranking = self.ranker.ranking
-        metadata: dict[str, Any] = {"query": query, "hits": hits, "ranking": ranking}
-        if ranking != self.ranker.name:
-            metadata["fallback"] = ranking
+        metadata: dict[str, Any] = {"query": query, "hits": hits, "ranking": self.ranker.ranking}
+        if fallback := self.fallback:
+            metadata["fallback"] = fallback
         if not hits:
             return ToolResult(
                 content=f"No deferred tool matched {query!r}. Try other words, or "
