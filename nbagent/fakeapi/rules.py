@@ -44,7 +44,12 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nbagent.fakeapi.server_tools import SERVER_TOOL_TYPES, block_error, definition_error
+from nbagent.fakeapi.server_tools import (
+    SERVER_TOOL_TYPES,
+    block_error,
+    definition_error,
+    extra_field_error,
+)
 from nbagent.registry import TOOL_SEARCH_NAME
 from nbagent.schema import schema_error
 from nbagent.tool import NAME_PATTERN
@@ -351,9 +356,8 @@ def _check_context_management(
         return None
     if not isinstance(config, dict):
         return invalid("context_management: Input should be a valid dictionary")
-    for key in config:
-        if key != "edits":
-            return invalid(f"context_management.{key}: Extra inputs are not permitted")
+    if error := extra_field_error("context_management", config, ("edits",)):
+        return invalid(error)
     edits = config.get("edits", [])
     if not isinstance(edits, list):
         return invalid("context_management.edits: Input should be a valid list")
@@ -382,9 +386,8 @@ def _check_context_management(
 
 def _check_compact_edit(where: str, edit: dict[str, Any], min_trigger: int) -> ApiError | None:
     """Check the fields of one compact_20260112 edit."""
-    for key in edit:
-        if key not in _EDIT_KEYS:
-            return invalid(f"{where}.{key}: Extra inputs are not permitted")
+    if error := extra_field_error(where, edit, _EDIT_KEYS):
+        return invalid(error)
     if not isinstance(edit.get("instructions"), str | None):
         return invalid(f"{where}.instructions: Input should be a valid string")
     if not isinstance(edit.get("pause_after_compaction", False), bool):
@@ -394,9 +397,8 @@ def _check_compact_edit(where: str, edit: dict[str, Any], min_trigger: int) -> A
         return None
     if not isinstance(trigger, dict):
         return invalid(f"{where}.trigger: Input should be a valid dictionary")
-    for key in trigger:
-        if key not in ("type", "value"):
-            return invalid(f"{where}.trigger.{key}: Extra inputs are not permitted")
+    if error := extra_field_error(f"{where}.trigger", trigger, ("type", "value")):
+        return invalid(error)
     if trigger.get("type") != "input_tokens":
         return invalid(f"{where}.trigger.type: Input should be 'input_tokens'")
     if "value" not in trigger:
@@ -436,9 +438,8 @@ def _check_compaction_blocks(
 
 def _check_compaction_fields(where: str, block: dict[str, Any]) -> ApiError | None:
     """Check the fields of one compaction block (not its signature)."""
-    for key in block:
-        if key not in _COMPACTION_KEYS:
-            return invalid(f"{where}.{key}: Extra inputs are not permitted")
+    if error := extra_field_error(where, block, _COMPACTION_KEYS):
+        return invalid(error)
     for key in ("content", "encrypted_content", "signature"):
         if not isinstance(block.get(key), str | None):
             return invalid(f"{where}.{key}: Input should be a valid string")

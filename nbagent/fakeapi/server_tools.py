@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -103,7 +103,7 @@ def definition_error(i: int, tool: Mapping[str, Any]) -> str | None:
     where = f"tools.{i}.{kind}"
     if tool.get("name") != name:
         return f"{where}.name: Input should be '{name}'"
-    if error := _extra(where, tool, fields):
+    if error := extra_field_error(where, tool, fields):
         return error
     uses = tool.get("max_uses")
     if uses is not None and (not isinstance(uses, int) or isinstance(uses, bool)):
@@ -123,8 +123,17 @@ def definition_error(i: int, tool: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _extra(where: str, block: Mapping[str, Any], fields: frozenset[str]) -> str | None:
-    """The error of the first field of a block that its type lacks, if any."""
+def extra_field_error(where: str, block: Mapping[str, Any], fields: Collection[str]) -> str | None:
+    """The API's error for the first field of an object that its type lacks, if any.
+
+    Args:
+        where: The object's path in the request, e.g. ``tools.0``.
+        block: The object.
+        fields: The fields its type has.
+
+    Returns:
+        E.g. ``tools.0.colour: Extra inputs are not permitted``, or ``None``.
+    """
     extra = next((key for key in block if key not in fields), None)
     return None if extra is None else f"{where}.{extra}: Extra inputs are not permitted"
 
@@ -137,7 +146,7 @@ def _location_error(where: str, location: Any) -> str | None:
         return f"{where}: Input should be a valid dictionary"
     if location.get("type") != "approximate":
         return f"{where}.type: Input should be 'approximate'"
-    if error := _extra(where, location, _USER_LOCATION):
+    if error := extra_field_error(where, location, _USER_LOCATION):
         return error
     for key, value in location.items():
         if not isinstance(value, str | None):
@@ -184,7 +193,7 @@ def block_error(messages: Sequence[Any], tools: Sequence[Any]) -> str | None:
 
 def _use_error(where: str, block: Mapping[str, Any], defined: set[str]) -> str | None:
     """Check a ``server_tool_use``: its fields, a known name, a tool the request defines."""
-    if error := _extra(f"{where}.server_tool_use", block, _USE_FIELDS):
+    if error := extra_field_error(f"{where}.server_tool_use", block, _USE_FIELDS):
         return error
     if not isinstance(block.get("id"), str) or not isinstance(block.get("input"), dict):
         return f"{where}.server_tool_use: id (a string) and input (an object) are required"
@@ -204,7 +213,7 @@ def _result_block_error(
     where: str, block: Mapping[str, Any], uses: Mapping[str, str]
 ) -> str | None:
     """Check a ``web_search_tool_result``: its use before it, its results or error."""
-    if error := _extra(f"{where}.web_search_tool_result", block, _RESULT_BLOCK_FIELDS):
+    if error := extra_field_error(f"{where}.web_search_tool_result", block, _RESULT_BLOCK_FIELDS):
         return error
     use_id = block.get("tool_use_id")
     if uses.get(str(use_id)) != WEB_SEARCH:
@@ -229,7 +238,7 @@ def _result_block_error(
         inner = f"{where}.web_search_tool_result.content.{k}"
         if not isinstance(result, dict) or result.get("type") != "web_search_result":
             return f"{inner}.type: Input should be 'web_search_result'"
-        if error := _extra(inner, result, _RESULT_FIELDS):
+        if error := extra_field_error(inner, result, _RESULT_FIELDS):
             return error
         for key in ("url", "title", "encrypted_content"):
             if not isinstance(result.get(key), str):
@@ -251,7 +260,9 @@ def _citations_error(where: str, citations: Any) -> str | None:
             return f"{inner}: Input should be a valid dictionary"
         if citation["type"] != "web_search_result_location":
             continue
-        if error := _extra(f"{inner}.web_search_result_location", citation, _CITATION_FIELDS):
+        if error := extra_field_error(
+            f"{inner}.web_search_result_location", citation, _CITATION_FIELDS
+        ):
             return error
         for key in ("url", "encrypted_index", "cited_text"):
             if not isinstance(citation.get(key), str):
