@@ -135,19 +135,15 @@ def hybrid(weights: np.ndarray, share: float, alpha: float, cutoff: float = 0.0)
     Returns:
         A scoring function for :func:`objective`.
     """
-    everything = None
 
     def score(q: DevQuery) -> np.ndarray:
-        nonlocal everything
         lexical = weights @ q.fields
         top_score = lexical.max()
         lexical = lexical / top_score if top_score > 0 else lexical
         minilm, use = q.cosines
         mix = use if q.cjk or share == 0 else (share * minilm + (1 - share) * use)
-        if everything is None or everything.shape != mix.shape:
-            everything = np.ones(mix.shape, dtype=bool)
         weight = 0.0 if q.cjk else alpha
-        combined = weight * lexical + (1 - weight) * rescaled(mix, everything)
+        combined = weight * lexical + (1 - weight) * rescaled(mix, np.ones(mix.shape, dtype=bool))
         combined[combined < cutoff * combined.max()] = 0.0
         return combined
 
