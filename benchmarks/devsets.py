@@ -5,14 +5,20 @@
   (``reference_servers.json``, written by ``fetch_reference_tools.py``); every third query
   (43) is in the ``dev`` split used to fit weights, the other 86 in the ``test`` split that
   the benchmark reports.
-- ``task_dev_queries.json``: 32 task-style requests over the LiveMCPBench tools, written by
+- ``task_dev_queries.json``: 74 task-style requests over the LiveMCPBench tools, written by
   hand for fitting weights in the long-query setting without touching the LiveMCPBench
   evaluation queries.
 
-- ``multilingual_queries.json``: 25 short Chinese, Japanese and English queries over the
-  LiveMCPBench tools (61 of which are described in Chinese); nothing is fitted on it.
+- ``multilingual_queries.json``: 45 short queries in Chinese, Japanese, Korean, Spanish,
+  German, French and English over the LiveMCPBench tools (61 of which are described in
+  Chinese), 20 of them asking in another language for a tool described in English
+  (``described_in: en``); nothing is fitted on it.
+- ``mcpbench/``: 103 long tasks (about 200 words each, 8.8 relevant tools on average) over the
+  257 tools of MCP-Bench's 28 servers, derived from Accenture's MCP-Bench (Apache-2.0) by
+  ``fetch_mcpbench.py`` (``mcpbench/NOTICE.md`` says from what); a dev set of other servers
+  and of longer, several-step requests than LiveMCPBench's, used for fitting only.
 
-All were written from the tool lists before any ranker was run on them.
+The hand-written sets were written from the tool lists before any ranker was run on them.
 """
 
 from __future__ import annotations
@@ -93,16 +99,40 @@ def multilingual_queries() -> list[dict[str, Any]]:
     """Load the multilingual queries.
 
     Returns:
-        25 queries with ``language`` (``zh``, ``ja``, ``en``), ``query`` and ``relevant``
-        (``server/tool`` over the LiveMCPBench tools).
+        45 queries with ``language`` (``zh``, ``ja``, ``ko``, ``es``, ``de``, ``fr``, ``en``),
+        ``query`` and ``relevant`` (``server/tool`` over the LiveMCPBench tools).
     """
     return read("multilingual_queries.json")["queries"]
+
+
+def mcpbench_catalogue() -> Catalogue:
+    """Build the catalogue the MCP-Bench tasks search.
+
+    Returns:
+        257 deferred MCP tools of 28 servers.
+    """
+    return build_catalogue(
+        [
+            McpDefinition(t["server"], t["name"], t["description"], t["input_schema"])
+            for t in read("mcpbench/tools.json")
+        ]
+    )
+
+
+def mcpbench_tasks() -> list[dict[str, Any]]:
+    """Load the MCP-Bench tasks.
+
+    Returns:
+        103 tasks with ``id``, ``kind`` (``single``, ``2server``, ``3server``), ``servers``,
+        ``query`` and ``relevant`` (``{server, name}``).
+    """
+    return read("mcpbench/tasks.json")["tasks"]
 
 
 def task_dev_queries() -> list[dict[str, Any]]:
     """Load the task-style dev queries (the format of LiveMCPBench's ``queries.json``).
 
     Returns:
-        32 tasks with ``query`` and ``relevant`` (``{name, servers}``).
+        74 tasks with ``query`` and ``relevant`` (``{name, servers}``).
     """
     return read("task_dev_queries.json")["queries"]

@@ -1,24 +1,29 @@
 """Fit the BM25 field weights and the hybrid ranker's weights on the dev splits only.
 
-The objective is the mean of two dev figures: MRR@5 of the 43 ``dev`` keyword queries (over
-github-mcp-server and the reference servers) and Recall@5 of the 74 hand-written task-style
-queries over the LiveMCPBench tools (``benchmarks/data/``). Neither the keyword ``test``
-split, nor the multilingual queries, nor the LiveMCPBench queries are read.
+The objective is the mean of three dev figures, each the mean of its values at 5 hits and at
+10 (the depths of the targets): MRR of the 43 ``dev`` keyword queries (over github-mcp-server
+and the reference servers), Recall of the 74 hand-written task-style queries over the
+LiveMCPBench tools, and Recall of the 103 MCP-Bench tasks over its own servers' tools
+(``benchmarks/data/``). Neither the keyword ``test`` split, nor the
+multilingual queries, nor the LiveMCPBench queries are read.
 
 1. BM25: coordinate ascent over :data:`GRID` for each field weight (three sweeps, from all
    weights 1), scoring from per-field BM25 scores computed once per query.
-2. Hybrid: with those weights, a grid over MiniLM's share of the embeddings' average (0 to 1
-   in steps of 0.1, the multilingual encoder having the rest) and the lexical weight (0 to 1
-   in steps of 0.05); ties go to the smaller lexical weight, then the smaller MiniLM share.
+2. Hybrid: with those weights, a grid over the query window (:data:`WINDOWS` terms) and the
+   best window's share (:data:`WINDOW_SHARES`), MiniLM's share of the embeddings' average (0
+   to 1 in steps of 0.1, the multilingual encoder having the rest) and the lexical weight (0
+   to 1 in steps of 0.05); ties go to the smaller lexical weight, then the smaller MiniLM
+   share, then the larger window, then the smaller window share.
 3. The cut-off: the largest share of the best score (0 to 0.9 in steps of 0.05) whose
-   objective is no lower than with no cut-off, at 5 hits and at 10.
+   objective is no lower than with no cut-off.
 
 It prints the fitted values; ``nbagent/rankers/bm25.py`` (``FIELD_WEIGHTS``),
-``nbagent/rankers/embedder.py`` (``DEFAULT_EMBEDDERS``) and ``nbagent/rankers/hybrid.py``
-(``LEXICAL_WEIGHT``, ``CUTOFF``) hold them.
+``nbagent/rankers/embedder.py`` (``DEFAULT_EMBEDDERS``), ``nbagent/rankers/semantic.py``
+(``WINDOW``, ``WINDOW_SHARE``) and ``nbagent/rankers/hybrid.py`` (``LEXICAL_WEIGHT``,
+``CUTOFF``) hold them.
 
-Run ``python benchmarks/fit_weights.py`` from the repo root (embedding the LiveMCPBench
-tools takes a minute or two the first time; vectors are cached under ``~/.nbagent``).
+Run ``python benchmarks/fit_weights.py`` from the repo root (embedding the tools takes a
+minute or two the first time; vectors are cached under ``~/.nbagent``).
 """
 
 from __future__ import annotations
@@ -29,12 +34,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from catalogue import Catalogue, build_catalogue, livemcpbench_definitions, run_line
-from devsets import keyword_catalogue, keyword_queries, task_dev_queries
+from devsets import (
+    keyword_catalogue,
+    keyword_queries,
+    mcpbench_catalogue,
+    mcpbench_tasks,
+    task_dev_queries,
+)
 
 from nbagent.rankers.bm25 import BM25Ranker
 from nbagent.rankers.embedder import DEFAULT_CACHE_DIR, DEFAULT_EMBEDDERS, EmbeddingCache
 from nbagent.rankers.fields import FIELDS, ToolFields
-from nbagent.rankers.semantic import only_cjk, rescaled, standardised
+from nbagent.rankers.semantic import only_cjk, pooled, query_texts, rescaled, standardised
 from nbagent.search import parse_terms
 
 GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0)
@@ -47,6 +58,12 @@ LEXICAL = np.round(np.arange(0, 1.0001, 0.05), 2)
 """The lexical weights tried."""
 CUTOFFS = np.round(np.arange(0, 0.9001, 0.05), 2)
 """The cut-offs tried."""
+DEPTHS = (5, 10)
+"""The numbers of hits the objective counts at."""
+WINDOWS = (8, 12, 16, 20, 24)
+"""The query windows tried, in terms."""
+WINDOW_SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""The best window's shares tried."""
 
 
 @dataclass
@@ -55,23 +72,27 @@ class DevQuery:
 
     fields: np.ndarray
     """Per-field BM25 scores, shape (fields, tools)."""
-    cosines: list[np.ndarray]
-    """Each default embedder's standardised similarity to each tool."""
+    rows: dict[int, list[list[np.ndarray]]]
+    """By window size, each default embedder's standardised similarities to each tool: the
+    whole query's, then each window's (:func:`~nbagent.rankers.semantic.query_texts`)."""
     cjk: bool
     """Whether the query is written in Chinese, Japanese or Korean only."""
     entries: list[np.ndarray]
     """One boolean mask over the tools per relevant entry."""
-    keyword: bool
-    """A keyword query (scored by MRR@5) rather than a task (Recall@5)."""
+    dev_set: str
+    """The dev set it belongs to; ``keyword`` queries are scored by MRR@5, the others by
+    Recall@5."""
 
 
-def prepare(catalogue: Catalogue, queries: Sequence[tuple[str, list[np.ndarray]]], keyword: bool):
+def prepare(
+    catalogue: Catalogue, queries: Sequence[tuple[str, list[np.ndarray]]], dev_set: str
+) -> list[DevQuery]:
     """Score a dev set's queries field by field and by each default embedder.
 
     Args:
         catalogue: The tools searched.
         queries: Each query with its relevant entries' masks.
-        keyword: Whether these are keyword queries.
+        dev_set: The dev set's name.
 
     Returns:
         The prepared queries.
@@ -85,52 +106,84 @@ def prepare(catalogue: Catalogue, queries: Sequence[tuple[str, list[np.ndarray]]
     prepared = []
     for q, entries in queries:
         terms = parse_terms(q)
-        text = " ".join(term.text for term in terms)
-        cosines = [
-            standardised(m @ c.embedder.embed([text])[0], everything)
-            for c, m in zip(caches, matrices, strict=True)
-        ]
+        rows = {
+            window: [
+                [
+                    standardised(m @ v, everything)
+                    for v in c.embedder.embed(query_texts(terms, window))
+                ]
+                for c, m in zip(caches, matrices, strict=True)
+            ]
+            for window in WINDOWS
+        }
         prepared.append(
-            DevQuery(lexical.field_scores(terms), cosines, only_cjk(terms), entries, keyword)
+            DevQuery(lexical.field_scores(terms), rows, only_cjk(terms), entries, dev_set)
         )
     return prepared
 
 
 def objective(
-    queries: Sequence[DevQuery], score: Callable[[DevQuery], np.ndarray], depth: int = 5
+    queries: Sequence[DevQuery],
+    score: Callable[[DevQuery], np.ndarray],
+    depths: Sequence[int] = DEPTHS,
 ) -> float:
-    """Mean of keyword MRR and task Recall at a depth (5 by default) under a scoring function.
+    """Mean over the dev sets of keyword MRR and task Recall, averaged over the depths.
 
     Args:
         queries: The prepared dev queries.
         score: Maps a query to one score per tool.
-        depth: How many hits count.
+        depths: How many hits count (each depth weighs the same).
 
     Returns:
         The objective (higher is better).
     """
-    mrr, recall = [], []
+    figures: dict[str, list[float]] = {}
     for query in queries:
         scores = score(query)
-        order = np.argsort(-scores, kind="stable")[:depth]
-        order = order[scores[order] > 0]
-        if query.keyword:
-            ranks = [i for i, p in enumerate(order) if query.entries[0][p]]
-            mrr.append(1 / (ranks[0] + 1) if ranks else 0.0)
-        else:
-            recall.append(np.mean([mask[order].any() for mask in query.entries]))
-    return (float(np.mean(mrr)) + float(np.mean(recall))) / 2
+        ranked = np.argsort(-scores, kind="stable")[: max(depths)]
+        ranked = ranked[scores[ranked] > 0]
+        for depth in depths:
+            order = ranked[:depth]
+            if query.dev_set == "keyword":
+                ranks = [i for i, p in enumerate(order) if query.entries[0][p]]
+                figure = 1 / (ranks[0] + 1) if ranks else 0.0
+            else:
+                figure = float(np.mean([mask[order].any() for mask in query.entries]))
+            figures.setdefault(query.dev_set, []).append(figure)
+    return float(np.mean([np.mean(values) for values in figures.values()]))
 
 
-def hybrid(weights: np.ndarray, share: float, alpha: float, cutoff: float = 0.0):
+def similarity(q: DevQuery, window: int, window_share: float, share: float) -> np.ndarray:
+    """The embeddings' similarity, as :mod:`nbagent.rankers.semantic` computes it.
+
+    Args:
+        q: The query.
+        window: The query window, in terms.
+        window_share: The best window's share.
+        share: MiniLM's share of the embeddings' average (the multilingual encoder's is the
+            rest; an English-only model sits out CJK queries).
+
+    Returns:
+        One similarity in [0, 1] per tool.
+    """
+    minilm, use = (pooled(rows, window_share) for rows in q.rows[window])
+    mix = use if q.cjk or share == 0 else (share * minilm + (1 - share) * use)
+    return rescaled(mix, np.ones(mix.shape, dtype=bool))
+
+
+def hybrid(
+    weights: np.ndarray,
+    alpha: float,
+    cutoff: float = 0.0,
+    similarities: Callable[[DevQuery], np.ndarray] | None = None,
+):
     """The hybrid ranker's score, as :mod:`nbagent.rankers.hybrid` computes it.
 
     Args:
         weights: The BM25 field weights.
-        share: MiniLM's share of the embeddings' average (the multilingual encoder's is the
-            rest; an English-only model sits out CJK queries).
         alpha: The lexical weight.
         cutoff: Scores below this share of the best become 0.
+        similarities: Each query's embedding similarity (see :func:`similarity`).
 
     Returns:
         A scoring function for :func:`objective`.
@@ -140,14 +193,24 @@ def hybrid(weights: np.ndarray, share: float, alpha: float, cutoff: float = 0.0)
         lexical = weights @ q.fields
         top_score = lexical.max()
         lexical = lexical / top_score if top_score > 0 else lexical
-        minilm, use = q.cosines
-        mix = use if q.cjk or share == 0 else (share * minilm + (1 - share) * use)
         weight = 0.0 if q.cjk else alpha
-        combined = weight * lexical + (1 - weight) * rescaled(mix, np.ones(mix.shape, dtype=bool))
+        combined = weight * lexical + (1 - weight) * similarities(q)
         combined[combined < cutoff * combined.max()] = 0.0
         return combined
 
     return score
+
+
+def memo(function: Callable[[DevQuery], np.ndarray]) -> Callable[[DevQuery], np.ndarray]:
+    """Compute a query's similarity once per grid point (keyed by the query's identity)."""
+    done: dict[int, np.ndarray] = {}
+
+    def cached(q: DevQuery) -> np.ndarray:
+        if id(q) not in done:
+            done[id(q)] = function(q)
+        return done[id(q)]
+
+    return cached
 
 
 def main() -> None:
@@ -168,7 +231,23 @@ def main() -> None:
         )
         for t in task_dev_queries()
     ]
-    queries = prepare(kw_catalogue, kw, True) + prepare(lmb, tasks, False)
+    mcp = mcpbench_catalogue()
+    mcp_origins = [mcp.origins[t.name] for t in mcp.tools]
+    mcp_tasks = [
+        (
+            t["query"],
+            [
+                np.array([d.name == e["name"] and d.server == e["server"] for d in mcp_origins])
+                for e in t["relevant"]
+            ],
+        )
+        for t in mcpbench_tasks()
+    ]
+    queries = (
+        prepare(kw_catalogue, kw, "keyword")
+        + prepare(lmb, tasks, "task")
+        + prepare(mcp, mcp_tasks, "mcpbench")
+    )
 
     weights = np.ones(len(FIELDS), dtype=np.float32)
     best = objective(queries, lambda q: weights @ q.fields)
@@ -185,30 +264,53 @@ def main() -> None:
         fitted = dict(zip(FIELDS, weights, strict=True))
         print(f"sweep {sweep + 1}: objective {best:.4f}, weights {fitted}")
 
-    grid = [
-        (objective(queries, hybrid(weights, share, alpha)), -alpha, -share)
-        for share in SHARES
-        for alpha in LEXICAL
-    ]
-    got, alpha, share = max(grid)
-    alpha, share = -alpha, -share
-    print(f"hybrid: MiniLM share {share:.1f}, lexical weight {alpha:.2f}: objective {got:.4f}")
-    for s in SHARES:
-        row = [f"{o:.3f}" for o, a, sh in grid if -sh == s]
-        print(f"  share {s:.1f}: " + " ".join(row))
-    deep = objective(queries, hybrid(weights, share, alpha), 10)
-    cutoff = max(
-        c
-        for c in CUTOFFS
-        if objective(queries, hybrid(weights, share, alpha, c)) >= got - 1e-9
-        and objective(queries, hybrid(weights, share, alpha, c), 10) >= deep - 1e-9
+    grid = []
+    for window in WINDOWS:
+        for window_share in WINDOW_SHARES:
+            for share in SHARES:
+                similar = memo(
+                    lambda q, w=window, ws=window_share, s=share: similarity(q, w, ws, s)
+                )
+                for alpha in LEXICAL:
+                    got = objective(queries, hybrid(weights, alpha, similarities=similar))
+                    grid.append((got, -alpha, -share, window, -window_share))
+        print(f"window {window}: best objective {max(g for g in grid if g[3] == window)[0]:.4f}")
+    got, alpha, share, window, window_share = max(grid)
+    alpha, share, window_share = -alpha, -share, -window_share
+    print(
+        f"hybrid: window {window} terms, window share {window_share:.2f}, MiniLM share "
+        f"{share:.1f}, lexical weight {alpha:.2f}: objective {got:.4f}"
     )
+    similar = memo(lambda q: similarity(q, window, window_share, share))
+
+    def fitted(cutoff: float = 0.0):
+        return hybrid(weights, alpha, cutoff, similar)
+
+    cutoff = max(c for c in CUTOFFS if objective(queries, fitted(c)) >= got - 1e-9)
+    plain, plain_alpha, plain_share, *_ = max(g for g in grid if g[4] == 0)
+    plain_similar = memo(lambda q: similarity(q, WINDOWS[0], 0.0, -plain_share))
+    print(
+        f"  without windows (window share 0): objective {plain:.4f} (MiniLM share "
+        f"{-plain_share:.1f}, lexical weight {-plain_alpha:.2f})"
+    )
+    print("  by dev set, with the fitted cut-off (without windows → with them):")
+    without = hybrid(weights, -plain_alpha, cutoff, plain_similar)
+    for dev_set in ("keyword", "task", "mcpbench"):
+        part = [q for q in queries if q.dev_set == dev_set]
+        at = [
+            f"at {d} {objective(part, without, (d,)):.3f} → "
+            f"{objective(part, fitted(cutoff), (d,)):.3f}"
+            for d in DEPTHS
+        ]
+        print(f"    {dev_set}: {', '.join(at)}")
     unfitted = [f for i, f in enumerate(FIELDS) if not any(q.fields[i].any() for q in queries)]
     if unfitted:
         print(f"\nNot fitted (empty in every dev tool): {', '.join(unfitted)}")
     pairs = ", ".join(f"{f!r}: {w:g}" for f, w in zip(FIELDS, weights, strict=True))
     print(f"\nFIELD_WEIGHTS = {{{pairs}}}")
     print(f"DEFAULT_EMBEDDERS weights: MiniLM {share:.1f}, USE {1 - share:.1f}")
+    print(f"WINDOW = {window}")
+    print(f"WINDOW_SHARE = {window_share:.2f}")
     print(f"LEXICAL_WEIGHT = {alpha:.2f}  # objective {got:.4f}")
     print(f"CUTOFF = {cutoff:.2f}")
 

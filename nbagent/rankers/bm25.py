@@ -24,16 +24,16 @@ if TYPE_CHECKING:
     import numpy as np
 
 FIELD_WEIGHTS: Mapping[str, float] = {
-    "name": 5.0,
+    "name": 3.0,
     "server": 3.0,
-    "hint": 2.0,
-    "description": 2.0,
+    "hint": 1.0,
+    "description": 1.0,
     "params": 0.0,
-    "param_docs": 1.0,
+    "param_docs": 0.5,
 }
 """The weight of each field's BM25 score: fitted by ``benchmarks/fit_weights.py`` on the dev
-splits (43 keyword queries, 74 task-style queries), except ``hint``, which no dev tool has,
-set by hand to the description's weight."""
+sets (43 keyword queries, 74 task-style queries, 103 MCP-Bench tasks), except ``hint``, which
+no dev tool has, set by hand to the description's weight."""
 
 
 class BM25Ranker(IndexedAtOnce):

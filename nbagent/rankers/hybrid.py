@@ -30,7 +30,7 @@ from nbagent.tool import Tool
 LEXICAL_WEIGHT = 0.2
 """The share of the normalised BM25 score in the combined score (fitted on the dev sets)."""
 
-CUTOFF = 0.55
+CUTOFF = 0.4
 """Hits below this share of the best hit's score are dropped (the largest share that cost
 nothing on the dev sets, at 5 hits and at 10)."""
 

@@ -9,6 +9,13 @@ different scales), averaged with the embedders' weights, then rescaled to [0, 1]
 tool 0, the best 1). An English-only embedder sits out a query written in Chinese, Japanese
 or Korean.
 
+A long query (a task of several steps) asks for several tools, and one embedding of it, cut to
+the model's length, blurs them or loses the later ones. So a query of more than
+:data:`WINDOW` terms is also embedded window by window (:func:`query_texts`), and a tool's
+similarity is ``(1 - WINDOW_SHARE) * whole + WINDOW_SHARE * best window`` (each one
+standardised; :func:`pooled`): a tool close to one step of the task comes up even when the
+whole text is about something else. A short query is embedded once, as before.
+
 Nobody waits for a model. :meth:`SemanticIndex.index` returns at once; a thread of the
 index's own loads the models and embeds the tools not in the cache (in memory and under
 ``~/.nbagent/embeddings``), in batches, dropping a batch's work for a tool set that a newer
@@ -47,6 +54,13 @@ log = get_logger(__name__)
 
 NICE = 19
 """The nice value of the embedding thread: the lowest priority."""
+
+WINDOW = 16
+"""A query of more terms than this is also embedded in windows of this many terms (fitted on
+the dev sets, ``benchmarks/fit_weights.py``)."""
+
+WINDOW_SHARE = 0.75
+"""The best window's share of a long query's similarity (fitted on the dev sets)."""
 
 EmbedderSource = Embedder | Callable[[], Embedder]
 """An embedder, or a function that builds one (called on the indexing thread)."""
@@ -194,11 +208,11 @@ class SemanticIndex:
         if not chosen:
             return None
         embedded = vectors.embedded
-        query = " ".join(term.text for term in terms)
+        texts = query_texts(terms)
         total = np.zeros(len(embedded), dtype=np.float32)
         for cache, matrix, weight in chosen:
-            cosine = matrix @ cache.embedder.embed([query])[0]
-            total += weight * standardised(cosine, embedded)
+            rows = [standardised(matrix @ v, embedded) for v in cache.embedder.embed(texts)]
+            total += weight * pooled(rows)
         total /= sum(weight for _, _, weight in chosen)
         return rescaled(total, embedded)
 
@@ -268,6 +282,42 @@ def _lower_priority() -> None:
 def only_cjk(terms: Sequence[Term]) -> bool:
     """Whether every term of a query is Chinese, Japanese or Korean (no spaced-script word)."""
     return all(not term.units.words for term in terms)
+
+
+def query_texts(terms: Sequence[Term], window: int = WINDOW) -> list[str]:
+    """The texts a query is embedded as: the whole of it, then its windows if it is long.
+
+    Args:
+        terms: The query's terms.
+        window: The most terms a query has to be embedded once only; also each window's size.
+
+    Returns:
+        The terms joined by spaces; when there are more than ``window`` of them, followed by
+        each run of ``window`` consecutive terms (the last one shorter).
+    """
+    words = [term.text for term in terms]
+    whole = " ".join(words)
+    if len(words) <= window:
+        return [whole]
+    return [whole, *(" ".join(words[i : i + window]) for i in range(0, len(words), window))]
+
+
+def pooled(rows: Sequence[np.ndarray], share: float = WINDOW_SHARE) -> np.ndarray:
+    """Combine a query's standardised similarities: the whole query's with its best window's.
+
+    Args:
+        rows: The whole query's similarities, then each window's (see :func:`query_texts`).
+        share: The best window's share.
+
+    Returns:
+        ``rows[0]`` alone for a short query, else ``(1 - share) * rows[0] + share *`` the
+        tool's highest similarity to any window.
+    """
+    import numpy as np
+
+    if len(rows) == 1:
+        return rows[0]
+    return (1 - share) * rows[0] + share * np.max(rows[1:], axis=0)
 
 
 def standardised(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.rankers.semantic import SemanticIndex, rescaled, standardised
+from nbagent.rankers.semantic import (
+    WINDOW,
+    SemanticIndex,
+    pooled,
+    query_texts,
+    rescaled,
+    standardised,
+)
 from nbagent.search import parse_terms
 from nbagent.tool import Tool
 
@@ -124,6 +132,51 @@ def test_rescaled_similarities_span_zero_to_one(values: list[float]) -> None:
     assert np.all((out >= 0) & (out <= 1 + 1e-6))
     if array.max() - array.min() > 1e-3:
         assert out[array.argmax()] == pytest.approx(1) and out[array.argmin()] == 0
+
+
+@given(st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), unique=True, max_size=60))
+def test_a_long_query_is_embedded_whole_and_in_windows_covering_it(words: list[str]) -> None:
+    query = " ".join(["find", *words])
+    texts = query_texts(parse_terms(query))
+    whole = " ".join(term.text for term in parse_terms(query))
+    assert texts[0] == whole
+    windows = texts[1:]
+    if len(whole.split()) <= WINDOW:
+        assert windows == []
+    else:
+        assert " ".join(windows) == whole
+        assert all(0 < len(window.split()) <= WINDOW for window in windows)
+
+
+def test_a_short_query_keeps_its_similarity_and_a_long_one_adds_its_best_window() -> None:
+    whole, first, second = np.array([0.0, 1.0]), np.array([2.0, 0.0]), np.array([0.0, 3.0])
+    assert pooled([whole]) is whole
+    assert np.allclose(pooled([whole, first, second], 0.5), [1.0, 2.0])
+    assert np.allclose(pooled([whole, first, second], 0.0), whole)
+
+
+def test_a_tool_only_the_last_step_of_a_long_task_asks_for_comes_up(
+    hashing: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    semantic = importlib.import_module("nbagent.rankers.semantic")
+    tools = [
+        mcp("mcp__wiki__search", "Search encyclopedia articles about history, science and art."),
+        mcp("mcp__wiki__summarise", "Summarise an encyclopedia article about history or art."),
+        mcp("mcp__wiki__links", "List the links of an encyclopedia article."),
+        mcp("mcp__wiki__sections", "List the sections of an article about science."),
+        mcp("mcp__units__convert", "Convert a length between miles and kilometres."),
+    ]
+    index = ready([hashing], tools)
+    task = parse_terms(
+        "I am writing a long report on the history of science and art in Europe, so search "
+        "the encyclopedia articles about history, list the sections and links of each "
+        "article, summarise every article about art and science for the report, and at the "
+        "end convert miles to kilometres"
+    )
+    assert len(query_texts(task)) > 1
+    assert index.scores(task).argmax() == 4
+    monkeypatch.setattr(semantic, "query_texts", lambda terms: query_texts(terms, len(terms)))
+    assert index.scores(task).argmin() == 4
 
 
 def test_an_index_dropped_by_its_owner_is_freed_with_its_vectors(hashing: Any) -> None:
