@@ -49,7 +49,11 @@ description carry its meaning, and on the dev sets (``benchmarks/fit_weights.py`
 (``benchmarks/embedding_cost.py``)."""
 
 BATCH_SIZE = 32
-"""Texts embedded per forward pass (grouped by length to limit padding)."""
+"""Texts embedded per forward pass at most (grouped by length to limit padding)."""
+
+MAX_PADDING = 2
+"""A batch ends before a text more than this many times as long as its shortest one (a long
+query and its short windows are embedded apart, not all padded to the long one's length)."""
 
 _DTYPES = {"F32": "<f4", "F16": "<f2", "I64": "<i8"}
 
@@ -196,10 +200,9 @@ class MiniLMEmbedder:
         if not texts:
             return out
         encodings = self.tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         with self._threads.limit(limits=1, user_api="blas"):
-            for start in range(0, len(order), BATCH_SIZE):
-                self._batch(encodings, order[start : start + BATCH_SIZE], out)
+            for batch in _batches([len(e.ids) for e in encodings]):
+                self._batch(encodings, batch, out)
         return out
 
     def _batch(self, encodings: list[Encoding], batch: list[int], out: np.ndarray) -> None:
@@ -237,6 +240,26 @@ class MiniLMEmbedder:
         x = x.reshape(batch, width, size)
         pooled = (x * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+def _batches(lengths: Sequence[int]) -> list[list[int]]:
+    """Group texts into forward passes by length.
+
+    Args:
+        lengths: Each text's number of word pieces.
+
+    Returns:
+        Positions of the texts, shortest first, in batches of at most :data:`BATCH_SIZE`
+        whose longest text is at most :data:`MAX_PADDING` times as long as their shortest.
+    """
+    batches: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        last = batches[-1] if batches else None
+        if last and len(last) < BATCH_SIZE and lengths[i] <= MAX_PADDING * lengths[last[0]]:
+            last.append(i)
+        else:
+            batches.append([i])
+    return batches
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:

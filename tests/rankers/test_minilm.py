@@ -7,8 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from nbagent.rankers.minilm import MAX_TOKENS, _gelu
+from nbagent.rankers.minilm import BATCH_SIZE, MAX_PADDING, MAX_TOKENS, _batches, _gelu
 from tests.components import MINILM_HOW, needs
 
 needs_minilm = needs(
@@ -36,6 +38,15 @@ def test_gelu_matches_the_erf_definition() -> None:
     x = np.linspace(-8, 8, 20001, dtype=np.float32)
     exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.tolist()])
     assert np.abs(_gelu(x.copy()) - exact).max() < 1e-6
+
+
+@given(st.lists(st.integers(1, MAX_TOKENS), max_size=100))
+def test_texts_are_batched_by_length_with_little_padding(lengths: list[int]) -> None:
+    batches = _batches(lengths)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        sizes = [lengths[i] for i in batch]
+        assert len(batch) <= BATCH_SIZE and max(sizes) <= MAX_PADDING * min(sizes)
 
 
 @pytest.fixture(scope="module")
