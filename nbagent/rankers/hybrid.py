@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nbagent.rankers.bm25 import BM25Ranker, top
-from nbagent.rankers.semantic import SemanticIndex, only_cjk
+from nbagent.rankers.semantic import SemanticIndex, Similarity, only_cjk
 from nbagent.search import SearchHit, Term
 from nbagent.tool import Tool
 
@@ -114,7 +114,8 @@ class HybridRanker:
         lexical = self.lexical.scores(terms)
         best = float(lexical.max())
         lexical = lexical / best if best > 0 else lexical
-        similarity = self.semantic.scores(terms)
+        found = self.semantic.similarity(terms)
+        similarity = None if found is None else found.values
         if similarity is None:
             combined = lexical.copy()
             alone = ("no embedder reads this language",) if self.semantic.ready else ()
@@ -133,14 +134,19 @@ class HybridRanker:
                 self._names[p],
                 round(float(combined[p]), 3),
                 (f"bm25 {lexical[p]:.3f} (normalised)", *alone)
-                if similarity is None
-                else (f"bm25 {lexical[p]:.3f} (normalised)", _similarity(similarity[p])),
+                if found is None
+                else (f"bm25 {lexical[p]:.3f} (normalised)", *_similarity(found, p)),
             )
             for p in top(combined, self._names, limit)
         ]
 
 
-def _similarity(value: float) -> str:
-    """The reason naming a tool's similarity (1 for the most similar tool of the set, 0 for the
-    least), or that it has none."""
-    return "not embedded: ranked by bm25" if value != value else f"relative similarity {value:.3f}"
+def _similarity(found: Similarity, position: int) -> tuple[str, ...]:
+    """The reasons naming a tool's similarity (1 for the most similar tool of the set, 0 for the
+    least) and, for a long query, the part of it closest to the tool; or that it has none."""
+    value = float(found.values[position])
+    if value != value:
+        return ("not embedded: ranked by bm25",)
+    window = found.closest_window(position)
+    closest = () if window is None else (f'closest to "{window}"',)
+    return (f"relative similarity {value:.3f}", *closest)

@@ -67,6 +67,26 @@ EmbedderSource = Embedder | Callable[[], Embedder]
 
 
 @dataclass(frozen=True)
+class Similarity:
+    """A query's similarity to every tool of the indexed set."""
+
+    values: np.ndarray
+    """One similarity in [0, 1] per tool in indexing order (``NaN`` for a tool not embedded)."""
+    windows: tuple[str, ...] = ()
+    """A long query's windows (:func:`query_texts`); empty for a short query."""
+    closest: np.ndarray | None = None
+    """For a long query, the position in :attr:`windows` of each tool's closest window."""
+
+    def closest_window(self, position: int) -> str | None:
+        """The window of the query closest to one tool, or ``None`` for a short query.
+
+        Args:
+            position: The tool's position in indexing order.
+        """
+        return None if self.closest is None else self.windows[int(self.closest[position])]
+
+
+@dataclass(frozen=True)
 class _Job:
     """One tool set to embed."""
 
@@ -189,9 +209,21 @@ class SemanticIndex:
             terms: The query's terms.
 
         Returns:
-            One similarity in [0, 1] per tool in indexing order (``NaN`` for a tool not
-            embedded), or ``None`` while the vectors are not ready or when no embedder
-            applies (an English-only model and a CJK query).
+            :attr:`Similarity.values`, or ``None`` when :meth:`similarity` is ``None``.
+        """
+        found = self.similarity(terms)
+        return None if found is None else found.values
+
+    def similarity(self, terms: Sequence[Term]) -> Similarity | None:
+        """Compare the query with every tool of the latest set.
+
+        Args:
+            terms: The query's terms.
+
+        Returns:
+            The similarities (and, for a long query, each tool's closest window), or ``None``
+            while the vectors are not ready or when no embedder applies (an English-only model
+            and a CJK query).
         """
         import numpy as np
 
@@ -210,11 +242,16 @@ class SemanticIndex:
         embedded = vectors.embedded
         texts = query_texts(terms)
         total = np.zeros(len(embedded), dtype=np.float32)
+        by_window = np.zeros((len(texts) - 1, len(embedded)), dtype=np.float32)
         for cache, matrix, weight in chosen:
             rows = [standardised(matrix @ v, embedded) for v in cache.embedder.embed(texts)]
             total += weight * pooled(rows)
+            by_window += weight * np.array(rows[1:]).reshape(by_window.shape)
         total /= sum(weight for _, _, weight in chosen)
-        return rescaled(total, embedded)
+        values = rescaled(total, embedded)
+        if len(texts) == 1:
+            return Similarity(values)
+        return Similarity(values, tuple(texts[1:]), by_window.argmax(axis=0))
 
     def _work(self) -> None:
         """Load the models once, embed the newest job's texts, publish its vectors."""

@@ -130,3 +130,24 @@ def test_tool_search_embeds_new_tools_before_anyone_searches_and_says_how_it_ran
     second = search.tool.handler(query="ticket")
     assert second.metadata["ranking"] == "hybrid"
     assert second.metadata["hits"][0].reasons[1].startswith("relative similarity ")
+
+
+def test_a_long_querys_hits_name_the_part_of_it_closest_to_each_tool(hashing: Any) -> None:
+    convert = Tool(
+        name="mcp__units__convert",
+        description="Convert a length between miles and kilometres.",
+        is_mcp=True,
+    )
+    r = HybridRanker(BM25Ranker(), SemanticIndex([hashing], cache_dir=None), cutoff=0.0)
+    r.index([ISSUE, TIME, convert])
+    assert r.wait(30)
+    task = parse_terms(
+        "Open the issue tracker of our github repository and file an issue about the broken "
+        "timezone handling in the scheduler that users keep reporting, then convert miles to "
+        "kilometres for the distances table"
+    )
+    reasons = {hit.name: hit.reasons for hit in r.rank(task, 5)}
+    closest = reasons[convert.name][-1]
+    assert closest.startswith('closest to "') and "convert miles" in closest
+    short = r.rank(parse_terms("convert miles"), 5)
+    assert all(not reason.startswith("closest") for hit in short for reason in hit.reasons)
