@@ -19,7 +19,7 @@ whole text is about something else. A short query is embedded once, as before.
 Nobody waits for a model. :meth:`SemanticIndex.index` returns at once; a thread of the
 index's own loads the models and embeds the tools not in the cache (in memory and under
 ``~/.nbagent/embeddings``), in batches, dropping a batch's work for a tool set that a newer
-call replaced. Until the vectors of the latest set are ready :meth:`SemanticIndex.scores`
+call replaced. Until the vectors of the latest set are ready :meth:`SemanticIndex.similarity`
 answers ``None`` and the rankers rank by BM25, saying so (:attr:`SemanticIndex.status`). A
 tool whose text no model could embed gets no similarity (``NaN``), and the rankers score it by
 BM25 alone.
@@ -202,18 +202,6 @@ class SemanticIndex:
         """
         return self._idle.wait(timeout)
 
-    def scores(self, terms: Sequence[Term]) -> np.ndarray | None:
-        """Score the query against every tool of the latest set.
-
-        Args:
-            terms: The query's terms.
-
-        Returns:
-            :attr:`Similarity.values`, or ``None`` when :meth:`similarity` is ``None``.
-        """
-        found = self.similarity(terms)
-        return None if found is None else found.values
-
     def similarity(self, terms: Sequence[Term]) -> Similarity | None:
         """Compare the query with every tool of the latest set.
 
@@ -242,16 +230,17 @@ class SemanticIndex:
         embedded = vectors.embedded
         texts = query_texts(terms)
         total = np.zeros(len(embedded), dtype=np.float32)
-        by_window = np.zeros((len(texts) - 1, len(embedded)), dtype=np.float32)
+        windows = np.zeros((len(texts) - 1, len(embedded)), dtype=np.float32)
         for cache, matrix, weight in chosen:
             rows = [standardised(matrix @ v, embedded) for v in cache.embedder.embed(texts)]
             total += weight * pooled(rows)
-            by_window += weight * np.array(rows[1:]).reshape(by_window.shape)
+            if len(rows) > 1:
+                windows += weight * np.stack(rows[1:])
         total /= sum(weight for _, _, weight in chosen)
         values = rescaled(total, embedded)
         if len(texts) == 1:
             return Similarity(values)
-        return Similarity(values, tuple(texts[1:]), by_window.argmax(axis=0))
+        return Similarity(values, tuple(texts[1:]), windows.argmax(axis=0))
 
     def _work(self) -> None:
         """Load the models once, embed the newest job's texts, publish its vectors."""

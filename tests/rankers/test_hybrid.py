@@ -30,7 +30,7 @@ def test_score_is_the_weighted_sum_of_normalised_bm25_and_similarity(
     r = hybrid(hashing, weight)
     terms = parse_terms("github issue timezone")
     lexical = r.lexical.scores(terms)
-    similarity = r.semantic.scores(terms)
+    similarity = r.semantic.similarity(terms).values
     expected = weight * lexical / lexical.max() + (1 - weight) * similarity
     hits = {hit.name: hit.score for hit in r.rank(terms, 5)}
     for position, tool in enumerate([ISSUE, TIME]):

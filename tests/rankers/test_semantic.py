@@ -46,11 +46,11 @@ def test_index_returns_at_once_and_scores_only_when_the_vectors_are_ready(
     index = SemanticIndex([gated], cache_dir=None)
     index.index([SLACK, FILES])
     assert gated.entered.wait(30)
-    assert not index.ready and index.scores(parse_terms("read file")) is None
+    assert not index.ready and index.similarity(parse_terms("read file")) is None
     assert index.status.startswith("embedding the tools: 0 of 2")
     gated.gate.set()
     assert index.wait(30) and index.ready and index.status == "ready"
-    scores = index.scores(parse_terms("read file contents"))
+    scores = index.similarity(parse_terms("read file contents")).values
     assert scores is not None and scores.argmax() == 1
 
 
@@ -62,7 +62,7 @@ def test_a_newer_tool_set_supersedes_the_one_being_embedded(hashing: Any, gated:
     index.index([SLACK, FILES])
     gated.gate.set()
     assert index.wait(30)
-    scores = index.scores(parse_terms("read file"))
+    scores = index.similarity(parse_terms("read file")).values
     assert scores is not None and len(scores) == 2
 
 
@@ -91,7 +91,7 @@ def test_vectors_persist_on_disk_across_indexes(
 
 def test_a_text_the_model_cannot_embed_gets_no_similarity(refusing: Any) -> None:
     index = ready([refusing("fs:", ValueError("cannot read this text"))], [SLACK, FILES, ZH])
-    scores = index.scores(parse_terms("post message"))
+    scores = index.similarity(parse_terms("post message")).values
     assert scores is not None and np.isnan(scores[1]) and scores[0] == 1.0 and scores[2] == 0
     [reason] = index.caches[0].failed.values()
     assert reason == "ValueError: cannot read this text"
@@ -105,14 +105,14 @@ def test_models_that_fail_to_load_leave_the_index_idle_and_say_why() -> None:
     index.index([SLACK])
     assert index.wait(30) and not index.ready
     assert index.status == "embeddings unavailable: RuntimeError: no weights here"
-    assert index.scores(parse_terms("post")) is None
+    assert index.similarity(parse_terms("post")) is None
 
 
 def test_an_english_only_embedder_sits_out_a_cjk_query(hashing: Any) -> None:
     index = ready([hashing], [ZH, SLACK])
-    assert index.scores(parse_terms("发送消息")) is None
+    assert index.similarity(parse_terms("发送消息")) is None
     hashing.multilingual = True
-    assert index.scores(parse_terms("发送消息")) is not None
+    assert index.similarity(parse_terms("发送消息")) is not None
 
 
 def test_similarities_are_averaged_with_the_weights(hashing: Any, new_hashing: Any) -> None:
@@ -121,7 +121,7 @@ def test_similarities_are_averaged_with_the_weights(hashing: Any, new_hashing: A
     both = ready([hashing, other], [SLACK, FILES], weights=[0.7, 0.3])
     one = ready([hashing], [SLACK, FILES])
     terms = parse_terms("post a message")
-    assert np.allclose(both.scores(terms), one.scores(terms))
+    assert np.allclose(both.similarity(terms).values, one.similarity(terms).values)
 
 
 @given(st.lists(st.floats(-1, 1, width=32), min_size=1, max_size=30))
@@ -174,9 +174,9 @@ def test_a_tool_only_the_last_step_of_a_long_task_asks_for_comes_up(
         "end convert miles to kilometres"
     )
     assert len(query_texts(task)) > 1
-    assert index.scores(task).argmax() == 4
+    assert index.similarity(task).values.argmax() == 4
     monkeypatch.setattr(semantic, "query_texts", lambda terms: query_texts(terms, len(terms)))
-    assert index.scores(task).argmin() == 4
+    assert index.similarity(task).values.argmin() == 4
 
 
 def test_an_index_dropped_by_its_owner_is_freed_with_its_vectors(hashing: Any) -> None:
