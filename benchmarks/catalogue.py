@@ -1,4 +1,4 @@
-"""Shared code of the benchmarks: the real MCP tool definitions as nbagent Tools, and tables.
+"""Shared code of the benchmarks: real MCP tool definitions as nbagent Tools, and tables.
 
 The data lives outside the repository, in ``../shared/benchmarks/`` relative to the repo
 root (override with the ``NBAGENT_BENCHMARK_DATA`` environment variable):
@@ -13,6 +13,9 @@ one ``-`` (which also keeps ``__`` out of it, so the name still parses), and the
 so that the server's longest tool name fits in 64 characters. A definition whose schema the
 :class:`~nbagent.tool.Tool` model rejects is skipped and counted, never fixed up.
 
+``list_tools`` asks a running server for its tools (the scripts that write ``benchmarks/data/``
+use it).
+
 Large catalogues (1,000 or 10,000 tools) cycle the real definitions under numbered copies
 of their servers: ``mcp__github__create_issue``, then ``mcp__github2__create_issue``, ...
 """
@@ -25,7 +28,8 @@ import platform
 import re
 import shlex
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
@@ -114,6 +118,33 @@ def livemcpbench_definitions() -> list[McpDefinition]:
             input_schema=item["input_schema"],
         )
         for item in load_json("livemcpbench/tools.json")
+    ]
+
+
+async def list_tools(
+    connect: Callable[[], AbstractAsyncContextManager[Any]],
+) -> list[dict[str, Any]]:
+    """Open one client session, page through ``tools/list`` and return the tools.
+
+    Args:
+        connect: Opens the transport (stdio or streamable HTTP) and yields its streams.
+
+    Returns:
+        The tools as ``{name, description, input_schema}``, in the server's order.
+    """
+    from mcp import ClientSession, types
+
+    async with connect() as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        result = await session.list_tools()
+        tools = list(result.tools)
+        while result.next_cursor:
+            page = types.PaginatedRequestParams(cursor=result.next_cursor)
+            result = await session.list_tools(params=page)
+            tools += result.tools
+    return [
+        {"name": t.name, "description": t.description or "", "input_schema": t.input_schema}
+        for t in tools
     ]
 
 

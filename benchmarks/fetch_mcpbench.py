@@ -32,8 +32,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -106,33 +105,6 @@ def server_argv(spec: dict[str, Any], servers_dir: Path, venvs: Path) -> tuple[l
     return argv, servers_dir / relative
 
 
-async def list_tools(
-    connect: Callable[[], AbstractAsyncContextManager[Any]],
-) -> list[dict[str, Any]]:
-    """Open one client session, page through ``tools/list`` and return the tools.
-
-    Args:
-        connect: Opens the transport (stdio or streamable HTTP) and yields its streams.
-
-    Returns:
-        The tools as ``{name, description, input_schema}``, in the server's order.
-    """
-    from mcp import ClientSession, types
-
-    async with connect() as streams, ClientSession(streams[0], streams[1]) as session:
-        await session.initialize()
-        result = await session.list_tools()
-        tools = list(result.tools)
-        while result.next_cursor:
-            page = types.PaginatedRequestParams(cursor=result.next_cursor)
-            result = await session.list_tools(params=page)
-            tools += result.tools
-    return [
-        {"name": t.name, "description": t.description or "", "input_schema": t.input_schema}
-        for t in tools
-    ]
-
-
 def server_tools(
     spec: dict[str, Any], argv: list[str], cwd: Path, log: Path
 ) -> list[dict[str, Any]]:
@@ -147,6 +119,7 @@ def server_tools(
     Returns:
         The tools, as ``list_tools`` returns them.
     """
+    from catalogue import list_tools
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
 

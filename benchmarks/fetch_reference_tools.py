@@ -19,9 +19,12 @@ import json
 import subprocess
 import tempfile
 from collections.abc import Sequence
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from catalogue import list_tools
 
 DEFAULT_ROOT = Path.home() / ".cache" / "nbagent" / "mcp-servers"
 """Where the reference servers are installed (node_modules and a Python venv)."""
@@ -69,28 +72,6 @@ def server_commands(root: Path, workdir: Path) -> dict[str, tuple[list[str], str
     }
 
 
-async def list_tools(argv: Sequence[str]) -> list[dict[str, Any]]:
-    """Start one stdio server and return its tools.
-
-    Args:
-        argv: The command that starts it.
-
-    Returns:
-        The tools as ``{name, description, input_schema}``, in the server's order.
-    """
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=argv[0], args=list(argv[1:]))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        result = await session.list_tools()
-    return [
-        {"name": t.name, "description": t.description or "", "input_schema": t.input_schema}
-        for t in result.tools
-    ]
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Query every server and write the JSON file.
 
@@ -99,13 +80,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     args = parser.parse_args(argv)
     tools: list[dict[str, Any]] = []
     versions: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as workdir:
         subprocess.run(["git", "init", "-q", workdir], check=True)
         for server, (command, version) in server_commands(args.root, Path(workdir)).items():
-            listed = asyncio.run(list_tools(command))
+            params = StdioServerParameters(command=command[0], args=list(command[1:]))
+            listed = asyncio.run(list_tools(partial(stdio_client, params)))
             versions[server] = version
             tools += [{"server": server, **tool} for tool in listed]
             print(f"{server}: {len(listed)} tools ({version})")
