@@ -87,7 +87,8 @@ class DevQuery:
 def prepare(
     catalogue: Catalogue, queries: Sequence[tuple[str, list[np.ndarray]]], dev_set: str
 ) -> list[DevQuery]:
-    """Score a dev set's queries field by field and by each default embedder.
+    """Score a dev set's queries field by field and by each default embedder (each distinct
+    query text, whole or window, embedded once).
 
     Args:
         catalogue: The tools searched.
@@ -102,17 +103,15 @@ def prepare(
     texts = [ToolFields.of(tool).text for tool in catalogue.tools]
     caches = [EmbeddingCache(factory(), DEFAULT_CACHE_DIR) for factory, _ in DEFAULT_EMBEDDERS]
     matrices = [cache.vectors(texts) for cache in caches]
+    asked = [EmbeddingCache(cache.embedder) for cache in caches]
     everything = np.ones(len(texts), dtype=bool)
     prepared = []
     for q, entries in queries:
         terms = parse_terms(q)
         rows = {
             window: [
-                [
-                    standardised(m @ v, everything)
-                    for v in c.embedder.embed(query_texts(terms, window))
-                ]
-                for c, m in zip(caches, matrices, strict=True)
+                [standardised(m @ v, everything) for v in a.vectors(query_texts(terms, window))]
+                for a, m in zip(asked, matrices, strict=True)
             ]
             for window in WINDOWS
         }
