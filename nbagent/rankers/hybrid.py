@@ -115,19 +115,19 @@ class HybridRanker:
         best = float(lexical.max())
         lexical = lexical / best if best > 0 else lexical
         found = self.semantic.similarity(terms)
-        similarity = None if found is None else found.values
-        if similarity is None:
+        if found is None:
             combined = lexical.copy()
             alone = ("no embedder reads this language",) if self.semantic.ready else ()
         else:
             weight = 0.0 if only_cjk(terms) else self.lexical_weight
+            similarity = found.values
             combined = np.where(
                 np.isnan(similarity), lexical, weight * lexical + (1 - weight) * similarity
             )
         mask = self.lexical.allowed(terms)
         if mask is not None:
             combined[~mask] = 0.0
-        if similarity is not None:
+        if found is not None:
             combined[combined < self.cutoff * float(combined.max())] = 0.0
         return [
             SearchHit(
