@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,6 +196,22 @@ class Search:
     def context(self, name: str) -> str:
         """What the search did to one hit's place in the model's context."""
         return "loaded" if self.loaded and name in self.loaded else "already loaded"
+
+
+def score_texts(scores: Sequence[float]) -> list[str]:
+    """Format scores with one number of decimals, as many as the most precise needs (at most 3).
+
+    So the best hybrid hit reads ``1.000`` beside ``0.853``, and whole keyword scores stay
+    whole (``12``, ``8``).
+
+    Args:
+        scores: The scores of one search, in any order.
+
+    Returns:
+        Each score as text, in the given order.
+    """
+    decimals = max((len(f"{s:.3f}".rstrip("0").partition(".")[2]) for s in scores), default=0)
+    return [f"{s:.{decimals}f}" for s in scores]
 
 
 @dataclass
@@ -913,12 +929,13 @@ def search_html(search: Search, caption: bool = True) -> str:
     if not search.hits:
         return f'<div class="nbagent-search">{title}: no match</div>{note}'
     shown = search.loaded is not None
+    scores = score_texts([score for _, score, _ in search.hits])
     rows = "".join(
-        f'<tr><td><code>{html.escape(name)}</code></td><td class="nbagent-score">{score:g}</td>'
+        f'<tr><td><code>{html.escape(name)}</code></td><td class="nbagent-score">{score}</td>'
         f"<td>{html.escape('; '.join(reasons))}</td>"
         + (f"<td>{search.context(name)}</td>" if shown else "")
         + "</tr>"
-        for name, score, reasons in search.hits
+        for (name, _, reasons), score in zip(search.hits, scores, strict=True)
     )
     context = "<th>context</th>" if shown else ""
     head = f"<caption>{title}</caption>" if caption else ""
@@ -1053,9 +1070,10 @@ def search_markdown(search: Search) -> str:
     if not search.hits:
         return f"ToolSearch `{search.query}`: no match{note}"
     shown = search.loaded is not None
+    scores = score_texts([s for _, s, _ in search.hits])
     rows = "\n".join(
-        f"| `{n}` | {s:g} | {'; '.join(r)} |" + (f" {search.context(n)} |" if shown else "")
-        for n, s, r in search.hits
+        f"| `{n}` | {s} | {'; '.join(r)} |" + (f" {search.context(n)} |" if shown else "")
+        for (n, _, r), s in zip(search.hits, scores, strict=True)
     )
     header = "| tool | score | why |" + (" context |" if shown else "")
     rule = "|---|---|---|" + ("---|" if shown else "")
@@ -1151,7 +1169,9 @@ def search_line(search: Search) -> str:
     Returns:
         E.g. ``ToolSearch 'weather': get_forecast (12), get_alerts (8)``.
     """
-    hits = ", ".join(f"{n} ({s:g})" for n, s, _ in search.hits) or "no match"
+    scores = score_texts([s for _, s, _ in search.hits])
+    hits = ", ".join(f"{n} ({s})" for (n, _, _), s in zip(search.hits, scores, strict=True))
+    hits = hits or "no match"
     return f"ToolSearch {search.query!r}: {hits}"
 
 

@@ -40,6 +40,8 @@ from nbagent.transcript import (
     item_text,
     main_argument,
     result_summary,
+    score_texts,
+    search_html,
     visible,
 )
 
@@ -397,6 +399,20 @@ def test_grouping_by_server() -> None:
 def test_a_search_the_model_did_not_make_has_no_context_column() -> None:
     text = item_markdown(Search("q", [("A", 1.0, ("why",))], loaded=None))
     assert "| `A` | 1 | why |" in text and "context" not in text
+
+
+def test_a_searchs_scores_share_their_decimals() -> None:
+    search = Search("q", [("A", 1.0, ()), ("B", 0.85, ()), ("C", 0.412, ())], loaded=None)
+    assert "| `A` | 1.000 |" in item_markdown(search)
+    assert '<td class="nbagent-score">0.850</td>' in search_html(search)
+    assert score_texts([12.0, 8.0]) == ["12", "8"]
+
+
+@given(st.lists(st.integers(0, 10**6).map(lambda n: n / 1000), max_size=8))
+def test_score_texts_read_back_as_the_scores_with_one_precision(scores: list[float]) -> None:
+    texts = score_texts(scores)
+    assert [float(t) for t in texts] == pytest.approx(scores, abs=5e-4)
+    assert len({len(t.partition(".")[2]) for t in texts}) <= 1
 
 
 def test_a_sub_agents_events_nest_under_its_card() -> None:
