@@ -212,8 +212,24 @@ def memo(function: Callable[[DevQuery], np.ndarray]) -> Callable[[DevQuery], np.
     return cached
 
 
-def main() -> None:
-    """Fit and print the weights."""
+@dataclass
+class DevSet:
+    """One dev set: its tools and its queries."""
+
+    name: str
+    """``keyword``, ``task`` or ``mcpbench``."""
+    catalogue: Catalogue
+    """The tools searched."""
+    queries: list[tuple[str, list[np.ndarray]]]
+    """Each query with one boolean mask over the tools per relevant entry."""
+
+
+def dev_sets() -> list[DevSet]:
+    """Load the three dev sets (see the module docstring).
+
+    Returns:
+        The keyword, task and MCP-Bench dev sets, in that order.
+    """
     kw_catalogue = keyword_catalogue()
     key = {name: f"{d.server}/{d.name}" for name, d in kw_catalogue.origins.items()}
     names = [key[t.name] for t in kw_catalogue.tools]
@@ -242,11 +258,16 @@ def main() -> None:
         )
         for t in mcpbench_tasks()
     ]
-    queries = (
-        prepare(kw_catalogue, kw, "keyword")
-        + prepare(lmb, tasks, "task")
-        + prepare(mcp, mcp_tasks, "mcpbench")
-    )
+    return [
+        DevSet("keyword", kw_catalogue, kw),
+        DevSet("task", lmb, tasks),
+        DevSet("mcpbench", mcp, mcp_tasks),
+    ]
+
+
+def main() -> None:
+    """Fit and print the weights."""
+    queries = [q for s in dev_sets() for q in prepare(s.catalogue, s.queries, s.name)]
 
     weights = np.ones(len(FIELDS), dtype=np.float32)
     best = objective(queries, lambda q: weights @ q.fields)
