@@ -1076,7 +1076,7 @@ def search_markdown(search: Search) -> str:
         for (n, _, r), s in zip(search.hits, scores, strict=True)
     )
     header = "| tool | score | why |" + (" context |" if shown else "")
-    rule = "|---|---|---|" + ("---|" if shown else "")
+    rule = "|---|--:|---|" + ("---|" if shown else "")
     return f"ToolSearch `{search.query}`\n\n{header}\n{rule}\n{rows}{note}"
 
 

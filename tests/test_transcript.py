@@ -403,7 +403,7 @@ def test_a_search_the_model_did_not_make_has_no_context_column() -> None:
 
 def test_a_searchs_scores_share_their_decimals() -> None:
     search = Search("q", [("A", 1.0, ()), ("B", 0.85, ()), ("C", 0.412, ())], loaded=None)
-    assert "| `A` | 1.000 |" in item_markdown(search)
+    assert "| `A` | 1.000 |" in item_markdown(search) and "|---|--:|" in item_markdown(search)
     assert '<td class="nbagent-score">0.850</td>' in search_html(search)
     assert score_texts([12.0, 8.0]) == ["12", "8"]
 
