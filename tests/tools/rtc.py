@@ -446,11 +446,14 @@ def tools_for(root: Path, path: Path, live: LiveDocuments | None) -> dict[str, T
 
 
 def has_collaboration(python: Path) -> bool:
-    """Tell whether an interpreter has jupyter-collaboration's server extension."""
+    """Tell whether an interpreter has jupyter-collaboration's server extension and the
+    widgets' JupyterLab extension (which a user's JupyterLab has beside ipywidgets)."""
     if not python.exists():
         return False
     check = subprocess.run(
-        [python, "-c", "import jupyter_server_ydoc"], capture_output=True, check=False
+        [python, "-c", "import jupyter_server_ydoc, jupyterlab_widgets"],
+        capture_output=True,
+        check=False,
     )
     return check.returncode == 0
 
