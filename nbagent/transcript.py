@@ -197,6 +197,15 @@ class Search:
         """What the search did to one hit's place in the model's context."""
         return "loaded" if self.loaded and name in self.loaded else "already loaded"
 
+    def printed_hits(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """Name, score as printed (all with one number of decimals: :func:`score_texts`) and
+        reasons of each hit, best first."""
+        scores = score_texts([score for _, score, _ in self.hits])
+        return [
+            (name, score, reasons)
+            for (name, _, reasons), score in zip(self.hits, scores, strict=True)
+        ]
+
 
 def score_texts(scores: Sequence[float]) -> list[str]:
     """Format scores with one number of decimals, as many as the most precise needs (at most 3).
@@ -929,13 +938,12 @@ def search_html(search: Search, caption: bool = True) -> str:
     if not search.hits:
         return f'<div class="nbagent-search">{title}: no match</div>{note}'
     shown = search.loaded is not None
-    scores = score_texts([score for _, score, _ in search.hits])
     rows = "".join(
         f'<tr><td><code>{html.escape(name)}</code></td><td class="nbagent-score">{score}</td>'
         f"<td>{html.escape('; '.join(reasons))}</td>"
         + (f"<td>{search.context(name)}</td>" if shown else "")
         + "</tr>"
-        for (name, _, reasons), score in zip(search.hits, scores, strict=True)
+        for name, score, reasons in search.printed_hits()
     )
     context = "<th>context</th>" if shown else ""
     head = f"<caption>{title}</caption>" if caption else ""
@@ -1070,10 +1078,9 @@ def search_markdown(search: Search) -> str:
     if not search.hits:
         return f"ToolSearch `{search.query}`: no match{note}"
     shown = search.loaded is not None
-    scores = score_texts([s for _, s, _ in search.hits])
     rows = "\n".join(
         f"| `{n}` | {s} | {'; '.join(r)} |" + (f" {search.context(n)} |" if shown else "")
-        for (n, _, r), s in zip(search.hits, scores, strict=True)
+        for n, s, r in search.printed_hits()
     )
     header = "| tool | score | why |" + (" context |" if shown else "")
     rule = "|---|--:|---|" + ("---|" if shown else "")
@@ -1169,9 +1176,7 @@ def search_line(search: Search) -> str:
     Returns:
         E.g. ``ToolSearch 'weather': get_forecast (12), get_alerts (8)``.
     """
-    scores = score_texts([s for _, s, _ in search.hits])
-    hits = ", ".join(f"{n} ({s})" for (n, _, _), s in zip(search.hits, scores, strict=True))
-    hits = hits or "no match"
+    hits = ", ".join(f"{n} ({s})" for n, s, _ in search.printed_hits()) or "no match"
     return f"ToolSearch {search.query!r}: {hits}"
 
 
