@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import Any
 
 from nbagent import schema
+from nbagent.access import Touches
 from nbagent.errors import ToolDefinitionError, ToolError, ToolInputError
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -156,6 +157,9 @@ class Tool:
     """The MCP server's name, for MCP tools."""
     check_permission: Callable[[Mapping[str, Any]], Any] | None = None
     """The canUseTool hook: given the input, returns a permission decision."""
+    touches: Touches | None = None
+    """What a call touches (paths read or written, a command line, a URL), given its input:
+    the permission policy checks each (see :mod:`nbagent.access`). None: nothing declared."""
     main_thread: bool = False
     """Runs on the caller's thread (user code, IPython state): no time limit, Ctrl-C stops it.
     Other tools run on worker threads under the agent's per-call time limit."""
@@ -211,7 +215,7 @@ class Tool:
                     f"Tool {self.name!r}: {name} must be True or False, not "
                     f"{getattr(self, name)!r}."
                 )
-        for name in ("handler", "check_permission"):
+        for name in ("handler", "check_permission", "touches"):
             if getattr(self, name) is not None and not callable(getattr(self, name)):
                 raise ToolDefinitionError(
                     f"Tool {self.name!r}: {name} must be a function or None, not "
@@ -388,6 +392,7 @@ def tool(
     always_load: bool = False,
     search_hint: str = "",
     check_permission: Callable[[Mapping[str, Any]], Any] | None = None,
+    touches: Touches | None = None,
 ) -> Any:
     """Build a :class:`Tool` from a typed, documented function.
 
@@ -405,6 +410,7 @@ def tool(
         always_load: Always send the full definition.
         search_hint: Extra words for ToolSearch.
         check_permission: The permission hook.
+        touches: What a call touches, for the permission policy (see :mod:`nbagent.access`).
 
     Returns:
         The Tool, or a decorator that builds it when options were given.
@@ -443,6 +449,7 @@ def tool(
             always_load=always_load,
             search_hint=search_hint,
             check_permission=check_permission,
+            touches=touches,
         )
 
     return build(func) if func is not None else build

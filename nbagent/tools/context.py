@@ -21,6 +21,7 @@ from nbagent.tools.fsutil import FileStamp
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
+    from nbagent.permissions import PermissionPolicy
     from nbagent.tools.livedoc import LiveDocuments
 
 
@@ -29,6 +30,10 @@ def _no_notebook() -> Path | None:
 
 
 def _no_cell() -> str | None:
+    return None
+
+
+def _no_policy() -> PermissionPolicy | None:
     return None
 
 
@@ -175,6 +180,9 @@ class ToolContext:
     frontend: FrontEndChannel | None = field(default=None, repr=False)
     """The channel to nbagent's JupyterLab extension in the front ends that show the kernel's
     notebook; set in a kernel, where the notebook's file is then never written behind them."""
+    policy: Callable[[], PermissionPolicy | None] = field(default=_no_policy, repr=False)
+    """Returns the agent's permission policy, which tools that walk a folder (Grep, Glob) ask
+    which files they may read; None for the default policy (credentials hidden)."""
 
     def __post_init__(self) -> None:
         """Resolve the root to an absolute path without symlinks."""
