@@ -4,6 +4,9 @@ The command runs in its own process group with stdin closed; on timeout, or when
 interrupts the kernel, the whole group is killed (children included). Output (stdout and
 stderr merged, in order) keeps its start and its end within the cap, with a note of what
 was cut in between.
+
+With the sandbox on (``c.NbAgent.sandbox``, :mod:`nbagent.tools.sandbox`) the command runs in
+bubblewrap; a sandbox that cannot run here refuses the command rather than run it without.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import IO
 
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.output import HeadTail
+from nbagent.tools.sandbox import Sandbox, current, problem
 
 _GRACE = 2.0
 """Seconds a process group has to exit after SIGTERM before it gets SIGKILL."""
@@ -61,7 +66,9 @@ def bash_tool(context: ToolContext) -> Tool:
             )
         if not command.strip():
             raise ToolError("The command is empty.")
-        return run_command(command, str(context.root), seconds, limits.output_chars)
+        return run_command(
+            command, str(context.root), seconds, limits.output_chars, sandbox=current()
+        )
 
     more = (
         f" The timeout is {limits.bash_timeout:g} s unless given, "
@@ -71,7 +78,9 @@ def bash_tool(context: ToolContext) -> Tool:
     return dataclasses.replace(bash, description=bash.description + more, main_thread=True)
 
 
-def run_command(command: str, cwd: str, timeout: float, output_chars: int) -> ToolResult:
+def run_command(
+    command: str, cwd: str, timeout: float, output_chars: int, sandbox: Sandbox | None = None
+) -> ToolResult:
     """Run a command in its own process group and report its output and exit code.
 
     Args:
@@ -79,17 +88,29 @@ def run_command(command: str, cwd: str, timeout: float, output_chars: int) -> To
         cwd: The working folder.
         timeout: Seconds before the group is killed.
         output_chars: Characters of output kept (start and end).
+        sandbox: Run the command in this sandbox when it is enabled; unsandboxed when None or
+            off.
 
     Returns:
         The output and the exit code; an error result for a non-zero exit or a timeout.
 
     Raises:
+        ToolError: The sandbox is on but cannot run here (the command was not run).
         KeyboardInterrupt: The user interrupted; the process group was killed first.
     """
+    argv = ["bash", "-c", command]
+    if sandbox is not None and sandbox.enabled:
+        why = problem()
+        if why is not None:
+            raise ToolError(
+                "Bash runs commands only in the sandbox (`c.NbAgent.sandbox` is on), and the "
+                f"sandbox cannot run here, so the command was not run. {why}"
+            )
+        argv = sandbox.argv(command, Path(cwd))
     output = HeadTail(output_chars)
     started = time.monotonic()
     process = subprocess.Popen(
-        ["bash", "-c", command],
+        argv,
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

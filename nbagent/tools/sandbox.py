@@ -1,0 +1,267 @@
+"""Bash's optional sandbox: each command in bubblewrap (``bwrap``), on Linux.
+
+With ``c.NbAgent.sandbox = True`` a Bash command sees the whole filesystem read-only except
+the working folder (and ``c.NbAgent.sandbox_write_paths``), a fresh ``/tmp``, no network
+unless ``c.NbAgent.sandbox_network``, its own process, IPC, UTS and cgroup namespaces (so
+``/proc`` shows only its own processes), none of the kernel's environment variables but a
+few harmless ones, and neither the person's credential files (``~/.ssh``, ``~/.aws``,
+``~/.netrc``...), nor the Jupyter runtime folder (the kernels' connection files, the servers'
+tokens), nor the sockets of the container engines, of the ssh agent and of the person's
+session (``$XDG_RUNTIME_DIR``). Inside the writable folders, the files that would let a
+command run code later outside the sandbox stay read-only: ``.git/hooks``, ``.git/config``,
+``.mcp.json``, ``.vscode``, ``.ipython``, ``.jupyter``, shell start-up files... (see
+:data:`PROTECTED`). Because of all that, the permission policy lets sandboxed commands run
+without asking (deny rules still refuse).
+
+A sandbox that is on but cannot run here (not Linux, no ``bwrap``, no user namespaces) never
+falls back to running commands unsandboxed: Bash refuses them, saying what to do, until the
+problem is fixed or the setting is turned off.
+
+How bubblewrap runs here: ``bwrap`` needs to create a user namespace (``--unshare-all``
+includes ``--unshare-user-try``), as an ordinary user as well as root; as root it needs no
+extra flag (tested on Debian 12 with bubblewrap 0.8.0, in a VM as root and as ``nobody``).
+Where it fails: Docker's default seccomp profile refuses the namespaces (run the container
+with ``--security-opt seccomp=unconfined``, or ``--privileged``); Ubuntu 23.10 and newer
+restrict unprivileged user namespaces with AppArmor (``sysctl
+kernel.apparmor_restrict_unprivileged_userns=0``, or an AppArmor profile for ``bwrap``);
+older Debian kernels need ``sysctl kernel.unprivileged_userns_clone=1``.
+
+What it does not cover: RunCode and NotebookRun run in the kernel itself, with the person's
+rights (they always ask unless a rule allows them); Read, Write, Edit, the notebook tools,
+WebFetch and MCP servers are not sandboxed (the permission policy guards them). Inside the
+sandbox, Unix sockets other than those hidden stay reachable (a read-only mount does not stop
+``connect``), a protected path that does not exist yet may be created, protected paths are
+looked for only at the top of each writable folder, and code written into the working folder
+(a module the notebook imports, a ``.venv``) runs unsandboxed when the kernel uses it.
+
+The process-wide sandbox (:func:`current`) is set by the session (:func:`use`) from the
+settings and read by Bash at each call, as the built-in tools are process-wide too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PROTECTED = (
+    ".git/hooks",
+    ".git/config",
+    ".gitmodules",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".github/workflows",
+    ".ipython",
+    ".jupyter",
+    ".nbagent",
+    ".claude",
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".zprofile",
+    ".profile",
+    ".gitconfig",
+)
+"""Paths kept read-only inside each writable folder, when they exist: what git, editors, CI,
+IPython, Jupyter, nbagent or a shell would later run or obey outside the sandbox."""
+
+HIDDEN_IN_HOME = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".config/gh",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".claude",
+    ".anthropic",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+)
+"""Credential folders (hidden under an empty tmpfs) and files (replaced by ``/dev/null``) in
+the home folder, when they exist; ``~/.nbagent/credentials*`` too."""
+
+HIDDEN_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/podman/podman.sock",
+    "/run/containerd/containerd.sock",
+)
+"""Container engines' sockets (one of them is root on the host), replaced by ``/dev/null``."""
+
+ENVIRONMENT = ("PATH", "HOME", "LANG", "TERM", "USER", "VIRTUAL_ENV")
+"""The kernel's environment variables a sandboxed command gets (and every ``LC_*``)."""
+
+INSTALL = "install bubblewrap (`apt-get install bubblewrap`, `dnf install bubblewrap`)"
+"""How to get ``bwrap``."""
+
+TURN_OFF = "or turn the sandbox off (`%config NbAgent.sandbox = False`)"
+"""The other way out of an unusable sandbox."""
+
+_PROBE_SECONDS = 10.0
+"""Seconds the probe run of ``bwrap`` may take."""
+
+_works = False
+"""Whether a probe run of ``bwrap`` succeeded in this process (a failure is probed again)."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How Bash runs its commands: in bubblewrap or not, with network or not, where it writes.
+
+    Args:
+        enabled: Run every command in bubblewrap (``c.NbAgent.sandbox``).
+        network: Let commands use the network (``c.NbAgent.sandbox_network``).
+        write_paths: Folders writable besides the working folder
+            (``c.NbAgent.sandbox_write_paths``).
+    """
+
+    enabled: bool = False
+    network: bool = False
+    write_paths: tuple[Path, ...] = ()
+
+    def argv(self, command: str, root: Path) -> list[str]:
+        """The ``bwrap`` command line that runs ``bash -c command`` in the sandbox.
+
+        The home folder, the environment and the Jupyter runtime folder are read now, so a
+        change of ``HOME`` is followed.
+
+        Args:
+            command: The command line for ``bash -c``.
+            root: The working folder (writable, and the command's working directory).
+
+        Returns:
+            The argument vector, ``bwrap`` first.
+        """
+        writable = [str(root), *map(str, self.write_paths)]
+        args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--tmpfs", "/tmp"]
+        for folder in writable:
+            args += ["--bind", folder, folder]
+        for folder in writable:
+            for name in PROTECTED:
+                path = Path(folder, name)
+                if path.exists():
+                    real = os.path.realpath(path)
+                    args += ["--ro-bind", real, real]
+        for path in _hidden():
+            args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+        args += ["--unshare-all", *(["--share-net"] if self.network else [])]
+        args += ["--die-with-parent", "--new-session", "--clearenv"]
+        for name, value in _environment().items():
+            args += ["--setenv", name, value]
+        args += ["--chdir", str(root), "--", "bash", "-c", command]
+        return args
+
+
+_current = Sandbox()
+
+
+def use(sandbox: Sandbox) -> None:
+    """Make ``sandbox`` the one Bash uses from its next command on.
+
+    Args:
+        sandbox: The sandbox settings.
+    """
+    global _current
+    _current = sandbox
+
+
+def current() -> Sandbox:
+    """The sandbox Bash uses now (off unless a session turned it on)."""
+    return _current
+
+
+def problem() -> str | None:
+    """Why bubblewrap cannot run here, with what to do; None when it can.
+
+    A successful probe is remembered for the process; a failed one is tried again at the next
+    call, so that installing bubblewrap is enough.
+    """
+    global _works
+    if _works:
+        return None
+    if sys.platform != "linux":
+        return f"The sandbox needs Linux (bubblewrap); this is {sys.platform}: {TURN_OFF}."
+    if shutil.which("bwrap") is None:
+        return f"`bwrap` is not on the PATH: {INSTALL}, {TURN_OFF}."
+    probe = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    probe += ["--unshare-all", "--die-with-parent", "--new-session", "--", "true"]
+    try:
+        ran = subprocess.run(
+            probe, capture_output=True, text=True, timeout=_PROBE_SECONDS, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"`bwrap` did not run ({exc}): {TURN_OFF}."
+    if ran.returncode != 0:
+        said = " ".join(ran.stderr.split()) or f"exit {ran.returncode}"
+        return (
+            f"`bwrap` cannot make its namespaces here ({said}). User namespaces are probably "
+            "off: in Docker run the container with `--security-opt seccomp=unconfined`; on "
+            "Ubuntu 23.10 or newer `sysctl kernel.apparmor_restrict_unprivileged_userns=0`; "
+            f"on older Debian `sysctl kernel.unprivileged_userns_clone=1`; {TURN_OFF}."
+        )
+    _works = True
+    return None
+
+
+def runs_sandboxed() -> bool:
+    """Whether Bash's commands run in the sandbox now (it is on and it works here)."""
+    return current().enabled and problem() is None
+
+
+def status() -> str:
+    """The sandbox in force, in one Markdown paragraph, for ``%agent status``.
+
+    Returns:
+        Whether it is on and working, what it does, and what it does not cover.
+    """
+    sandbox = current()
+    if not sandbox.enabled:
+        return "off (`c.NbAgent.sandbox = True` runs Bash in bubblewrap)"
+    why = problem()
+    if why is not None:
+        return f"**on but not working**: Bash refuses every command. {why}"
+    extra = ", ".join(f"`{p}`" for p in sandbox.write_paths)
+    return (
+        "on (bubblewrap): Bash writes only to the working folder"
+        + (f" and {extra}" if extra else "")
+        + f", network **{'on' if sandbox.network else 'off'}**, credentials and the kernel's "
+        "environment hidden; its commands run without asking. Not sandboxed: RunCode and "
+        "NotebookRun (they run in the kernel with your rights, and ask unless a rule allows "
+        "them), Read, Write, Edit and the other tools, MCP servers."
+    )
+
+
+def _hidden() -> Iterator[str]:
+    """The credential and socket paths to hide that exist now, resolved, each once."""
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    home = Path.home()
+    candidates = [home / name for name in HIDDEN_IN_HOME]
+    candidates += sorted(home.glob(".nbagent/credentials*"))
+    candidates += [Path(jupyter_runtime_dir())]
+    candidates += [Path(os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}")]
+    candidates += [Path(p) for p in (*HIDDEN_SOCKETS, os.environ.get("SSH_AUTH_SOCK")) if p]
+    seen: set[str] = set()
+    for path in candidates:
+        real = os.path.realpath(path)
+        if real not in seen and os.path.lexists(real):
+            seen.add(real)
+            yield real
+
+
+def _environment() -> dict[str, str]:
+    """The allow-listed part of the kernel's environment, with the home folder."""
+    kept = {n: v for n, v in os.environ.items() if n in ENVIRONMENT or n.startswith("LC_")}
+    kept["HOME"] = str(Path.home())
+    return kept
