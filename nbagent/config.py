@@ -144,6 +144,21 @@ class NbAgent(Configurable):
         f"{WEB_SEARCH_EXAMPLE}.",
     ).tag(config=True)
 
+    sandbox = Bool(
+        False,
+        help="Run every Bash command in a bubblewrap sandbox (Linux): the filesystem read-only "
+        "but the working folder, credentials and the kernel's environment hidden; sandboxed "
+        "commands run without asking. A sandbox that cannot run here refuses commands.",
+    ).tag(config=True)
+    sandbox_network = Bool(
+        False, help="Let sandboxed Bash commands use the network (off by default)."
+    ).tag(config=True)
+    sandbox_write_paths = List(
+        Unicode(),
+        help="Folders sandboxed Bash commands may write besides the working folder "
+        "(absolute or ~ paths).",
+    ).tag(config=True)
+
     def _load_config(
         self, cfg: Config, section_names: list[str] | None = None, traits: Any = None
     ) -> None:
@@ -210,6 +225,18 @@ class NbAgent(Configurable):
             PARSERS[proposal["trait"].name](proposal["value"])
         except ConfigurationError as exc:
             raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("sandbox_write_paths")
+    def _existing_folders(self, proposal: dict[str, Any]) -> list[str]:
+        """Refuse a writable path that is relative or not an existing folder."""
+        for value in proposal["value"]:
+            path = Path(value).expanduser()
+            if not path.is_absolute() or not path.is_dir():
+                raise TraitError(
+                    f"sandbox_write_paths: {value!r} is not an existing folder given by an "
+                    "absolute or ~ path."
+                )
         return proposal["value"]
 
     @validate("mcp_config")

@@ -45,6 +45,7 @@ from nbagent.server_tools import ServerTool, options_line
 from nbagent.session import Session
 from nbagent.text import plain_markdown
 from nbagent.tool import Tool
+from nbagent.tools import sandbox
 from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
 
 COMMANDS = (
@@ -284,6 +285,7 @@ class AgentMagics(Magics):
             f"**context**: {_context_line(agent).removeprefix('context: ')}",
             f"**permissions**: {_permissions(agent.runner.policy)}",
             f"**server tools**: {_server_tools(self.session.server_tools())}",
+            f"**Bash sandbox**: {sandbox.status()}",
         ]
         if agent.usage_store is not None:
             used = ", ".join(f"`{u.tool}` ({u.uses})" for u in agent.usage_store.usage()[:10])

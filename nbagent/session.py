@@ -9,6 +9,7 @@ nothing copies the settings once and forgets them.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -28,8 +29,12 @@ from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
 from nbagent.server_tools import SERVER_TOOLS, ServerTool, server_tool
 from nbagent.text import cut, plain_markdown
+from nbagent.tools import sandbox
 
 logger = get_logger("nbagent.session")
+
+SANDBOX_SETTINGS = ("sandbox", "sandbox_network", "sandbox_write_paths")
+"""The settings of Bash's sandbox (:mod:`nbagent.tools.sandbox`)."""
 
 ANSWERS: dict[str, Answer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no"}
 """What a person may type at a permission question, and what it means ("a" is added when
@@ -75,6 +80,7 @@ class Session:
         self._prices = PRICES | parse_prices(settings.prices)
         self._apply_overrides()
         self._apply_server_tools()
+        self._apply_sandbox()
         settings.observe(self._changed)
 
     @property
@@ -84,6 +90,14 @@ class Session:
             if self._agent is None:
                 self._agent = self._build_agent()
         return self._agent
+
+    def policy(self) -> PermissionPolicy | None:
+        """The agent's permission policy, once the agent exists (what the tools' searches
+        filter their files by); None before, or when the agent has a policy of another kind.
+        """
+        agent = self._agent
+        policy = agent.runner.policy if agent is not None else None
+        return policy if isinstance(policy, PermissionPolicy) else None
 
     @property
     def agent_built(self) -> bool:
@@ -144,6 +158,7 @@ class Session:
         self.registry.unregister_many([*self._session_tools, *self._server_tools])
         for name in self._overrides:
             self.registry.override(name, None)
+        sandbox.use(sandbox.Sandbox())
 
     def _build_agent(self) -> Agent:
         """Make the agent from the settings, with the session's own tools registered."""
@@ -171,6 +186,8 @@ class Session:
             context_windows=parse_windows(settings.context_windows),
         )
         agent.runner.call_timeout = settings.call_timeout
+        # setattr: the attribute is PermissionPolicy's own only in newer versions.
+        setattr(agent.runner.policy, "sandboxed", sandbox.runs_sandboxed())  # noqa: B010
         tools = session_tools(agent, self.tasks, mcp_manager=self.mcp_manager)
         self.registry.register_many(tools, replace=True)
         self._session_tools = [t.name for t in tools]
@@ -187,6 +204,8 @@ class Session:
             self._prices = PRICES | parse_prices(self.settings.prices)
         elif name in ("server_tools", *SERVER_TOOLS):
             self._apply_server_tools()
+        elif name in SANDBOX_SETTINGS:
+            self._apply_sandbox()
         else:
             with self._lock:  # an agent being built meanwhile is built first, then changed
                 if self._agent is not None:
@@ -252,6 +271,34 @@ class Session:
         if changed:
             self.registry.register_many(changed, replace=True)
         self._server_tools = list(wanted)
+
+    def _apply_sandbox(self) -> None:
+        """Make Bash's sandbox that of the settings, and the policy know whether it runs.
+
+        A sandbox turned on that cannot run here is said at once, with what to do: Bash then
+        refuses every command rather than run it outside the sandbox.
+        """
+        settings = self.settings
+        sandbox.use(
+            sandbox.Sandbox(
+                enabled=settings.sandbox,
+                network=settings.sandbox_network,
+                write_paths=tuple(
+                    Path(p).expanduser().resolve() for p in settings.sandbox_write_paths
+                ),
+            )
+        )
+        why = sandbox.problem() if settings.sandbox else None
+        if why is not None:
+            print(
+                "c.NbAgent.sandbox is on but cannot run here; Bash refuses every command "
+                f"until it can. {why}",
+                file=sys.stderr,
+            )
+        with self._lock:
+            if self._agent is not None:
+                runs = settings.sandbox and why is None
+                setattr(self._agent.runner.policy, "sandboxed", runs)  # noqa: B010
 
     def _restart_servers(self) -> None:
         """Stop the servers the previous configuration started and start the new one's.
