@@ -1,18 +1,40 @@
-"""WebFetch against a real HTTP server on 127.0.0.1."""
+"""WebFetch against real HTTP servers on 127.0.0.1, which an allow rule names; and WebFetch
+refusing the local network where no rule names the host."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
+import httpcore2
+import httpx2
 import pytest
 
+from nbagent.permissions import PermissionPolicy
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
+from nbagent.tools.addresses import literal
+from nbagent.tools.web import MAX_REDIRECTS, _PinnedBackend, _same_origin
 from tests.tools.helpers import LazyTools, error, summary, text
+
+
+class HostNamingPolicy(PermissionPolicy):
+    """A policy with ``names_host``, which :class:`PermissionPolicy` is to get."""
+
+    def names_host(self, host: str) -> bool:
+        """Tell whether an allow rule is ``WebFetch(domain:host)``."""
+        return any(
+            rule.tool == "WebFetch" and rule.specifier == f"domain:{host}"
+            for rule in self.allow_rules
+        )
+
+
+LOOPBACK_NAMED = HostNamingPolicy(allow=["WebFetch(domain:127.0.0.1)"])
 
 PAGE = (
     "<html><head><title>Demo page</title><script>var x = 1;</script></head><body>"
@@ -32,13 +54,36 @@ ROUTES: dict[str, tuple[int, str, bytes]] = {
 }
 
 
+REDIRECTS = {
+    "/redirect": "/page",
+    "/redirect-twice": "/redirect",
+    "/loop": "/loop",
+    "/metadata": "http://169.254.169.254/latest/meta-data/",
+    "/other-address": "http://127.0.0.2:{port}/page",
+    "/other-port": "http://127.0.0.1:{other}/page",
+    "/https": "https://127.0.0.1:{port}/page",
+    "/bad-location": "http://[::1/page",
+}
+"""Redirects the servers make: path -> Location ({port}: the server's, {other}: the other's)."""
+
+SEEN: list[tuple[str, str]] = []
+"""The (Host header, path) of every request the servers answered."""
+
+
 class Handler(BaseHTTPRequestHandler):
-    """Serves ROUTES, a redirect and a page that trickles too slowly."""
+    """Serves ROUTES, REDIRECTS and a page that trickles too slowly."""
+
+    other_port = 0
+    """The port of the other server (set by the fixture)."""
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        if self.path == "/redirect":
+        SEEN.append((self.headers["Host"], self.path))
+        if self.path in REDIRECTS:
+            port = self.server.server_address[1]
             self.send_response(302)
-            self.send_header("Location", "/page")
+            self.send_header(
+                "Location", REDIRECTS[self.path].format(port=port, other=self.other_port)
+            )
             self.end_headers()
             return
         if self.path == "/slow":
@@ -64,19 +109,52 @@ class Handler(BaseHTTPRequestHandler):
         """Keep the test output quiet."""
 
 
-@pytest.fixture(scope="module")
-def base_url() -> Iterator[str]:
+def serve() -> ThreadingHTTPServer:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    return server
 
 
-def fetcher(root: Path, **limits: float) -> Tool:
-    return LazyTools(ToolContext(root=root, limits=Limits(**limits)))["WebFetch"]  # type: ignore[arg-type]
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[int, int]]:
+    """Two servers on 127.0.0.1: their ports."""
+    first, second = serve(), serve()
+    Handler.other_port = second.server_address[1]
+    yield first.server_address[1], second.server_address[1]
+    for server in (first, second):
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def base_url(servers: tuple[int, int]) -> str:
+    return f"http://127.0.0.1:{servers[0]}"
+
+
+@pytest.fixture
+def context(root: Path) -> ToolContext:
+    """A context whose policy names 127.0.0.1, where the test servers are."""
+    return ToolContext(root=root, policy=lambda: LOOPBACK_NAMED)
+
+
+@pytest.fixture
+def connections(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """The (address, port) of every connection made from now on."""
+    made: list[tuple[str, int]] = []
+    real = socket.create_connection
+
+    def create_connection(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
+        made.append(address)
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", create_connection)
+    return made
+
+
+def fetcher(root: Path, policy: Any = LOOPBACK_NAMED, **limits: float) -> Tool:
+    context = ToolContext(root=root, limits=Limits(**limits), policy=lambda: policy)
+    return LazyTools(context)["WebFetch"]
 
 
 def test_html_becomes_markdown(base_url: str, tools: dict[str, Tool]) -> None:
@@ -152,3 +230,310 @@ def test_errors_the_model_sees(base_url: str, root: Path, tools: dict[str, Tool]
 def test_webfetch_is_deferred_and_read_only(tools: dict[str, Tool]) -> None:
     fetch = tools["WebFetch"]
     assert fetch.should_defer and fetch.read_only and fetch.check_permission is None
+
+
+def test_same_origin_redirects_are_followed_each_address_checked(
+    base_url: str, tools: dict[str, Tool], connections: list[tuple[str, int]]
+) -> None:
+    out = text(tools["WebFetch"], url=f"{base_url}/redirect-twice")
+    assert out.startswith(f"URL: {base_url}/page (redirected from {base_url}/redirect-twice)\n")
+    assert {address for address, _ in connections} == {"127.0.0.1"}
+    assert error(tools["WebFetch"], url=f"{base_url}/loop") == (
+        f"{base_url}/loop redirects more than {MAX_REDIRECTS} times."
+    )
+    assert error(tools["WebFetch"], url=f"{base_url}/bad-location") == (
+        f"{base_url}/bad-location redirects to an invalid URL: 'http://[::1/page'."
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "target"),
+    [
+        ("/other-port", "http://127.0.0.1:{other}/page"),
+        ("/other-address", "http://127.0.0.2:{port}/page"),
+        ("/https", "https://127.0.0.1:{port}/page"),
+        ("/metadata", "http://169.254.169.254/latest/meta-data/"),
+    ],
+)
+def test_redirects_to_another_origin_are_reported_not_followed(
+    servers: tuple[int, int],
+    tools: dict[str, Tool],
+    connections: list[tuple[str, int]],
+    path: str,
+    target: str,
+) -> None:
+    port, other = servers
+    target = target.format(port=port, other=other)
+    result = tools["WebFetch"].call({"url": f"http://127.0.0.1:{port}{path}"})
+    assert not result.is_error
+    assert result.content == (
+        f"REDIRECT DETECTED: the page at http://127.0.0.1:{port}{path} redirects to {target}. "
+        "To read it, call WebFetch again with that URL."
+    )
+    assert result.metadata["summary"] == f"redirects to {target}"
+    assert connections == [("127.0.0.1", port)]
+
+
+def test_the_metadata_address_is_never_fetched(
+    base_url: str, tools: dict[str, Tool], connections: list[tuple[str, int]]
+) -> None:
+    text(tools["WebFetch"], url=f"{base_url}/metadata")
+    assert error(tools["WebFetch"], url="http://169.254.169.254/latest/meta-data/") == (
+        "WebFetch did not fetch http://169.254.169.254/latest/meta-data/: 169.254.169.254 is not "
+        "a public address (link-local), and WebFetch reaches the local network only where an "
+        "allow rule names the host. To allow it, the user can add "
+        "'WebFetch(domain:169.254.169.254)' to c.NbAgent.allow_rules."
+    )
+    assert all(address == "127.0.0.1" for address, _ in connections)
+
+
+LOCAL_URLS = [
+    "http://127.0.0.1:{port}/page",
+    "http://2130706433:{port}/page",
+    "http://0x7f.1:{port}/page",
+    "http://0X7F000001:{port}/page",
+    "http://017700000001:{port}/page",
+    "http://127.1:{port}/page",
+    "http://127.0.0.1.:{port}/page",
+    "http://[::1]:{port}/page",
+    "http://[::ffff:127.0.0.1]:{port}/page",
+    "http://[::ffff:7f00:1]:{port}/page",
+    "http://localhost:{port}/page",
+    "http://LOCALHOST.:{port}/page",
+    "http://app.localhost:{port}/page",
+    "http://0.0.0.0:{port}/page",
+    "http://0:{port}/page",
+    "http://[::]:{port}/page",
+    "http://10.0.0.1/",
+    "http://172.16.0.1/",
+    "http://192.168.1.1/",
+    "http://100.64.0.1/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://[fd00:ec2::254]/latest/meta-data/",
+    "http://[fc00::1]/",
+    "http://[fe80::1]/",
+    "http://224.0.0.1/",
+    "http://[ff02::1]/",
+    "http://255.255.255.255/",
+    "http://[64:ff9b::7f00:1]/",
+    "http://[2002:7f00:1::]/",
+    "https://127.0.0.1:{port}/page",
+]
+
+
+@pytest.mark.parametrize("url", LOCAL_URLS)
+def test_local_addresses_in_every_spelling_are_refused_without_a_rule(
+    servers: tuple[int, int], root: Path, connections: list[tuple[str, int]], url: str
+) -> None:
+    url = url.format(port=servers[0])
+    for policy in (None, PermissionPolicy(), HostNamingPolicy(allow=["WebFetch(domain:x.org)"])):
+        said = error(fetcher(root, policy), url=url)
+        assert said.startswith(f"WebFetch did not fetch {httpx2.URL(url)}: "), said
+        host = httpx2.URL(url).host.removesuffix(".")
+        assert said.endswith(f"add 'WebFetch(domain:{host})' to c.NbAgent.allow_rules.")
+    assert connections == []
+
+
+def test_a_rule_names_the_host_as_written(
+    servers: tuple[int, int], root: Path, connections: list[tuple[str, int]]
+) -> None:
+    port = servers[0]
+    assert error(fetcher(root), url=f"http://127.1:{port}/plain").startswith(
+        f"WebFetch did not fetch http://127.1:{port}/plain: 127.1 is 127.0.0.1, which is not a "
+        "public address (loopback)"
+    )
+    assert error(fetcher(root), url=f"http://localhost:{port}/plain").startswith(
+        f"WebFetch did not fetch http://localhost:{port}/plain: localhost is 127.0.0.1, which"
+    )
+    assert connections == []
+    named = HostNamingPolicy(allow=["WebFetch(domain:localhost)", "WebFetch(domain:127.1)"])
+    for host in ("localhost", "127.1"):
+        assert text(fetcher(root, named), url=f"http://{host}:{port}/plain").endswith("just text\n")
+    assert connections == [("127.0.0.1", port)] * 2
+
+
+def test_invalid_urls_are_refused(root: Path, connections: list[tuple[str, int]]) -> None:
+    assert error(fetcher(root, None), url="http://0177.0.0.01/") == (
+        "Could not fetch http://0177.0.0.01/: Invalid IPv4 address: '0177.0.0.01'"
+    )
+    assert connections == []
+
+
+@pytest.fixture
+def names(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A resolver for ``*.test`` names (the real one for the rest); the names it was asked."""
+    answers = {
+        "loopback.test": ["127.0.0.1"],
+        "intranet.test": ["10.20.30.40"],
+        "mixed.test": ["93.184.215.14", "127.0.0.1"],
+        "public.test": ["93.184.215.14"],
+    }
+    asked: list[str] = []
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host: str, port: int, *args: Any, **kwargs: Any) -> list[Any]:
+        if literal(host) is not None:
+            return real(host, port, *args, **kwargs)
+        asked.append(host)
+        if host not in answers:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port)) for a in answers[host]]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return asked
+
+
+def test_names_that_resolve_to_local_addresses_are_refused(
+    servers: tuple[int, int], root: Path, names: list[str], connections: list[tuple[str, int]]
+) -> None:
+    port = servers[0]
+    fetch = fetcher(root)
+    assert error(fetch, url=f"http://loopback.test:{port}/page").startswith(
+        f"WebFetch did not fetch http://loopback.test:{port}/page: loopback.test is 127.0.0.1, "
+        "which is not a public address (loopback)"
+    )
+    assert error(fetch, url="http://intranet.test/").startswith(
+        "WebFetch did not fetch http://intranet.test/: intranet.test is 10.20.30.40, which is "
+        "not a public address (private)"
+    )
+    assert error(fetch, url="https://mixed.test/").startswith(
+        "WebFetch did not fetch https://mixed.test/: mixed.test is 127.0.0.1, which"
+    )
+    assert error(fetch, url="http://nowhere.test/").startswith(
+        "Could not fetch http://nowhere.test/: nowhere.test does not resolve ("
+    )
+    assert names == ["loopback.test", "intranet.test", "mixed.test", "nowhere.test"]
+    assert connections == []
+
+
+def test_a_named_host_is_reached_at_the_checked_address_with_its_own_name(
+    servers: tuple[int, int], root: Path, names: list[str], connections: list[tuple[str, int]]
+) -> None:
+    port = servers[0]
+    SEEN.clear()
+    named = HostNamingPolicy(allow=["WebFetch(domain:loopback.test)"])
+    out = text(fetcher(root, named), url=f"http://loopback.test:{port}/redirect")
+    assert out.startswith(
+        f"URL: http://loopback.test:{port}/page (redirected from "
+        f"http://loopback.test:{port}/redirect)\nTitle: Demo page"
+    )
+    assert SEEN == [(f"loopback.test:{port}", "/redirect"), (f"loopback.test:{port}", "/page")]
+    assert names == ["loopback.test", "loopback.test"]  # once per request, none to connect
+    assert connections == [("127.0.0.1", port)] * 2
+
+
+def test_the_backend_connects_to_pinned_addresses_only(
+    servers: tuple[int, int], names: list[str], connections: list[tuple[str, int]]
+) -> None:
+    port = servers[0]
+    backend = _PinnedBackend()
+    with pytest.raises(httpcore2.ConnectError, match=r"public.test:80 was not checked"):
+        backend.connect_tcp("public.test", 80)
+    backend.pins[("public.test", port)] = [literal("127.0.0.2"), literal("127.0.0.1")]  # type: ignore[list-item]
+    backend.connect_tcp("public.test", port, timeout=5).close()
+    assert names == []
+    assert connections == [("127.0.0.2", port), ("127.0.0.1", port)]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "same"),
+    [
+        ("http://a.org/x", "http://a.org/y", True),
+        ("http://a.org/x", "http://A.ORG:80/y", True),
+        ("http://a.org/x", "https://a.org/y", True),
+        ("https://a.org/x", "http://a.org/y", False),
+        ("http://a.org:8080/x", "https://a.org:8080/y", False),
+        ("http://a.org/x", "https://a.org:8443/y", False),
+        ("http://a.org/x", "http://a.org:8080/y", False),
+        ("http://a.org/x", "http://www.a.org/y", False),
+        ("http://127.0.0.1/x", "http://127.0.0.2/y", False),
+    ],
+)
+def test_which_redirects_stay_on_the_origin(source: str, target: str, same: bool) -> None:
+    assert _same_origin(httpx2.URL(source), httpx2.URL(target)) is same
+
+
+def test_proxies_from_the_environment_are_not_used(
+    base_url: str, tools: dict[str, Tool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:1")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert text(tools["WebFetch"], url=f"{base_url}/plain").endswith("just text\n")
+
+
+def certificate_for(name: str) -> tuple[bytes, bytes, bytes]:
+    """A CA's certificate, and a certificate for ``name`` it signed with its key (all PEM)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def build(subject: str, key: Any, issuer: str, signer: Any, ca: bool) -> x509.Certificate:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(subject)]), critical=False
+            )
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = build("Test CA", ca_key, "Test CA", ca_key, ca=True)
+    leaf = build(name, key, "Test CA", ca_key, ca=False)
+    pem = serialization.Encoding.PEM
+    key_pem = key.private_bytes(
+        pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    return ca.public_bytes(pem), leaf.public_bytes(pem), key_pem
+
+
+@pytest.fixture
+def https_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, list[str]]]:
+    """An HTTPS server on 127.0.0.1 with a certificate for loopback.test, which WebFetch
+    trusts: its port, and the server names (SNI) clients sent."""
+    import ssl
+
+    pytest.importorskip("cryptography")
+    ca, leaf, key = certificate_for("loopback.test")
+    (tmp_path / "leaf.pem").write_bytes(leaf + key)
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(tmp_path / "leaf.pem")
+    server_names: list[str] = []
+    server_context.sni_callback = lambda _sock, name, _ctx: server_names.append(name)  # type: ignore[assignment,func-returns-value]
+    monkeypatch.setattr(
+        httpx2, "create_ssl_context", lambda: ssl.create_default_context(cadata=ca.decode())
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = server_context.wrap_socket(server.socket, server_side=True)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield server.server_address[1], server_names
+    server.shutdown()
+    server.server_close()
+
+
+def test_https_checks_the_certificate_of_the_host_name_not_the_address(
+    https_port: tuple[int, list[str]], root: Path, names: list[str]
+) -> None:
+    port, server_names = https_port
+    named = HostNamingPolicy(allow=["WebFetch(domain:loopback.test)", "WebFetch(domain:127.0.0.1)"])
+    out = text(fetcher(root, named), url=f"https://loopback.test:{port}/plain")
+    assert out == f"URL: https://loopback.test:{port}/plain\n\njust text\n"
+    assert server_names == ["loopback.test"]
+    said = error(fetcher(root, named), url=f"https://127.0.0.1:{port}/plain")
+    assert said.startswith(f"Could not fetch https://127.0.0.1:{port}/plain: ")
+    assert "CERTIFICATE_VERIFY_FAILED" in said and "127.0.0.1" in said
