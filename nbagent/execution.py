@@ -37,7 +37,6 @@ from nbagent.permissions import (
     Asker,
     PermissionPolicy,
     Policy,
-    always_rule,
     decide,
     describe_request,
 )
@@ -286,7 +285,7 @@ class ToolRunner:
             tool.name,
             describe_request(tool, tool_input),
             decision.message,
-            always_rule(tool, tool_input) if isinstance(self.policy, PermissionPolicy) else "",
+            decision.always if isinstance(self.policy, PermissionPolicy) else "",
         )
         if self.asker is None:
             answer = None

@@ -37,7 +37,7 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
-from nbagent.permissions import DEFAULT_DENY, PermissionPolicy
+from nbagent.permissions import PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
 from nbagent.schema_view import description_line, parameters_markdown
@@ -498,7 +498,7 @@ def _permissions(policy: Any) -> str:
     if not isinstance(policy, PermissionPolicy):
         return "custom policy"
     allowed = _names([r.text for r in policy.allow_rules]) or "none"
-    denied = _names([r.text for r in policy.deny_rules[len(DEFAULT_DENY) :]]) or "none"
+    denied = _names([r.text for r in policy.deny_rules]) or "none"
     return f"mode `{policy.mode}` · allow {allowed} · deny {denied} (+ credentials)"
 
 

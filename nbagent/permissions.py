@@ -5,35 +5,73 @@ A tool's own ``check_permission`` hook and the agent's policy each give a
 with no opinion at all a call is allowed. An ``ask`` goes to the agent's asker (a prompt on
 the kernel's stdin, a test's answer); with no asker it is denied.
 
-:class:`PermissionPolicy` is the agent's policy. Its rules are written as Claude Code users
-know them: ``Bash(git status:*)`` (a command and its arguments), ``Read(./data/**)`` (paths,
-relative to the root; ``~`` is the home folder), ``mcp__github__*`` (every tool of a
-server), ``NotebookEdit`` (a tool, whatever its input), ``*(~/.ssh/**)`` (any tool touching
-a path). Deny rules win over allow rules, and both over the mode, except that plan mode refuses
-every change whatever the allow rules say:
+:class:`PermissionPolicy` is the agent's policy. It does not trust the model: every call is
+checked as if an attacker wrote it. A tool declares what a call touches (:mod:`nbagent.access`:
+paths read or written, a command line, a URL, an MCP server), and the policy checks each of
+those, whatever the tool. Rules are written as Claude Code users know them:
+
+===========================  ==============================================================
+rule                         covers
+===========================  ==============================================================
+``Read(./data/**)``          every path read by any tool (Read, Grep, Glob, NotebookRead…)
+``Edit(./src/**)``           every path written by any tool (Edit, Write, NotebookEdit…);
+                             ``Write(…)`` is the same
+``*(~/.ssh/**)``             every path read or written
+``Grep(./logs/**)``          the paths one tool touches
+``Bash(git status:*)``       shell lines whose every command starts with these words;
+                             ``Bash(make test)`` an exact line (see :mod:`nbagent.commandline`)
+``WebFetch(domain:x.org)``   URLs of that host (``*.x.org``: its subdomains)
+``mcp__github`` or           every tool and resource of a server; ``mcp__github__get_issue``
+``mcp__github__*``           one tool
+``NotebookEdit``             a tool, whatever its input; ``Read`` and ``Edit`` every read or
+                             write
+===========================  ==============================================================
+
+Deny rules win over everything; then plan mode refuses every change; then what the rules
+and the mode allow. A call is allowed only when every thing it touches is:
 
 ===================  =====================================================================
 mode                 what runs without asking
 ===================  =====================================================================
-``default``          read-only tools (MCP tools always ask: their annotations are claims)
-``acceptEdits``      read-only tools and file or notebook edits; the shell still asks
+``default``          read-only tools inside the working folder (MCP tools always ask:
+                     their annotations are claims; WebFetch asks per domain)
+``acceptEdits``      the above, and writes inside the working folder; the shell still asks
 ``plan``             read-only tools; everything else is refused with a message
-``bypassPermissions`` everything (shown as a warning)
+``bypassPermissions`` everything but what is refused in every mode (shown as a warning)
 ===================  =====================================================================
+
+Refused in every mode, unless an allow rule names the place itself: credentials
+(:func:`~nbagent.pathrules.credential_paths`), for every tool and in any spelling, Bash lines
+included; URLs of loopback, private and link-local addresses (the fetch itself re-checks
+each address it connects to). Asked in every mode but bypass: writes to protected places
+(:func:`~nbagent.pathrules.protected_paths`: start-up files, git and Jupyter configuration,
+``.mcp.json``, a file that shadows a module), and shell lines the parser cannot read through
+(substitutions, ``eval``, …), which no rule can vouch for.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
+from nbagent.access import Touch
 from nbagent.errors import ConfigurationError
 from nbagent.events import PermissionRequested
+from nbagent.pathrules import (
+    HOME_CREDENTIALS,
+    PathPattern,
+    credential_paths,
+    protected_paths,
+    shadows_a_module,
+    spellings,
+)
 
 if TYPE_CHECKING:
     from nbagent.tool import Tool
@@ -48,29 +86,17 @@ MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 """The permission modes."""
 
 EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit"})
-"""The tools ``acceptEdits`` lets run: they change files or the notebook, nothing else."""
+"""The tools ``acceptEdits`` lets run when a call touches no path (an edit of the open
+notebook): they change files or the notebook, nothing else."""
 
 PATH_FIELDS = ("file_path", "notebook_path", "path")
-"""Input fields that name a path, in the order a rule looks for one."""
+"""Input fields that name a path, for tools that declare nothing they touch."""
 
-SENSITIVE_PATHS = (
-    "~/.ssh/**",
-    "~/.aws/**",
-    "~/.gnupg/**",
-    "~/.config/gcloud/**",
-    "~/.azure/**",
-    "~/.kube/**",
-    "~/.docker/config.json",
-    "~/.netrc",
-    "~/.pgpass",
-    "~/.claude/**",
-    "~/.anthropic/**",
-    "~/.nbagent/credentials*",
-)
-"""Paths no tool may touch unless a rule allows it explicitly (keys and credentials)."""
+READ_NAMES = frozenset({"Read"})
+"""Rule names that stand for every read."""
 
-DEFAULT_DENY = tuple(f"*({path})" for path in SENSITIVE_PATHS)
-"""The deny rules every policy starts with."""
+WRITE_NAMES = frozenset({"Edit", "Write"})
+"""Rule names that stand for every write."""
 
 PLAN_MESSAGE = (
     "Plan mode: only read-only tools run. Finish the plan and present it for approval before "
@@ -91,6 +117,9 @@ class PermissionDecision:
     """The rule, mode or hook that decided, shown on the tool-call card."""
     explicit: bool = False
     """The user's own choice (an allow rule, bypass mode): it beats a tool's default ask."""
+    always: str = ""
+    """For ask, the allow rule an "always" answer adds: the narrowest that covers the call
+    (empty: "always" is not offered)."""
 
 
 def allow(rule: str = "", explicit: bool = False) -> PermissionDecision:
@@ -119,17 +148,18 @@ def deny(message: str, rule: str = "") -> PermissionDecision:
     return PermissionDecision("deny", message=message, rule=rule)
 
 
-def ask(message: str = "", rule: str = "") -> PermissionDecision:
+def ask(message: str = "", rule: str = "", always: str = "") -> PermissionDecision:
     """Return a decision to ask the user.
 
     Args:
         message: The question.
         rule: What decided.
+        always: The allow rule an "always" answer adds (none offered when empty).
 
     Returns:
         The decision.
     """
-    return PermissionDecision("ask", message=message, rule=rule)
+    return PermissionDecision("ask", message=message, rule=rule, always=always)
 
 
 Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
@@ -138,22 +168,6 @@ Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
 Asker = Callable[[PermissionRequested], Answer | None]
 """Asks the user about a call and waits, without a time limit, for the answer; None when no
 one can be asked (no stdin)."""
-
-SHELL_OPERATORS = re.compile(r"[;&|<>`\n]|\$\(")
-"""What makes a command line more than one command (or redirects it): a prefix rule such as
-``Bash(git status:*)`` never allows a command holding one."""
-
-SUBCOMMAND_PROGRAMS = frozenset(
-    "git gh npm pnpm yarn pip pip3 uv conda mamba poetry cargo go docker kubectl jupyter "
-    "brew apt apt-get systemctl make".split()
-)
-"""Programs whose second word is a subcommand: "always" allows that subcommand only."""
-
-INTERPRETERS = frozenset(
-    "python python3 ipython node deno bun bash sh zsh ruby perl php Rscript julia env sudo "
-    "xargs eval exec".split()
-)
-"""Programs that run whatever code they are given: "always" allows the exact line only."""
 
 _RANK: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
 _RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
@@ -172,7 +186,8 @@ class Rule:
     tool: str = field(init=False)
     """The tool name or glob."""
     specifier: str | None = field(init=False)
-    """What the input must match: a command prefix (``git status:*``) or a path glob."""
+    """What the input must match: a command prefix (``git status:*``), a path glob or a
+    ``domain:`` host."""
 
     def __post_init__(self) -> None:
         """Parse the text."""
@@ -180,118 +195,57 @@ class Rule:
         if not match or match["spec"] == "":
             raise ConfigurationError(
                 f"Permission rule {self.text!r} is not of the form Tool or Tool(specifier), "
-                "e.g. Bash(git status:*), Read(./data/**), mcp__github__*."
+                "e.g. Bash(git status:*), Read(./data/**), WebFetch(domain:example.com), "
+                "mcp__github__*."
             )
         object.__setattr__(self, "tool", match["tool"])
         object.__setattr__(self, "specifier", match["spec"])
 
-    def matches(self, tool_name: str, tool_input: Mapping[str, Any], root: Path) -> bool:
-        """Tell whether a call falls under this rule.
+    def names_tool(self, tool: Tool) -> bool:
+        """Tell whether the rule's name covers a tool (a glob, or ``mcp__server`` for every
+        tool of that server).
 
         Args:
-            tool_name: The tool called.
-            tool_input: Its input.
-            root: The folder relative paths are resolved against.
-
-        Returns:
-            True when the tool matches and, if there is a specifier, the input too.
+            tool: The tool called.
         """
-        if not fnmatch.fnmatchcase(tool_name, self.tool):
-            return False
-        if self.specifier is None:
+        if fnmatch.fnmatchcase(tool.name, self.tool):
             return True
-        command = tool_input.get("command")
-        if isinstance(command, str) and not any(f in tool_input for f in PATH_FIELDS):
-            return _command_matches(command, self.specifier)
-        path = next(
-            (tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None
-        )
-        return path is not None and _path_matches(path, self.specifier, root)
+        return tool.is_mcp and tool.server is not None and self.names_server(tool.server)
 
+    def names_server(self, server: str) -> bool:
+        """Tell whether the rule covers every tool and resource of an MCP server.
 
-def _command_matches(command: str, specifier: str) -> bool:
-    """``git status:*`` matches ``git status`` and ``git status -s``; else an exact command.
-
-    A prefix never matches a command line that chains, pipes, redirects or substitutes
-    (``git status && rm -r data``): only an exact rule allows such a line.
-    """
-    if specifier.endswith(":*"):
-        if SHELL_OPERATORS.search(command):
+        Args:
+            server: The server's name.
+        """
+        if self.specifier is not None:
             return False
-        command, prefix = " ".join(command.split()), " ".join(specifier[:-2].split())
-        return command == prefix or command.startswith(prefix + " ")
-    command = " ".join(command.split())
-    return command == " ".join(specifier.split())
+        return self.tool == f"mcp__{server}" or fnmatch.fnmatchcase(f"mcp__{server}__", self.tool)
 
+    def covers(self, tool: Tool, touch: Touch) -> bool:
+        """Tell whether the rule's name reaches a thing a call touches.
 
-def describe_request(tool: Tool, tool_input: Mapping[str, Any]) -> str:
-    """What a call would do, as a person reads it: the command, the path, else its input.
+        ``Read`` reaches every read, ``Edit`` and ``Write`` every write, ``*`` every path,
+        ``Bash`` every command line, ``WebFetch`` every URL; another name, the touches of the
+        tools it names.
 
-    Args:
-        tool: The tool called.
-        tool_input: Its input.
-
-    Returns:
-        One line (a command may hold several).
-    """
-    command = tool_input.get("command")
-    if isinstance(command, str):
-        return command
-    path = next((tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None)
-    if path is not None:
-        return path
-    return ", ".join(f"{key}={value!r}" for key, value in tool_input.items())
-
-
-def always_rule(tool: Tool, tool_input: Mapping[str, Any]) -> str:
-    """The allow rule an "always" answer adds: the command's prefix, else the tool.
-
-    ``git status -s`` gives ``Bash(git status:*)``: a program known for subcommands and its
-    subcommand, so every ``git status`` runs from now on and no other git command; ``ls -la``
-    gives ``Bash(ls:*)``. An interpreter's command line (``python train.py``), and a line that
-    chains, pipes or redirects, gives an exact rule: a prefix would allow any code.
-
-    Args:
-        tool: The tool called.
-        tool_input: Its input.
-
-    Returns:
-        The rule's text.
-    """
-    command = tool_input.get("command")
-    if not isinstance(command, str) or not command.split():
-        return tool.name
-    words = command.split()
-    program = Path(words[0]).name
-    if SHELL_OPERATORS.search(command) or program in INTERPRETERS:
-        return f"{tool.name}({' '.join(words)})"
-    if program in SUBCOMMAND_PROGRAMS and len(words) > 1 and not words[1].startswith("-"):
-        return f"{tool.name}({' '.join(words[:2])}:*)"
-    return f"{tool.name}({words[0]}:*)"
-
-
-def _path_matches(path: str, pattern: str, root: Path) -> bool:
-    """Match a path against a glob (``**`` crosses folders), both resolved against the root."""
-    target = _absolute(path, root)
-    glob = str(_absolute(pattern, root, strict=False))
-    regex = "".join(
-        ".*"
-        if part == "**"
-        else "[^/]*"
-        if part == "*"
-        else "[^/]"
-        if part == "?"
-        else re.escape(part)
-        for part in re.split(r"(\*\*|\*|\?)", glob)
-    )
-    return re.fullmatch(regex.replace("/.*/", "/(?:.*/)?"), str(target)) is not None
-
-
-def _absolute(path: str, root: Path, strict: bool = True) -> Path:
-    """Expand ``~`` and make a path absolute against the root (resolving links if it exists)."""
-    expanded = Path(os.path.expanduser(path))
-    absolute = expanded if expanded.is_absolute() else root / expanded
-    return absolute.resolve() if strict else Path(os.path.normpath(absolute))
+        Args:
+            tool: The tool called.
+            touch: One thing it touches.
+        """
+        if touch.access == "read" and self.tool in READ_NAMES:
+            return True
+        if touch.access == "write" and self.tool in WRITE_NAMES:
+            return True
+        if touch.access in ("read", "write") and self.tool == "*":
+            return True
+        if touch.access == "run" and self.tool == "Bash":
+            return True
+        if touch.access == "fetch" and self.tool == "WebFetch":
+            return True
+        if touch.access == "mcp":
+            return self.names_server(touch.target)
+        return self.names_tool(tool)
 
 
 class PermissionPolicy:
@@ -300,12 +254,16 @@ class PermissionPolicy:
     Args:
         mode: One of :data:`MODES`.
         allow: Allow rules.
-        deny: Deny rules (added to :data:`DEFAULT_DENY`).
+        deny: Deny rules.
         root: The folder relative paths in rules and inputs are resolved against.
 
     Raises:
         ConfigurationError: The mode or a rule is invalid.
     """
+
+    sandboxed: bool = False
+    """Bash runs in the sandbox (``c.NbAgent.sandbox``): its lines run without asking, but
+    for deny rules and credentials."""
 
     def __init__(
         self,
@@ -318,6 +276,7 @@ class PermissionPolicy:
         self.root = (root or Path.cwd()).resolve()
         self._configured: dict[str, list[Rule]] = {"allow": [], "deny": []}
         self._added: dict[str, list[Rule]] = {"allow": [], "deny": []}
+        self._patterns: dict[str, PathPattern] = {}
         self.configure(allow, deny)
 
     @property
@@ -327,7 +286,7 @@ class PermissionPolicy:
 
     @property
     def deny_rules(self) -> list[Rule]:
-        """The deny rules: :data:`DEFAULT_DENY`, the configured ones, then the added ones."""
+        """The deny rules: the configured ones, then the added ones."""
         return [*self._configured["deny"], *self._added["deny"]]
 
     def configure(self, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
@@ -335,14 +294,14 @@ class PermissionPolicy:
 
         Args:
             allow: Allow rules.
-            deny: Deny rules (added to :data:`DEFAULT_DENY`).
+            deny: Deny rules.
 
         Raises:
             ConfigurationError: A rule is invalid (the rules in force stay).
         """
         self._configured = {
             "allow": [Rule(text) for text in allow],
-            "deny": [Rule(text) for text in (*DEFAULT_DENY, *deny)],
+            "deny": [Rule(text) for text in deny],
         }
 
     @property
@@ -376,7 +335,8 @@ class PermissionPolicy:
         return rule
 
     def __call__(self, tool: Tool, tool_input: Mapping[str, Any]) -> PermissionDecision:
-        """Decide a call: deny rules, then plan mode, then allow rules, then the mode.
+        """Decide a call: deny rules and what every mode refuses, then plan mode, then each
+        thing the call touches by the allow rules and the mode.
 
         Args:
             tool: The tool called.
@@ -385,17 +345,289 @@ class PermissionPolicy:
         Returns:
             The decision, naming the rule or mode that made it.
         """
+        touches = self.touches(tool, tool_input)
         for rule in self.deny_rules:
-            if rule.matches(tool.name, tool_input, self.root):
+            if self._denies(rule, tool, touches):
                 return deny(f"Permission denied by the rule {rule.text}.", f"deny rule {rule.text}")
+        for touch in touches:
+            refusal = self._refused_in_every_mode(tool, touch)
+            if refusal is not None:
+                return refusal
         if self.mode == "plan" and not (tool.read_only and not tool.is_mcp):
             return deny(PLAN_MESSAGE, "mode plan")
-        for rule in self.allow_rules:
-            if rule.matches(tool.name, tool_input, self.root):
-                return allow(f"allow rule {rule.text}", explicit=True)
-        return self._by_mode(tool)
+        if not touches:
+            whole = next(
+                (r for r in self.allow_rules if r.specifier is None and r.names_tool(tool)), None
+            )
+            if whole is not None:
+                return allow(f"allow rule {whole.text}", explicit=True)
+            return self._by_mode(tool)
+        decisions = [self._touch(tool, touch) for touch in touches]
+        worst = max(decisions, key=lambda d: _RANK[d.behavior])
+        if worst.behavior == "ask":
+            asking = [d for d in decisions if d.behavior == "ask"]
+            return ask(worst.message, worst.rule, asking[0].always if len(asking) == 1 else "")
+        return next((d for d in decisions if d.explicit), worst)
 
-    def _by_mode(self, tool: Tool) -> PermissionDecision:
+    def touches(self, tool: Tool, tool_input: Mapping[str, Any]) -> list[Touch]:
+        """What a call touches: the tool's declaration, else the path or command in its input.
+
+        Args:
+            tool: The tool called.
+            tool_input: Its input.
+
+        Returns:
+            The touches; a declaration that fails on odd input declares nothing odd, so the
+            call is then judged by its tool alone.
+        """
+        if tool.touches is not None:
+            try:
+                return [t for t in tool.touches(tool_input) if isinstance(t.target, str)]
+            except (KeyError, TypeError, ValueError, AttributeError):
+                return []
+        command = tool_input.get("command")
+        if isinstance(command, str) and not any(f in tool_input for f in PATH_FIELDS):
+            return [Touch("run", command)]
+        access: Literal["read", "write"] = "read" if tool.read_only else "write"
+        return [
+            Touch(access, tool_input[f]) for f in PATH_FIELDS if isinstance(tool_input.get(f), str)
+        ]
+
+    def readable(self, path: str | Path) -> bool:
+        """Tell whether any tool may read a path at all: not a credential, not denied by a
+        rule. Searches over a folder skip what is not readable.
+
+        Args:
+            path: An absolute path, or one relative to the root.
+        """
+        touch = Touch("read", str(path))
+        names = spellings(touch.target, self.root)
+        if self._credential(names) is not None and not self._names_credential(_ANY_TOOL, touch, names):
+            return False
+        return not any(
+            r.covers(_ANY_TOOL, touch) and self._path_rule_matches(r, names)
+            for r in self.deny_rules
+        )
+
+    def names_host(self, host: str) -> bool:
+        """Tell whether an allow rule names a host exactly (``WebFetch(domain:127.0.0.1)``):
+        what lets WebFetch reach a loopback or private address.
+
+        Args:
+            host: The URL's host.
+        """
+        wanted = _host(host)
+        return any(
+            r.tool == "WebFetch"
+            and r.specifier is not None
+            and r.specifier.startswith("domain:")
+            and _host(r.specifier[7:]) == wanted
+            for r in self.allow_rules
+        )
+
+    def _denies(self, rule: Rule, tool: Tool, touches: Sequence[Touch]) -> bool:
+        """Tell whether a deny rule refuses a call: by its tool, or by a thing it touches.
+
+        A path rule (``Read(./secrets/**)``) also refuses a shell line that names a path it
+        covers.
+        """
+        if rule.specifier is None and rule.names_tool(tool):
+            return True
+        for touch in touches:
+            if touch.access == "run" and rule.specifier is not None and rule.tool != "Bash":
+                if rule.tool in READ_NAMES | WRITE_NAMES | {"*"} and self._names_path(
+                    rule, touch.target
+                ):
+                    return True
+            elif rule.covers(tool, touch) and self._matches(rule, touch, deny=True):
+                return True
+        return False
+
+    def _names_path(self, rule: Rule, line: str) -> bool:
+        """Tell whether a shell line names a path a path rule covers."""
+        from nbagent import commandline
+
+        return any(
+            self._path_rule_matches(rule, spellings(word, self.root))
+            for word in commandline.paths_named(line)
+        )
+
+    def _matches(self, rule: Rule, touch: Touch, deny: bool) -> bool:
+        """Tell whether a rule that covers a touch matches it (a rule with no specifier
+        matches whatever it covers)."""
+        spec = rule.specifier
+        if spec is None:
+            return True
+        if touch.access in ("read", "write"):
+            return self._path_rule_matches(rule, spellings(touch.target, self.root))
+        if touch.access == "run":
+            from nbagent import commandline
+
+            if deny:
+                return commandline.denied_by(touch.target, spec)
+            return commandline.allowed_by(touch.target, [spec])
+        if touch.access == "fetch":
+            return spec.startswith("domain:") and _host_matches(_url_host(touch.target), spec[7:])
+        return False
+
+    def _path_rule_matches(self, rule: Rule, names: Sequence[str]) -> bool:
+        spec = rule.specifier
+        if spec is None:
+            return True
+        if spec.startswith("domain:") or spec.endswith(":*"):
+            return False
+        return self._pattern(spec).matches(names)
+
+    def _pattern(self, text: str) -> PathPattern:
+        pattern = self._patterns.get(text)
+        if pattern is None:
+            pattern = self._patterns[text] = PathPattern(text, self.root)
+        return pattern
+
+    def _refused_in_every_mode(self, tool: Tool, touch: Touch) -> PermissionDecision | None:
+        """Credentials in any spelling, and private addresses, whatever the mode."""
+        if touch.access in ("read", "write"):
+            names = spellings(touch.target, self.root)
+            if self._credential(names) is not None and not self._names_credential(
+                tool, touch, names
+            ):
+                return _credential_refusal(touch.target)
+        elif touch.access == "run":
+            from nbagent import commandline
+
+            for word in commandline.paths_named(touch.target):
+                if self._credential(spellings(word, self.root)) or _names_home_credential(word):
+                    return _credential_refusal(word)
+        elif touch.access == "fetch":
+            host = _url_host(touch.target)
+            if _private_literal(host) and not self.names_host(host):
+                return deny(
+                    f"{touch.target} is a loopback, private or link-local address; WebFetch "
+                    f"reaches those only when an allow rule names the host, e.g. "
+                    f'c.NbAgent.allow_rules = ["WebFetch(domain:{host})"].',
+                    "private address",
+                )
+        return None
+
+    def _credential(self, names: Sequence[str]) -> PathPattern | None:
+        return next((p for p in credential_paths(self.root) if p.matches(names)), None)
+
+    def _names_credential(self, tool: Tool, touch: Touch, names: Sequence[str]) -> bool:
+        """An allow rule whose own pattern lies inside the credential's place unlocks it."""
+        for rule in self.allow_rules:
+            if rule.specifier is None or not rule.covers(tool, touch):
+                continue
+            if rule.specifier.startswith("domain:") or rule.specifier.endswith(":*"):
+                continue
+            pattern = self._pattern(rule.specifier)
+            if pattern.matches(names) and any(
+                pattern.within(credential) for credential in credential_paths(self.root)
+            ):
+                return True
+        return False
+
+    def _touch(self, tool: Tool, touch: Touch) -> PermissionDecision:
+        """Decide one thing a call touches, by the allow rules and the mode."""
+        if touch.access == "run":
+            return self._run(tool, touch)
+        rule = next(
+            (
+                r
+                for r in self.allow_rules
+                if r.covers(tool, touch) and self._matches(r, touch, False)
+            ),
+            None,
+        )
+        if touch.access == "write":
+            protected = self._protected(touch.target)
+            named = rule is not None and rule.specifier is not None
+            if protected and self.mode != "bypassPermissions" and not named:
+                return ask(
+                    f"{protected}: writing it can run code later.",
+                    "protected path",
+                    self._always(tool, touch),
+                )
+        if rule is not None:
+            return allow(f"allow rule {rule.text}", explicit=True)
+        if self.mode == "bypassPermissions":
+            return allow(f"mode {self.mode}", explicit=True)
+        reason = f"mode {self.mode}"
+        if touch.access in ("read", "write"):
+            real = spellings(touch.target, self.root)[-1]
+            if not _inside(real, self.root):
+                verb = "read" if touch.access == "read" else "write to"
+                return ask(
+                    f"Allow the agent to {verb} {real}? It is outside the working "
+                    f"folder {self.root}.",
+                    "outside the working folder",
+                    self._always(tool, touch),
+                )
+            if touch.access == "read" and tool.read_only and not tool.is_mcp:
+                return allow(reason)
+            if touch.access == "write" and self.mode == "acceptEdits":
+                return allow(reason)
+        return ask("", reason, self._always(tool, touch))
+
+    def _run(self, tool: Tool, touch: Touch) -> PermissionDecision:
+        """A command line: allowed when every command matches an allow rule, in bypass mode,
+        or in the sandbox; a line the parser cannot read through is asked about."""
+        from nbagent import commandline
+
+        opaque = commandline.parse(touch.target).opaque
+        bash_denies = any(r.tool == "Bash" for r in self.deny_rules)
+        if opaque and not (self.sandboxed and not bash_denies):
+            return ask(
+                f"nbagent cannot tell everything this line runs ({opaque[0]}).",
+                "unreadable command",
+                self._always(tool, touch),
+            )
+        rules = [r for r in self.allow_rules if r.covers(tool, touch)]
+        whole = next((r for r in rules if r.specifier is None), None)
+        if whole is not None:
+            return allow(f"allow rule {whole.text}", explicit=True)
+        specs = [r.specifier for r in rules if r.specifier is not None]
+        if specs and commandline.allowed_by(touch.target, specs):
+            texts = ", ".join(r.text for r in rules if r.specifier is not None)
+            return allow(
+                f"allow rule {texts}" if len(specs) == 1 else f"allow rules {texts}", explicit=True
+            )
+        if self.mode == "bypassPermissions":
+            return allow(f"mode {self.mode}", explicit=True)
+        if self.sandboxed:
+            return allow("sandbox")
+        return ask("", f"mode {self.mode}", self._always(tool, touch))
+
+    def _protected(self, target: str) -> str:
+        """Why writing a path asks in every mode but bypass (empty: it does not)."""
+        names = spellings(target, self.root)
+        if any(p.matches(names) for p in protected_paths(self.root)):
+            return f"{target} is a protected place (start-up, configuration or git files)"
+        module = shadows_a_module(names[-1], [self.root])
+        if module is not None:
+            return f"{target} would be imported instead of the module {module!r}"
+        return ""
+
+    def _always(self, tool: Tool, touch: Touch) -> str:
+        """The narrowest allow rule that covers what the person is shown."""
+        if touch.access == "run":
+            from nbagent import commandline
+
+            return f"{tool.name}({commandline.always_spec(touch.target)})"
+        if touch.access == "fetch":
+            host = _url_host(touch.target)
+            return f"WebFetch(domain:{host})" if host else ""
+        if touch.access in ("read", "write"):
+            path = spellings(touch.target, self.root)[0]
+            if _inside(path, self.root):
+                path = "./" + os.path.relpath(path, self.root)
+            if touch.access == "read" and os.path.isdir(spellings(touch.target, self.root)[-1]):
+                path = path.rstrip("/") + "/**"
+            return f"{tool.name}({path})"
+        if touch.access == "mcp":
+            return ""
+        return tool.name
+
+    def _by_mode(self, tool: Tool, always: str | None = None) -> PermissionDecision:
         reason = f"mode {self.mode}"
         safe = tool.read_only and not tool.is_mcp
         if self.mode == "bypassPermissions":
@@ -406,7 +638,97 @@ class PermissionPolicy:
             return deny(PLAN_MESSAGE, reason)
         if self.mode == "acceptEdits" and tool.name in EDIT_TOOLS:
             return allow(reason)
-        return ask("", reason)
+        return ask("", reason, tool.name if always is None else always)
+
+
+def _credential_refusal(target: str) -> PermissionDecision:
+    return deny(
+        f"{target} holds credentials (keys, tokens or passwords): no tool may touch it, in any "
+        "mode. If you really mean to, the person can add an allow rule naming that path, e.g. "
+        "Read(~/.ssh/config).",
+        "credentials",
+    )
+
+
+def _names_home_credential(word: str) -> bool:
+    """A word naming a credential by its place under a home folder (``.ssh/id_rsa`` after a
+    ``cd ~``, ``/home/other/.aws/credentials``)."""
+    parts = [p for p in os.path.normpath(word).split("/") if p not in ("", ".")]
+    for entry in HOME_CREDENTIALS:
+        wanted = entry.split("/")
+        for start in range(len(parts) - len(wanted) + 1):
+            if all(fnmatch.fnmatchcase(parts[start + i], w) for i, w in enumerate(wanted)):
+                return True
+    return False
+
+
+def _inside(path: str, root: Path) -> bool:
+    return path == str(root) or path.startswith(str(root).rstrip("/") + "/")
+
+
+def _url_host(url: str) -> str:
+    try:
+        return _host(urlsplit(url.strip()).hostname or "")
+    except ValueError:
+        return ""
+
+
+def _host(host: str) -> str:
+    return host.strip().strip("[]").rstrip(".").lower()
+
+
+def _host_matches(host: str, spec: str) -> bool:
+    wanted = _host(spec)
+    if wanted.startswith("*."):
+        return host.endswith(wanted[1:])
+    return bool(host) and host == wanted
+
+
+def _private_literal(host: str) -> bool:
+    """A host that is plainly local: ``localhost`` names or a non-public address literal
+    (names that resolve to one are caught when WebFetch connects)."""
+    if not host:
+        return True
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return not (mapped or address).is_global
+
+
+class _AnyTool:
+    """Stands for "whichever tool" where only a rule's access names matter."""
+
+    name = "\0"
+    is_mcp = False
+    server = None
+    read_only = True
+    touches = None
+
+
+_ANY_TOOL: Any = _AnyTool()
+
+
+def describe_request(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+    """What a call would do, as a person reads it: the command, the path, else its input.
+
+    Args:
+        tool: The tool called.
+        tool_input: Its input.
+
+    Returns:
+        One line (a command may hold several).
+    """
+    command = tool_input.get("command")
+    if isinstance(command, str):
+        return command
+    path = next((tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None)
+    if path is not None:
+        return path
+    return ", ".join(f"{key}={value!r}" for key, value in tool_input.items())
 
 
 def _as_decision(value: Any, rule: str) -> PermissionDecision | None:
@@ -423,6 +745,9 @@ def _as_decision(value: Any, rule: str) -> PermissionDecision | None:
 def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> PermissionDecision:
     """Combine the tool's hook and the agent's policy into one decision.
 
+    A tool that declares what it touches is judged by a default :class:`PermissionPolicy`
+    (the working folder, credentials, private addresses) when the agent has no policy.
+
     Args:
         tool: The tool called.
         tool_input: Its input.
@@ -437,10 +762,16 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> 
         if tool.check_permission
         else None
     )
+    if policy is None and tool.touches is not None:
+        policy = PermissionPolicy()
     given = [d for d in (hook, policy(tool, tool_input) if policy else None) if d is not None]
     if not given:
         return allow()
     strictest = max(given, key=lambda d: _RANK[d.behavior])
     if strictest.behavior == "deny":
         return strictest
-    return next((d for d in given if d.explicit), strictest)
+    chosen = next((d for d in given if d.explicit), strictest)
+    if chosen.behavior == "ask" and not chosen.always:
+        offered = next((d.always for d in given if d.always), "")
+        chosen = replace(chosen, always=offered or ("" if tool.touches else tool.name))
+    return chosen

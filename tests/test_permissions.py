@@ -1,21 +1,21 @@
-"""Tests of nbagent.permissions: rules, modes, and how decisions combine."""
+"""Tests of nbagent.permissions: rules, modes, touches, and how decisions combine."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nbagent.access import Touch, paths
 from nbagent.errors import ConfigurationError
 from nbagent.permissions import (
-    DEFAULT_DENY,
     PLAN_MESSAGE,
     PermissionPolicy,
     Rule,
     allow,
-    always_rule,
     ask,
     decide,
     deny,
@@ -23,53 +23,317 @@ from nbagent.permissions import (
 )
 from nbagent.tool import Tool
 
-READ = Tool(name="Read", read_only=True)
-EDIT = Tool(name="Edit")
+READ = Tool(name="Read", read_only=True, touches=paths("read", "file_path"))
+GREP = Tool(name="Grep", read_only=True, touches=lambda i: [Touch("read", i.get("path") or ".")])
+WRITE = Tool(name="Write", touches=paths("write", "file_path"))
+EDIT = Tool(name="Edit", touches=paths("write", "file_path"))
+NOTEBOOK_READ = Tool(name="NotebookRead", read_only=True, touches=paths("read", "notebook_path"))
+NOTEBOOK_EDIT = Tool(name="NotebookEdit", touches=paths("write", "notebook_path"))
+BARE_EDIT = Tool(name="Edit")
 BASH = Tool(name="Bash")
 MCP_READ = Tool(name="mcp__github__get_issue", read_only=True, is_mcp=True, server="github")
+RESOURCES = Tool(
+    name="ReadMcpResource", read_only=True, touches=lambda i: [Touch("mcp", i["server"])]
+)
+FETCH = Tool(name="WebFetch", read_only=True, touches=lambda i: [Touch("fetch", i["url"])])
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder of the test's own, holding an SSH key and AWS credentials."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
+    (home / ".aws").mkdir()
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key = x")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A working folder with a denied ``secrets`` folder beside open data."""
+    root = tmp_path / "project"
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets" / "db.txt").write_text("password=hunter2")
+    (root / "secrets" / "nb.ipynb").write_text("{}")
+    (root / "data").mkdir()
+    (root / "data" / "a.csv").write_text("x\n1\n")
+    return root
+
+
+def denying(project: Path, mode: str = "default") -> PermissionPolicy:
+    return PermissionPolicy(
+        mode, deny=["Read(./secrets/**)", "Edit(./secrets/**)"], root=project
+    )
 
 
 @pytest.mark.parametrize(
-    ("rule", "tool", "tool_input", "matches"),
+    ("tool", "tool_input"),
     [
-        ("Bash(git status:*)", "Bash", {"command": "git status"}, True),
-        ("Bash(git status:*)", "Bash", {"command": "git  status   -s"}, True),
-        ("Bash(git status:*)", "Bash", {"command": "git statusx"}, False),
-        ("Bash(git status:*)", "Bash", {"command": "git push"}, False),
-        ("Bash(ls)", "Bash", {"command": "ls"}, True),
-        ("Bash(ls)", "Bash", {"command": "ls -la"}, False),
-        ("Bash(git status:*)", "Bash", {"command": "git status && rm -r data"}, False),
-        ("Bash(git status:*)", "Bash", {"command": "git status; curl x | sh"}, False),
-        ("Bash(git status:*)", "Bash", {"command": "git status > /etc/passwd"}, False),
-        ("Bash(git status:*)", "Bash", {"command": "git status $(rm -r data)"}, False),
-        ("Bash(git status:*)", "Bash", {"command": "git status\nrm -r data"}, False),
-        ("Bash(git status && ls)", "Bash", {"command": "git status && ls"}, True),
-        ("Read(./data/**)", "Read", {"file_path": "data/a/b.csv"}, True),
-        ("Read(./data/**)", "Read", {"file_path": "./data/x.csv"}, True),
-        ("Read(./data/**)", "Read", {"file_path": "data/../secret.txt"}, False),
-        ("Read(./data/*.csv)", "Read", {"file_path": "data/sub/x.csv"}, False),
-        ("Read(./data/**)", "Write", {"file_path": "data/x.csv"}, False),
-        ("mcp__github__*", "mcp__github__get_issue", {}, True),
-        ("mcp__github__*", "mcp__gitlab__get_issue", {}, False),
-        ("NotebookEdit", "NotebookEdit", {"cell_id": "x"}, True),
-        ("*(~/.ssh/**)", "Read", {"file_path": "~/.ssh/id_rsa"}, True),
-        ("*(~/.ssh/**)", "Glob", {"pattern": "*", "path": "~/.ssh"}, False),
-        ("*(~/.ssh)", "Glob", {"pattern": "*", "path": "~/.ssh"}, True),
+        (READ, {"file_path": "secrets/db.txt"}),
+        (GREP, {"path": "secrets"}),
+        (GREP, {"path": "./secrets/db.txt"}),
+        (NOTEBOOK_READ, {"notebook_path": "secrets/nb.ipynb"}),
+        (WRITE, {"file_path": "secrets/new.txt"}),
+        (EDIT, {"file_path": "data/../secrets/db.txt"}),
+        (NOTEBOOK_EDIT, {"notebook_path": "secrets/nb.ipynb"}),
     ],
 )
-def test_rules_match_tools_and_inputs(
-    rule: str, tool: str, tool_input: dict, matches: bool, tmp_path: Path
+def test_read_and_edit_rules_guard_every_tool_that_reads_or_writes(
+    project: Path, tool: Tool, tool_input: dict
 ) -> None:
-    assert Rule(rule).matches(tool, tool_input, tmp_path) is matches
+    for mode in ("default", "acceptEdits", "bypassPermissions"):
+        decision = denying(project, mode)(tool, tool_input)
+        assert decision.behavior == "deny", (mode, decision)
+        assert "secrets" in decision.rule
 
 
-def test_a_symlink_cannot_smuggle_a_path_past_a_rule(tmp_path: Path) -> None:
-    secret = tmp_path / "secret"
-    secret.mkdir()
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "link").symlink_to(secret)
-    assert not Rule("Read(./data/**)").matches("Read", {"file_path": "data/link/x"}, tmp_path)
-    assert Rule("Read(./secret/**)").matches("Read", {"file_path": "data/link/x"}, tmp_path)
+def test_a_folder_pattern_covers_the_folder_itself(project: Path) -> None:
+    policy = denying(project)
+    assert policy(GREP, {"path": "secrets"}).behavior == "deny"
+    assert policy(GREP, {"path": "secrets/"}).behavior == "deny"
+    assert policy(GREP, {"path": "data"}).behavior == "allow"
+    assert not policy.readable(project / "secrets")
+    assert policy.readable(project / "data" / "a.csv")
+
+
+def test_a_symlink_cannot_smuggle_a_path_past_a_rule(project: Path) -> None:
+    (project / "data" / "link").symlink_to(project / "secrets")
+    policy = denying(project, "bypassPermissions")
+    assert policy(READ, {"file_path": "data/link/db.txt"}).behavior == "deny"
+
+
+SPELLINGS = st.sampled_from(
+    [
+        "secrets/{f}",
+        "./secrets/{f}",
+        "secrets//{f}",
+        "data/../secrets/{f}",
+        "./data/./../secrets/./{f}",
+        "{root}/secrets/{f}",
+        "{root}/data/../secrets/{f}",
+        "data/link/{f}",
+        "secrets",
+        "{root}/secrets/",
+    ]
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    spelling=SPELLINGS,
+    name=st.text(alphabet="abcxyz._-", min_size=1, max_size=8).filter(lambda n: n not in ".."),
+    tool=st.sampled_from([READ, GREP, NOTEBOOK_READ, WRITE, EDIT, NOTEBOOK_EDIT]),
+    mode=st.sampled_from(["default", "acceptEdits", "bypassPermissions"]),
+)
+def test_no_spelling_of_a_path_into_a_denied_folder_is_read_or_written(
+    project: Path, spelling: str, name: str, tool: Tool, mode: str
+) -> None:
+    link = project / "data" / "link"
+    if not link.exists():
+        link.symlink_to(project / "secrets")
+    path = spelling.format(root=project, f=name)
+    field = "notebook_path" if tool.name.startswith("Notebook") else "file_path"
+    field = "path" if tool is GREP else field
+    assert denying(project, mode)(tool, {field: path}).behavior == "deny"
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "bypassPermissions"])
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        (READ, {"file_path": "~/.ssh/id_rsa"}),
+        (GREP, {"path": "~/.ssh"}),
+        (GREP, {"path": "~/.aws/"}),
+        (READ, {"file_path": "~/.aws/../.aws/credentials"}),
+        (WRITE, {"file_path": "~/.ssh/authorized_keys"}),
+        (Tool(name="Glob", read_only=True, touches=paths("read", "path")), {"path": "~/.ssh"}),
+    ],
+)
+def test_credentials_are_denied_to_every_tool_in_every_mode(
+    home: Path, project: Path, mode: str, tool: Tool, tool_input: dict
+) -> None:
+    decision = PermissionPolicy(mode, root=project)(tool, tool_input)
+    assert decision.behavior == "deny" and decision.rule == "credentials"
+
+
+def test_credentials_are_denied_through_a_symlinked_home(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    linked = tmp_path / "linked-home"
+    linked.symlink_to(home)
+    monkeypatch.setenv("HOME", str(linked))
+    policy = PermissionPolicy("bypassPermissions", root=project)
+    for path in ("~/.ssh/id_rsa", str(home / ".ssh" / "id_rsa"), str(linked / ".ssh/id_rsa")):
+        assert policy(READ, {"file_path": path}).behavior == "deny", path
+    (project / "key").symlink_to(home / ".ssh" / "id_rsa")
+    assert policy(READ, {"file_path": "key"}).behavior == "deny"
+
+
+def test_searches_from_the_home_folder_skip_credentials(home: Path) -> None:
+    (home / "notes.txt").write_text("hello")
+    policy = PermissionPolicy(root=home)
+    assert policy(GREP, {}).behavior == "allow"
+    assert not policy.readable(home / ".ssh" / "id_rsa")
+    assert not policy.readable(home / ".aws" / "credentials")
+    assert policy.readable(home / "notes.txt")
+
+
+def test_only_a_rule_that_names_a_credential_unlocks_it(home: Path, project: Path) -> None:
+    wide = PermissionPolicy(allow=["Read(~/**)", "Read(/**)", "Read"], root=project)
+    assert wide(READ, {"file_path": "~/.ssh/id_rsa"}).behavior == "deny"
+    named = PermissionPolicy(allow=["Read(~/.ssh/id_rsa)"], root=project)
+    assert named(READ, {"file_path": "~/.ssh/id_rsa"}).behavior == "allow"
+    assert named(READ, {"file_path": "~/.aws/credentials"}).behavior == "deny"
+
+
+def test_the_jupyter_runtime_folder_is_a_credential(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    (runtime / "kernel-1.json").write_text('{"key": "x"}')
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    policy = PermissionPolicy("bypassPermissions", root=project)
+    assert policy(READ, {"file_path": str(runtime / "kernel-1.json")}).behavior == "deny"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "sub/.git/config",
+        ".mcp.json",
+        ".vscode/tasks.json",
+        ".github/workflows/ci.yml",
+        "sitecustomize.py",
+        "pandas.py",
+        "json.py",
+        "ipykernel_launcher.py",
+        "lib/site.pth",
+        "~/.bashrc",
+        "~/.ipython/profile_default/startup/00-x.py",
+        "~/.jupyter/jupyter_server_config.py",
+        "~/.nbagent/mcp.json",
+    ],
+)
+def test_protected_paths_ask_in_every_mode_but_bypass(
+    home: Path, project: Path, path: str
+) -> None:
+    for mode in ("default", "acceptEdits"):
+        decision = PermissionPolicy(mode, allow=["Edit"], root=project)(WRITE, {"file_path": path})
+        assert decision.behavior == "ask", (mode, decision)
+        assert "run code later" in decision.message
+    assert PermissionPolicy("plan", root=project)(WRITE, {"file_path": path}).behavior == "deny"
+    bypass = PermissionPolicy("bypassPermissions", root=project)
+    assert bypass(WRITE, {"file_path": path}).behavior == "allow"
+
+
+def test_accept_edits_writes_ordinary_files_inside_the_folder_only(
+    home: Path, project: Path
+) -> None:
+    policy = PermissionPolicy("acceptEdits", root=project)
+    assert policy(WRITE, {"file_path": "analysis.py"}).behavior == "allow"
+    assert policy(EDIT, {"file_path": "data/a.csv"}).behavior == "allow"
+    outside = policy(WRITE, {"file_path": str(project.parent / "x.txt")})
+    assert outside.behavior == "ask" and outside.rule == "outside the working folder"
+
+
+def test_a_project_module_is_not_a_shadow(project: Path) -> None:
+    policy = PermissionPolicy("acceptEdits", root=project)
+    assert policy(WRITE, {"file_path": "helpers.py"}).behavior == "allow"
+
+
+def test_reads_outside_the_folder_ask_with_the_narrowest_rule(home: Path, project: Path) -> None:
+    (home / "data").mkdir()
+    (home / "data" / "x.csv").write_text("1")
+    policy = PermissionPolicy(root=project)
+    decision = policy(READ, {"file_path": "~/data/x.csv"})
+    assert decision.behavior == "ask" and decision.always == f"Read({home}/data/x.csv)"
+    folder = policy(GREP, {"path": "~/data"})
+    assert folder.always == f"Grep({home}/data/**)"
+    policy.add("allow", folder.always)
+    assert policy(GREP, {"path": "~/data"}).behavior == "allow"
+    assert policy(GREP, {"path": "~"}).behavior == "ask"
+
+
+@pytest.mark.parametrize(
+    ("mode", "tool", "behavior"),
+    [
+        ("default", READ, "allow"),
+        ("default", BARE_EDIT, "ask"),
+        ("default", BASH, "ask"),
+        ("default", MCP_READ, "ask"),
+        ("acceptEdits", BARE_EDIT, "allow"),
+        ("acceptEdits", BASH, "ask"),
+        ("acceptEdits", READ, "allow"),
+        ("plan", READ, "allow"),
+        ("plan", BARE_EDIT, "deny"),
+        ("plan", BASH, "deny"),
+        ("bypassPermissions", BASH, "allow"),
+        ("bypassPermissions", MCP_READ, "allow"),
+    ],
+)
+def test_modes(mode: str, tool: Tool, behavior: str, tmp_path: Path) -> None:
+    decision = PermissionPolicy(mode, root=tmp_path)(tool, {})
+    assert decision.behavior == behavior and decision.rule == f"mode {mode}"
+    if behavior == "deny":
+        assert decision.message == PLAN_MESSAGE
+
+
+def test_mcp_resources_follow_their_servers_rules(tmp_path: Path) -> None:
+    policy = PermissionPolicy(root=tmp_path)
+    assert policy(RESOURCES, {"server": "github"}).behavior == "ask"
+    for rule in ("mcp__github", "mcp__github__*"):
+        allowed = PermissionPolicy(allow=[rule], root=tmp_path)
+        assert allowed(RESOURCES, {"server": "github"}).behavior == "allow"
+        assert allowed(RESOURCES, {"server": "slack"}).behavior == "ask"
+        denied = PermissionPolicy("bypassPermissions", deny=[rule], root=tmp_path)
+        assert denied(RESOURCES, {"server": "github"}).behavior == "deny"
+    one_tool = PermissionPolicy(allow=["mcp__github__get_issue"], root=tmp_path)
+    assert one_tool(RESOURCES, {"server": "github"}).behavior == "ask"
+    assert one_tool(MCP_READ, {}).behavior == "allow"
+    assert PermissionPolicy(allow=["mcp__github"], root=tmp_path)(MCP_READ, {}).behavior == "allow"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/c?d=secret",
+        "http://localhost/x",
+        "http://[::1]/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.5/",
+        "http://192.168.1.1/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://foo.localhost/",
+    ],
+)
+def test_web_fetch_never_reaches_a_private_address_unless_a_rule_names_it(
+    tmp_path: Path, url: str
+) -> None:
+    for mode in ("default", "bypassPermissions"):
+        decision = PermissionPolicy(mode, allow=["WebFetch"], root=tmp_path)(FETCH, {"url": url})
+        assert decision.behavior == "deny" and decision.rule == "private address"
+    host = url.split("//")[1].split("/")[0].rsplit(":", 1)[0] if "[" not in url else url[8:].split("]")[0]
+    named = PermissionPolicy(allow=[f"WebFetch(domain:{host})"], root=tmp_path)
+    assert named(FETCH, {"url": url}).behavior == "allow"
+    assert named.names_host(host)
+
+
+def test_web_fetch_asks_per_domain_and_always_stores_the_domain(tmp_path: Path) -> None:
+    policy = PermissionPolicy(root=tmp_path)
+    decision = policy(FETCH, {"url": "https://docs.python.org/3/library/json.html"})
+    assert decision.behavior == "ask" and decision.always == "WebFetch(domain:docs.python.org)"
+    policy.add("allow", decision.always)
+    assert policy(FETCH, {"url": "https://docs.python.org/3/"}).behavior == "allow"
+    assert policy(FETCH, {"url": "https://evil.example/?q=docs.python.org"}).behavior == "ask"
+    assert policy(FETCH, {"url": "https://docs.python.org.evil.example/"}).behavior == "ask"
+    sub = PermissionPolicy(allow=["WebFetch(domain:*.python.org)"], root=tmp_path)
+    assert sub(FETCH, {"url": "https://docs.python.org/"}).behavior == "allow"
+    assert sub(FETCH, {"url": "https://notpython.org/"}).behavior == "ask"
 
 
 @pytest.mark.parametrize("text", ["", "Bash(", "Bash()", "Two words", "(x)"])
@@ -84,54 +348,12 @@ def test_every_well_formed_rule_parses(text: str) -> None:
     assert rule.tool and (rule.specifier is None or rule.specifier)
 
 
-@pytest.mark.parametrize(
-    ("mode", "tool", "behavior"),
-    [
-        ("default", READ, "allow"),
-        ("default", EDIT, "ask"),
-        ("default", BASH, "ask"),
-        ("default", MCP_READ, "ask"),
-        ("acceptEdits", EDIT, "allow"),
-        ("acceptEdits", BASH, "ask"),
-        ("acceptEdits", READ, "allow"),
-        ("plan", READ, "allow"),
-        ("plan", EDIT, "deny"),
-        ("plan", BASH, "deny"),
-        ("bypassPermissions", BASH, "allow"),
-        ("bypassPermissions", MCP_READ, "allow"),
-    ],
-)
-def test_modes(mode: str, tool: Tool, behavior: str, tmp_path: Path) -> None:
-    decision = PermissionPolicy(mode, root=tmp_path)(tool, {})
-    assert decision.behavior == behavior and decision.rule == f"mode {mode}"
-    if behavior == "deny":
-        assert decision.message == PLAN_MESSAGE
-
-
-def test_deny_rules_win_over_allow_rules_and_modes(tmp_path: Path) -> None:
-    policy = PermissionPolicy(
-        "bypassPermissions", allow=["Bash"], deny=["Bash(rm:*)"], root=tmp_path
-    )
-    refused = policy(BASH, {"command": "rm -rf /"})
-    assert refused.behavior == "deny" and refused.rule == "deny rule Bash(rm:*)"
-    assert "Bash(rm:*)" in refused.message
-    assert policy(BASH, {"command": "ls"}).rule == "allow rule Bash"
-
-
-def test_credentials_are_denied_by_default_even_when_bypassing(tmp_path: Path) -> None:
-    policy = PermissionPolicy("bypassPermissions", root=tmp_path)
-    assert policy(READ, {"file_path": "~/.aws/credentials"}).behavior == "deny"
-    assert policy(READ, {"file_path": "notes.txt"}).behavior == "allow"
-    assert all(rule.startswith("*(") for rule in DEFAULT_DENY)
-
-
 def test_rules_added_later_apply(tmp_path: Path) -> None:
     policy = PermissionPolicy(root=tmp_path)
-    assert policy(BASH, {"command": "git status"}).behavior == "ask"
-    policy.add("allow", "Bash(git status:*)")
-    assert policy(BASH, {"command": "git status"}).behavior == "allow"
+    assert policy(READ, {"file_path": "x"}).behavior == "allow"
     policy.add("deny", "Read")
     assert policy(READ, {"file_path": "x"}).behavior == "deny"
+    assert policy(GREP, {}).behavior == "deny"
 
 
 def test_unknown_mode_is_a_clear_error() -> None:
@@ -145,7 +367,8 @@ def hooked(decision: object) -> Tool:
 
 def test_decisions_combine_deny_then_explicit_allow_then_strictest() -> None:
     assert decide(hooked(None), {}, None) == allow()
-    assert decide(hooked(ask("sure?")), {}, lambda t, i: allow("mode default")).behavior == "ask"
+    asked = decide(hooked(ask("sure?")), {}, lambda t, i: allow("mode default"))
+    assert asked.behavior == "ask" and asked.always == "RunCode"
     assert (
         decide(hooked(ask("sure?")), {}, lambda t, i: allow("rule", explicit=True)).rule == "rule"
     )
@@ -158,54 +381,9 @@ def test_decisions_combine_deny_then_explicit_allow_then_strictest() -> None:
 
 def test_plan_mode_beats_allow_rules(tmp_path: Path) -> None:
     policy = PermissionPolicy("plan", allow=["Edit"], root=tmp_path)
-    assert policy(EDIT, {}).behavior == "deny"
+    assert policy(BARE_EDIT, {}).behavior == "deny"
     policy.mode = "default"
-    assert policy(EDIT, {}).behavior == "allow"
-
-
-@pytest.mark.parametrize(
-    ("command", "rule"),
-    [
-        ("git status -s", "Bash(git status:*)"),
-        ("git -C repo status", "Bash(git:*)"),
-        ("ls -la data", "Bash(ls:*)"),
-        ("/usr/bin/git log", "Bash(/usr/bin/git log:*)"),
-        ("pytest tests/test_a.py", "Bash(pytest:*)"),
-        ("python train.py --epochs 3", "Bash(python train.py --epochs 3)"),
-        ("sudo rm -r data", "Bash(sudo rm -r data)"),
-        ("git status && git push", "Bash(git status && git push)"),
-    ],
-)
-def test_always_allows_the_subcommand_the_program_or_the_exact_line(
-    command: str, rule: str, tmp_path: Path
-) -> None:
-    assert always_rule(BASH, {"command": command}) == rule
-    policy = PermissionPolicy(root=tmp_path)
-    policy.add("allow", rule)
-    assert policy(BASH, {"command": command}).behavior == "allow"
-
-
-def test_always_for_a_tool_without_a_command_allows_the_tool() -> None:
-    assert always_rule(EDIT, {"file_path": "a.py"}) == "Edit"
-    assert always_rule(BASH, {"command": "   "}) == "Bash"
-
-
-WORDS = st.text(alphabet="abcdefghij-./", min_size=1, max_size=8)
-
-
-@given(
-    program=WORDS,
-    rest=st.lists(WORDS, max_size=3),
-    operator=st.sampled_from([";", "&&", "||", "|", ">", "<", "`", "$(", "\n", "&"]),
-    tail=WORDS,
-)
-def test_an_always_rule_never_allows_a_chained_command(
-    program: str, rest: list[str], operator: str, tail: str
-) -> None:
-    command = " ".join([program, *rest])
-    rule = Rule(always_rule(BASH, {"command": command}))
-    chained = f"{command} {operator} {tail}"
-    assert not rule.matches("Bash", {"command": chained}, Path.cwd())
+    assert policy(BARE_EDIT, {}).behavior == "allow"
 
 
 def test_a_request_reads_as_the_command_the_path_or_the_input() -> None:
@@ -219,7 +397,13 @@ def test_configured_rules_are_replaced_and_added_ones_stay(tmp_path: Path) -> No
     policy.add("allow", "Edit")
     policy.configure(allow=["Write"], deny=["Bash"])
     assert [r.text for r in policy.allow_rules] == ["Write", "Edit"]
-    assert [r.text for r in policy.deny_rules] == [*DEFAULT_DENY, "Bash"]
+    assert [r.text for r in policy.deny_rules] == ["Bash"]
     with pytest.raises(ConfigurationError):
         policy.configure(allow=["Bash("])
     assert [r.text for r in policy.allow_rules] == ["Write", "Edit"]
+
+
+def test_an_odd_declaration_is_judged_by_the_tool(tmp_path: Path) -> None:
+    broken = Tool(name="Odd", touches=lambda i: [Touch("read", i["missing"])])
+    assert PermissionPolicy(root=tmp_path)(broken, {}).behavior == "ask"
+    assert os.path.isdir(tmp_path)
