@@ -24,7 +24,7 @@ from nbagent.config import NbAgent
 from nbagent.display import Markdown, in_kernel
 from nbagent.errors import NbAgentError
 from nbagent.magics import AgentMagics
-from nbagent.mcp_magics import FIX_CONFIG, McpMagics
+from nbagent.mcp_magics import FIX_CONFIG, McpMagics, approval_notice
 from nbagent.registry import ToolRegistry
 from nbagent.session import Session
 from nbagent.text import plain_markdown
@@ -111,6 +111,7 @@ def load(shell: Any) -> Loaded:
 
         loaded.live = LiveDocuments()
         context = ToolContext.for_shell(shell, live=loaded.live, frontend=frontend)
+        context.policy = session.policy
         tools = builtin_tools(context)
         nbagent.registry.register_many(tools, replace=True)
         loaded.builtin = [t.name for t in tools]
@@ -153,6 +154,8 @@ def load(shell: Any) -> Loaded:
     else:
         if config is not None and config.problems:
             display(Markdown(_not_started_notice(config)))
+        if waiting := approval_notice(manager):
+            display(Markdown(waiting))
     return loaded
 
 

@@ -13,6 +13,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from nbagent.access import paths
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
@@ -21,7 +22,6 @@ from nbagent.tools.nbaccess import snapshot
 from nbagent.tools.nbfile import header, render_cells
 from nbagent.tools.output import counted
 from nbagent.tools.paths import (
-    ask_outside_root,
     refuse_open_notebook,
     resolve,
     shown,
@@ -70,10 +70,6 @@ def binary_kind(head: bytes) -> str | None:
         if head.startswith(signature):
             return kind
     return "binary data" if b"\0" in head else None
-
-
-def _file_target(key: str) -> Any:
-    return lambda tool_input: [tool_input.get(key) or ""]
 
 
 def _existing_file(context: ToolContext, file_path: str) -> tuple[Path, str]:
@@ -134,7 +130,7 @@ def read_tool(context: ToolContext) -> Tool:
         name="Read",
         read_only=True,
         search_hint="open view show file contents cat image notebook",
-        check_permission=ask_outside_root(context, _file_target("file_path"), "read"),
+        touches=paths("read", "file_path"),
     )
     def read(file_path: str, offset: int | None = None, limit: int | None = None) -> Any:
         """Read a file: text with line numbers, an image, or a notebook's cells.
@@ -298,7 +294,7 @@ def write_tool(context: ToolContext) -> Tool:
     @tool(
         name="Write",
         search_hint="create new file save overwrite",
-        check_permission=ask_outside_root(context, _file_target("file_path"), "write to"),
+        touches=paths("write", "file_path"),
     )
     def write(file_path: str, content: str) -> ToolResult:
         """Create a file, or replace a whole file, with the given content.
@@ -345,7 +341,7 @@ def edit_tool(context: ToolContext) -> Tool:
     @tool(
         name="Edit",
         search_hint="modify change replace text in file patch",
-        check_permission=ask_outside_root(context, _file_target("file_path"), "edit"),
+        touches=paths("write", "file_path"),
     )
     def edit(
         file_path: str, old_string: str, new_string: str, replace_all: bool = False

@@ -20,11 +20,12 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
+from nbagent.access import Touch
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.output import counted
-from nbagent.tools.paths import ask_outside_root, inside_root, resolve, shown
+from nbagent.tools.paths import inside_root, readable, resolve, shown, skipped_note
 
 SKIPPED_NAMES = frozenset(
     {
@@ -179,9 +180,7 @@ def glob_tool(context: ToolContext) -> Tool:
         name="Glob",
         read_only=True,
         search_hint="find files by name pattern list folder wildcard",
-        check_permission=ask_outside_root(
-            context, lambda i: [split_pattern(i.get("pattern", ""), i.get("path"))[0]], "list"
-        ),
+        touches=lambda i: [Touch("read", split_pattern(i.get("pattern", ""), i.get("path"))[0])],
     )
     def glob(pattern: str, path: str | None = None) -> ToolResult:
         """Find files by name with a glob pattern, newest first.
@@ -202,9 +201,15 @@ def glob_tool(context: ToolContext) -> Tool:
         if not folder.is_dir():
             raise ToolError(f"{shown(context, folder)} is a file, not a folder.")
         regex = glob_regex(relative.lstrip("/") or "**")
-        found = [p for p in walk_files(folder) if regex.fullmatch(p.relative_to(folder).as_posix())]
+        matched = [
+            p for p in walk_files(folder) if regex.fullmatch(p.relative_to(folder).as_posix())
+        ]
+        allowed = readable(context)
+        found = [p for p in matched if allowed(p)]
+        note = skipped_note(len(matched) - len(found))
         if not found:
-            return ToolResult("No files found", metadata={"summary": "no files"})
+            text = f"No files found\n{note}" if note else "No files found"
+            return ToolResult(text, metadata={"summary": "no files"})
         found.sort(key=lambda p: (-_mtime(p), str(p)))
         lines = [shown(context, p) for p in found[:limit]]
         if len(found) > limit:
@@ -214,6 +219,8 @@ def glob_tool(context: ToolContext) -> Tool:
             )
         if not inside_root(context, folder):
             lines.insert(0, f"(Paths under {folder}, outside the working folder.)")
+        if note:
+            lines.append(note)
         said = counted(len(found), "file")
         if len(found) > limit:
             said = f"{limit:,} of {said}"

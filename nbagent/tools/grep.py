@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from nbagent.access import Touch
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.globbing import SKIPPED_NAMES, glob_regex, walk_files
 from nbagent.tools.output import cap_text, counted
-from nbagent.tools.paths import ask_outside_root, resolve, shown
+from nbagent.tools.paths import readable, resolve, shown, skipped_note
 
 OutputMode = Literal["files_with_matches", "content", "count"]
 
@@ -307,7 +308,7 @@ def grep_tool(context: ToolContext) -> Tool:
         name="Grep",
         read_only=True,
         search_hint="search file contents regex ripgrep find text in files",
-        check_permission=ask_outside_root(context, lambda i: [i.get("path") or "."], "search"),
+        touches=lambda i: [Touch("read", i.get("path") or ".")],
     )
     def grep(
         pattern: str,
@@ -353,7 +354,9 @@ def grep_tool(context: ToolContext) -> Tool:
             first_only=output_mode == "files_with_matches",
         )
         rg = shutil.which("rg")
-        results = search_ripgrep(rg, query, limits.bash_timeout) if rg else search_python(query)
+        found = search_ripgrep(rg, query, limits.bash_timeout) if rg else search_python(query)
+        allowed = readable(context)
+        results = {file: lines for file, lines in found.items() if allowed(file)}
         text = render(
             results,
             output_mode,
@@ -362,6 +365,8 @@ def grep_tool(context: ToolContext) -> Tool:
             limits.line_chars,
             query.context,
         )
+        if note := skipped_note(len(found) - len(results)):
+            text = f"{text}\n{note}"
         return ToolResult(
             cap_text(text, limits.output_chars, "narrow the search or set head_limit"),
             metadata={"summary": summarize_results(results, output_mode)},

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from nbagent.access import paths
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
@@ -34,15 +35,9 @@ from nbagent.tools.nbfile import (
     source_of,
 )
 from nbagent.tools.output import cap_text, counted
-from nbagent.tools.paths import ask_outside_root
 
 CellType = Literal["code", "markdown", "raw"]
 EditMode = Literal["replace", "insert", "delete"]
-
-
-def _notebook_target(tool_input: Any) -> list[str]:
-    path = tool_input.get("notebook_path")
-    return [path] if path else []
 
 
 def notebook_read_tool(context: ToolContext) -> Tool:
@@ -57,7 +52,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
         name="NotebookRead",
         read_only=True,
         search_hint="jupyter notebook cells read view source outputs ipynb",
-        check_permission=ask_outside_root(context, _notebook_target, "read"),
+        touches=paths("read", "notebook_path"),
     )
     def notebook_read(
         notebook_path: str | None = None,
@@ -168,7 +163,7 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
     @tool(
         name="NotebookEdit",
         search_hint="jupyter notebook cell edit insert delete replace source ipynb",
-        check_permission=ask_outside_root(context, _notebook_target, "edit"),
+        touches=paths("write", "notebook_path"),
     )
     def notebook_edit(
         cell_id: str | None = None,

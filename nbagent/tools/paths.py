@@ -1,17 +1,13 @@
-"""Paths of the file tools: resolving against the root, the leave-the-root rule, display."""
+"""Paths of the file tools: resolving against the root, the paths no tool reads, display."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, ask
+from nbagent.permissions import PermissionPolicy
 from nbagent.tools.context import ToolContext
-
-PermissionHook = Callable[[Mapping[str, Any]], PermissionDecision | None]
-"""A Tool's ``check_permission``."""
 
 
 def resolve(context: ToolContext, raw: str) -> Path:
@@ -25,12 +21,17 @@ def resolve(context: ToolContext, raw: str) -> Path:
         The resolved path (which may not exist).
 
     Raises:
-        ToolError: The path is empty.
+        ToolError: The path is empty, or no tool may touch it (credentials, a deny rule).
     """
     if not raw or not raw.strip():
         raise ToolError("The path is empty: give a file path, absolute or relative to the root.")
     path = Path(raw).expanduser()
-    return (path if path.is_absolute() else context.root / path).resolve()
+    path = (path if path.is_absolute() else context.root / path).resolve()
+    if not policy_of(context).readable(path):
+        raise ToolError(
+            f"{raw} is off limits: it holds credentials or a permission rule denies it."
+        )
+    return path
 
 
 def inside_root(context: ToolContext, path: Path) -> bool:
@@ -55,37 +56,41 @@ def shown(context: ToolContext, path: Path) -> str:
     return str(path.relative_to(context.root)) if inside_root(context, path) else str(path)
 
 
-def ask_outside_root(
-    context: ToolContext,
-    targets: Callable[[Mapping[str, Any]], Iterable[str]],
-    action: str,
-) -> PermissionHook:
-    """Build a ``check_permission`` hook that asks before a tool leaves the root.
+def policy_of(context: ToolContext) -> PermissionPolicy:
+    """The permission policy the context's tools answer to: the agent's, else the default
+    one (which still refuses credentials).
 
     Args:
         context: The tools' context.
-        targets: The raw paths a call touches, taken from its input.
-        action: What the tool does with them ("read", "write to", "search"), for the question.
+    """
+    return context.policy() or PermissionPolicy(root=context.root)
+
+
+def readable(context: ToolContext) -> Callable[[Path], bool]:
+    """Build the test a search applies to each file: may any tool read it at all?
+
+    Args:
+        context: The tools' context.
 
     Returns:
-        A hook that returns ``ask`` for the first path outside the root, else None.
+        A function of a path, False for credentials and paths a deny rule covers.
     """
+    return policy_of(context).readable
 
-    def check(tool_input: Mapping[str, Any]) -> PermissionDecision | None:
-        for raw in targets(tool_input):
-            try:
-                path = resolve(context, raw)
-            except ToolError:
-                continue
-            if not inside_root(context, path):
-                return ask(
-                    f"Allow the agent to {action} {path}? It is outside the working folder "
-                    f"{context.root}.",
-                    rule="outside the working folder",
-                )
-        return None
 
-    return check
+def skipped_note(skipped: int) -> str:
+    """Say how many files a search left out because the permission rules forbid reading them.
+
+    Args:
+        skipped: How many.
+
+    Returns:
+        A line for the result, or an empty string.
+    """
+    if not skipped:
+        return ""
+    files = "file" if skipped == 1 else "files"
+    return f"({skipped} {files} skipped: the permission rules do not let the agent read them.)"
 
 
 def refuse_open_notebook(context: ToolContext, path: Path, tool_name: str) -> None:

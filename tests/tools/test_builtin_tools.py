@@ -11,26 +11,27 @@ import pytest
 from nbagent.agent import Agent
 from nbagent.errors import ConfigurationError
 from nbagent.events import ToolCallFinished
+from nbagent.permissions import PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.search import ToolSearch
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tools import BUILTIN_TOOL_NAMES, ToolContext, builtin_tools
 
-# name: (read_only, concurrency_safe, should_defer, has a permission hook)
+# name: (read_only, concurrency_safe, should_defer, what it touches: a declaration or a hook)
 FLAGS = {
     "Read": (True, True, False, True),
     "Write": (False, False, False, True),
     "Edit": (False, False, False, True),
     "Glob": (True, True, False, True),
     "Grep": (True, True, False, True),
-    "Bash": (False, False, False, False),
+    "Bash": (False, False, False, True),
     "NotebookRead": (True, True, False, True),
     "NotebookEdit": (False, False, False, True),
     "NotebookRun": (False, False, False, True),
     "ListVariables": (True, True, False, False),
     "InspectVariable": (True, True, True, False),
     "RunCode": (False, False, True, True),
-    "WebFetch": (True, True, True, False),
+    "WebFetch": (True, True, True, True),
 }
 
 
@@ -44,7 +45,8 @@ def test_the_tools_and_their_flags(context: ToolContext) -> None:
             safe,
             defer,
         )
-        assert (tool.check_permission is not None) is hook, name
+        declared = tool.touches is not None or tool.check_permission is not None
+        assert declared is hook, name
         assert tool.search_hint and tool.description
 
 
@@ -87,7 +89,9 @@ def test_the_agent_reads_an_image_greps_and_learns_from_an_error(
         Reply.text("Done."),
     )
     agent = Agent(
-        registry=ToolRegistry(builtin_tools(ToolContext(root=root))), client=fake_api.client()
+        registry=ToolRegistry(builtin_tools(ToolContext(root=root))),
+        client=fake_api.client(),
+        policy=PermissionPolicy("acceptEdits", root=root),
     )
     events = list(agent.events("Look at the plot."))
     finished = [(e.name, e.status) for e in events if isinstance(e, ToolCallFinished)]

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nbagent.permissions import PermissionPolicy, decide
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.files import binary_kind, image_type
@@ -183,20 +184,21 @@ def test_paths_outside_the_root_need_permission(root: Path, tools: dict[str, Too
     outside.write_text("secret")
     (root / "link").symlink_to(outside)
     (root / "inside.txt").write_text("ok")
+    policy = PermissionPolicy(root=root)
     for tool_name in ("Read", "Write", "Edit"):
-        check = tools[tool_name].check_permission
-        assert check is not None
+        tool = tools[tool_name]
         for raw in ("../outside.txt", "link", str(outside)):
-            decision = check({"file_path": raw, "content": "", "old_string": "", "new_string": ""})
-            assert decision is not None and decision.behavior == "ask"
+            decision = decide(tool, {"file_path": raw, "content": ""}, policy)
+            assert decision.behavior == "ask" and decision.rule == "outside the working folder"
             assert str(outside) in decision.message and str(root) in decision.message
-        assert check({"file_path": "inside.txt"}) is None
-        assert check({"file_path": str(root / "inside.txt")}) is None
-    decision = tools["Read"].check_permission({"file_path": "../outside.txt"})  # type: ignore[misc]
+        for raw in ("inside.txt", str(root / "inside.txt")):
+            decision = decide(tool, {"file_path": raw}, policy)
+            assert decision.rule != "outside the working folder"
+            assert decision.behavior == ("allow" if tool.read_only else "ask")
+    decision = decide(tools["Read"], {"file_path": "../outside.txt"}, policy)
     assert decision.message == (
         f"Allow the agent to read {outside}? It is outside the working folder {root}."
     )
-
 
 # Write ---------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nbagent.errors import ToolError
+from nbagent.permissions import PermissionPolicy, decide
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.globbing import glob_regex, split_pattern, walk_files
@@ -125,10 +126,10 @@ def test_glob_bad_folders_and_outside_the_root(root: Path, tools: dict[str, Tool
     (root / "f.txt").write_text("")
     assert error(tools["Glob"], pattern="*", path="missing") == "Folder does not exist: missing"
     assert error(tools["Glob"], pattern="*", path="f.txt") == "f.txt is a file, not a folder."
-    check = tools["Glob"].check_permission
-    assert check is not None
-    assert check({"pattern": "*", "path": ".."}).behavior == "ask"  # type: ignore[union-attr]
-    assert check({"pattern": "/etc/*.conf"}).message.startswith(  # type: ignore[union-attr]
-        "Allow the agent to list /etc?"
+    policy = PermissionPolicy(root=root)
+    glob = tools["Glob"]
+    assert decide(glob, {"pattern": "*", "path": ".."}, policy).behavior == "ask"
+    assert decide(glob, {"pattern": "/etc/*.conf"}, policy).message.startswith(
+        "Allow the agent to read /etc?"
     )
-    assert check({"pattern": "**/*.py"}) is None
+    assert decide(glob, {"pattern": "**/*.py"}, policy).behavior == "allow"

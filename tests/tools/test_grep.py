@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nbagent.permissions import PermissionPolicy, decide
 from nbagent.tool import Tool
 from nbagent.tools.grep import Query, render, search_python, search_ripgrep
 from tests.components import needs
@@ -123,7 +124,7 @@ def test_bad_inputs(files: Path, tools: dict[str, Tool]) -> None:
     assert error(grep, pattern="x", context_lines=-1) == (
         "context_lines must be 0 or more and head_limit 1 or more."
     )
-    decision = grep.check_permission({"pattern": "x", "path": "/"})  # type: ignore[misc]
+    decision = decide(grep, {"pattern": "x", "path": "/"}, PermissionPolicy())
     assert decision.behavior == "ask"
 
 

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nbagent.permissions import PermissionPolicy, decide
 from nbagent.tool import Tool
 from nbagent.tools import ToolContext
 from nbagent.tools.nbaccess import NO_NOTEBOOK, find_notebook, running_cell_id
@@ -335,11 +336,11 @@ def test_other_notebooks_by_path_and_the_root_rule(root: Path, nb_tools: dict[st
         == "Deleted code cell agent (2 lines) from sub/other.ipynb."
     )
     assert len(cells_of(other)) == 3
+    policy = PermissionPolicy("acceptEdits", root=root)
     for name in ("NotebookRead", "NotebookEdit"):
-        check = nb_tools[name].check_permission
-        assert check is not None and check({}) is None
-        decision = check({"notebook_path": "../elsewhere.ipynb"})
-        assert decision is not None and decision.behavior == "ask"
+        assert decide(nb_tools[name], {}, policy).behavior == "allow"
+        decision = decide(nb_tools[name], {"notebook_path": "../elsewhere.ipynb"}, policy)
+        assert decision.behavior == "ask" and decision.rule == "outside the working folder"
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Resolving paths against the root, and the leave-the-root permission rule."""
+"""Resolving paths against the root, the paths no tool reads, and how paths are shown."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import pytest
 
 from nbagent.errors import ToolError
 from nbagent.tools import ToolContext
-from nbagent.tools.paths import ask_outside_root, inside_root, refuse_open_notebook, resolve, shown
+from nbagent.access import Touch
+from nbagent.permissions import PermissionPolicy
+from nbagent.tool import Tool
+from nbagent.tools.paths import inside_root, refuse_open_notebook, resolve, shown, skipped_note
 
 
 def test_relative_paths_start_at_the_root(context: ToolContext, root: Path) -> None:
@@ -28,13 +31,32 @@ def test_paths_are_shown_relative_to_the_root_when_inside(context: ToolContext, 
 
 
 def test_a_folder_beside_the_root_with_the_same_prefix_is_outside(tmp_path: Path) -> None:
-    context = ToolContext(root=tmp_path / "work")
     (tmp_path / "work").mkdir()
-    hook = ask_outside_root(context, lambda i: [i["p"]], "read")
-    decision = hook({"p": str(tmp_path / "work-other" / "f")})
-    assert decision is not None and decision.behavior == "ask"
-    assert decision.rule == "outside the working folder"
-    assert hook({"p": "f"}) is None and hook({"p": ""}) is None
+    policy = PermissionPolicy(root=tmp_path / "work")
+    reader = Tool(name="Reader", read_only=True, touches=lambda i: [Touch("read", i["p"])])
+    decision = policy(reader, {"p": str(tmp_path / "work-other" / "f")})
+    assert decision.behavior == "ask" and decision.rule == "outside the working folder"
+    assert policy(reader, {"p": "f"}).behavior == "allow"
+
+
+def test_credentials_never_resolve_whatever_the_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    context = ToolContext(root=tmp_path)
+    with pytest.raises(ToolError, match="off limits"):
+        resolve(context, "~/.ssh/id_rsa")
+    denied = PermissionPolicy(deny=["Read(./private/**)"], root=tmp_path)
+    context.policy = lambda: denied
+    with pytest.raises(ToolError, match="off limits"):
+        resolve(context, "private/x")
+    assert resolve(context, "public/x") == tmp_path / "public" / "x"
+
+
+def test_a_search_says_how_many_files_it_skipped() -> None:
+    assert skipped_note(0) == ""
+    assert "1 file skipped" in skipped_note(1) and "3 files skipped" in skipped_note(3)
 
 
 def test_the_open_notebook_is_refused_by_name(root: Path) -> None:
