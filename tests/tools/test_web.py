@@ -22,19 +22,7 @@ from nbagent.tools.addresses import literal
 from nbagent.tools.web import MAX_REDIRECTS, _PinnedBackend, _same_origin
 from tests.tools.helpers import LazyTools, error, summary, text
 
-
-class HostNamingPolicy(PermissionPolicy):
-    """A policy with ``names_host``, which :class:`PermissionPolicy` is to get."""
-
-    def names_host(self, host: str) -> bool:
-        """Tell whether an allow rule is ``WebFetch(domain:host)``."""
-        return any(
-            rule.tool == "WebFetch" and rule.specifier == f"domain:{host}"
-            for rule in self.allow_rules
-        )
-
-
-LOOPBACK_NAMED = HostNamingPolicy(allow=["WebFetch(domain:127.0.0.1)"])
+LOOPBACK_NAMED = PermissionPolicy(allow=["WebFetch(domain:127.0.0.1)"])
 
 PAGE = (
     "<html><head><title>Demo page</title><script>var x = 1;</script></head><body>"
@@ -326,7 +314,14 @@ def test_local_addresses_in_every_spelling_are_refused_without_a_rule(
     servers: tuple[int, int], root: Path, connections: list[tuple[str, int]], url: str
 ) -> None:
     url = url.format(port=servers[0])
-    for policy in (None, PermissionPolicy(), HostNamingPolicy(allow=["WebFetch(domain:x.org)"])):
+    # no policy, one without names_host, one with no rule, one naming another host
+    unnamed = [
+        None,
+        object(),
+        PermissionPolicy(),
+        PermissionPolicy(allow=["WebFetch(domain:x.org)"]),
+    ]
+    for policy in unnamed:
         said = error(fetcher(root, policy), url=url)
         assert said.startswith(f"WebFetch did not fetch {httpx2.URL(url)}: "), said
         host = httpx2.URL(url).host.removesuffix(".")
@@ -346,7 +341,7 @@ def test_a_rule_names_the_host_as_written(
         f"WebFetch did not fetch http://localhost:{port}/plain: localhost is 127.0.0.1, which"
     )
     assert connections == []
-    named = HostNamingPolicy(allow=["WebFetch(domain:localhost)", "WebFetch(domain:127.1)"])
+    named = PermissionPolicy(allow=["WebFetch(domain:localhost)", "WebFetch(domain:127.1)"])
     for host in ("localhost", "127.1"):
         assert text(fetcher(root, named), url=f"http://{host}:{port}/plain").endswith("just text\n")
     assert connections == [("127.0.0.1", port)] * 2
@@ -411,7 +406,7 @@ def test_a_named_host_is_reached_at_the_checked_address_with_its_own_name(
 ) -> None:
     port = servers[0]
     SEEN.clear()
-    named = HostNamingPolicy(allow=["WebFetch(domain:loopback.test)"])
+    named = PermissionPolicy(allow=["WebFetch(domain:loopback.test)"])
     out = text(fetcher(root, named), url=f"http://loopback.test:{port}/redirect")
     assert out.startswith(
         f"URL: http://loopback.test:{port}/page (redirected from "
@@ -530,7 +525,7 @@ def test_https_checks_the_certificate_of_the_host_name_not_the_address(
     https_port: tuple[int, list[str]], root: Path, names: list[str]
 ) -> None:
     port, server_names = https_port
-    named = HostNamingPolicy(allow=["WebFetch(domain:loopback.test)", "WebFetch(domain:127.0.0.1)"])
+    named = PermissionPolicy(allow=["WebFetch(domain:loopback.test)", "WebFetch(domain:127.0.0.1)"])
     out = text(fetcher(root, named), url=f"https://loopback.test:{port}/plain")
     assert out == f"URL: https://loopback.test:{port}/plain\n\njust text\n"
     assert server_names == ["loopback.test"]
