@@ -52,7 +52,6 @@ each address it connects to). Asked in every mode but bypass: writes to protecte
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -685,18 +684,14 @@ def _host_matches(host: str, spec: str) -> bool:
 
 
 def _private_literal(host: str) -> bool:
-    """A host that is plainly local: ``localhost`` names or a non-public address literal
-    (names that resolve to one are caught when WebFetch connects)."""
-    if not host:
+    """A host that is plainly local: ``localhost`` names or a non-public address literal in
+    any spelling (names that resolve to one are caught when WebFetch connects)."""
+    from nbagent.tools import addresses
+
+    if not host or addresses.is_localhost_name(host):
         return True
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return not (mapped or address).is_global
+    address = addresses.literal(host)
+    return address is not None and not addresses.is_public(address)
 
 
 class _AnyTool:

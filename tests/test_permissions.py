@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -309,6 +310,10 @@ def test_mcp_resources_follow_their_servers_rules(tmp_path: Path) -> None:
         "http://192.168.1.1/",
         "http://[::ffff:127.0.0.1]/",
         "http://foo.localhost/",
+        "http://2130706433/",
+        "http://127.1/",
+        "http://0x7f.0.0.1/",
+        "http://LOCALHOST./",
     ],
 )
 def test_web_fetch_never_reaches_a_private_address_unless_a_rule_names_it(
@@ -317,7 +322,7 @@ def test_web_fetch_never_reaches_a_private_address_unless_a_rule_names_it(
     for mode in ("default", "bypassPermissions"):
         decision = PermissionPolicy(mode, allow=["WebFetch"], root=tmp_path)(FETCH, {"url": url})
         assert decision.behavior == "deny" and decision.rule == "private address"
-    host = url.split("//")[1].split("/")[0].rsplit(":", 1)[0] if "[" not in url else url[8:].split("]")[0]
+    host = (urlsplit(url).hostname or "").rstrip(".")
     named = PermissionPolicy(allow=[f"WebFetch(domain:{host})"], root=tmp_path)
     assert named(FETCH, {"url": url}).behavior == "allow"
     assert named.names_host(host)

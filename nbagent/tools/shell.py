@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import IO
 
+from nbagent.access import Touch
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
@@ -47,6 +48,7 @@ def bash_tool(context: ToolContext) -> Tool:
     @tool(
         name="Bash",
         search_hint="shell command terminal run program execute pip git ls",
+        touches=lambda i: [Touch("run", i.get("command") or "")],
     )
     def bash(command: str, timeout: float | None = None) -> ToolResult:
         """Run a shell command with bash in the working folder and return its output.
