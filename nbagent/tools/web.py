@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbagent import __version__
+from nbagent.access import Touch
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.addresses import Address, kind, resolve
@@ -341,6 +342,7 @@ def web_fetch_tool(context: ToolContext) -> Tool:
         read_only=True,
         should_defer=True,
         search_hint="web page url http download internet browse documentation",
+        touches=lambda i: [Touch("fetch", i.get("url") or "")],
     )
     def web_fetch(url: str, offset: int = 0) -> ToolResult:
         """Fetch a web page and return it as text; HTML is converted to Markdown.

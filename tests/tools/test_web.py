@@ -4,10 +4,12 @@ refusing the local network where no rule names the host."""
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import httpcore2
 import httpx2
 import pytest
 
+from nbagent.access import Touch
 from nbagent.permissions import PermissionPolicy
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
@@ -424,7 +427,7 @@ def test_the_backend_connects_to_pinned_addresses_only(
     backend = _PinnedBackend()
     with pytest.raises(httpcore2.ConnectError, match=r"public.test:80 was not checked"):
         backend.connect_tcp("public.test", 80)
-    backend.pins[("public.test", port)] = [literal("127.0.0.2"), literal("127.0.0.1")]  # type: ignore[list-item]
+    backend.pins[("public.test", port)] = [IPv4Address("127.0.0.2"), IPv4Address("127.0.0.1")]
     backend.connect_tcp("public.test", port, timeout=5).close()
     assert names == []
     assert connections == [("127.0.0.2", port), ("127.0.0.1", port)]
@@ -500,15 +503,17 @@ def certificate_for(name: str) -> tuple[bytes, bytes, bytes]:
 def https_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, list[str]]]:
     """An HTTPS server on 127.0.0.1 with a certificate for loopback.test, which WebFetch
     trusts: its port, and the server names (SNI) clients sent."""
-    import ssl
-
     pytest.importorskip("cryptography")
     ca, leaf, key = certificate_for("loopback.test")
     (tmp_path / "leaf.pem").write_bytes(leaf + key)
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_context.load_cert_chain(tmp_path / "leaf.pem")
     server_names: list[str] = []
-    server_context.sni_callback = lambda _sock, name, _ctx: server_names.append(name)  # type: ignore[assignment,func-returns-value]
+
+    def note_server_name(_sock: ssl.SSLObject, name: str | None, _ctx: ssl.SSLContext) -> None:
+        server_names.append(name or "")
+
+    server_context.sni_callback = note_server_name
     monkeypatch.setattr(
         httpx2, "create_ssl_context", lambda: ssl.create_default_context(cadata=ca.decode())
     )
@@ -532,3 +537,11 @@ def test_https_checks_the_certificate_of_the_host_name_not_the_address(
     said = error(fetcher(root, named), url=f"https://127.0.0.1:{port}/plain")
     assert said.startswith(f"Could not fetch https://127.0.0.1:{port}/plain: ")
     assert "CERTIFICATE_VERIFY_FAILED" in said and "127.0.0.1" in said
+
+
+def test_webfetch_declares_its_url_for_the_permission_policy(tools: dict[str, Tool]) -> None:
+    fetch = tools["WebFetch"]
+    assert fetch.touches is not None
+    assert list(fetch.touches({"url": "https://x.org/a"})) == [Touch("fetch", "https://x.org/a")]
+    assert PermissionPolicy()(fetch, {"url": "http://127.0.0.1:8888/c?d=x"}).behavior == "deny"
+    assert LOOPBACK_NAMED(fetch, {"url": "http://127.0.0.1:8888/c?d=x"}).behavior == "allow"
