@@ -22,7 +22,9 @@ that is not JSON or has no ``mcpServers`` object is refused whole. An entry with
 know (other clients' ``autoApprove``, ...) are ignored, so the same file serves every client.
 
 Files are looked up in the notebook's folder (``.mcp.json``), then in
-``~/.nbagent/mcp.json`` (:func:`find_config`), unless a path is given.
+``~/.nbagent/mcp.json`` (:func:`find_config`), unless a path is given. A ``.mcp.json`` so
+found is the project's, not the user's: none of its servers starts, and none of their
+``${VAR}`` is read, until the person approves it (:mod:`nbagent.mcp.approvals`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ USER_FILE = Path(".nbagent") / "mcp.json"
 """The file looked up under the home folder."""
 
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_EXPANDED = ("command", "args", "env", "cwd", "url", "headers")
+"""The fields whose ``${VAR}`` are expanded."""
 _STDIO_TYPES = ("stdio",)
 _HTTP_TYPES = ("http", "streamable-http", "streamable_http", "streamableHttp")
 _SSE_TYPES = ("sse",)
@@ -167,18 +171,33 @@ def load_config(
             object.
     """
     source = Path(path)
+    return parse_config(read_file(source), source=source, environ=environ)
+
+
+def read_file(path: str | os.PathLike[str]) -> Any:
+    """Read a configuration file's JSON, as written (nothing checked, nothing expanded).
+
+    Args:
+        path: The JSON file.
+
+    Returns:
+        The parsed JSON.
+
+    Raises:
+        McpConfigError: The file cannot be read or is not JSON.
+    """
+    source = Path(path)
     try:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise McpConfigError(f"cannot be read: {exc}", source=str(source)) from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise McpConfigError(
             f"is not valid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}",
             source=str(source),
         ) from exc
-    return parse_config(data, source=source, environ=environ)
 
 
 def parse_config(
@@ -556,6 +575,33 @@ def expand(value: str, environ: Mapping[str, str]) -> str:
         raise KeyError(variable)
 
     return _VARIABLE.sub(replace, value)
+
+
+def variables_of(entry: Any) -> tuple[str, ...]:
+    """Name the environment variables an entry's ``${VAR}`` would read, without reading them.
+
+    Only the fields that are expanded count (``command``, ``args``, ``env``, ``cwd``, ``url``,
+    ``headers``: their strings, at any depth, whatever their shape).
+
+    Args:
+        entry: A server entry as written.
+
+    Returns:
+        The names, sorted, each once.
+    """
+    if not isinstance(entry, dict):
+        return ()
+    texts: list[str] = []
+    pending = [entry.get(name) for name in _EXPANDED]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    return tuple(sorted({match.group(1) for text in texts for match in _VARIABLE.finditer(text)}))
 
 
 def _os_string_problem(value: str) -> str | None:

@@ -5,7 +5,8 @@ Both derive from nbagent's own classes, so ``except NbAgentError`` catches them:
     ConfigurationError
     └── McpConfigError        a bad server entry: names the server and the field
     NbAgentError
-    └── UnknownServerError    no MCP server of that name (also KeyError)
+    ├── UnknownServerError    no MCP server of that name (also KeyError)
+    └── ApprovalsError        the file of approved project servers cannot be used
 """
 
 from __future__ import annotations
@@ -50,3 +51,12 @@ class UnknownServerError(NbAgentError, KeyError):
     def __str__(self) -> str:
         """Return the message itself, not ``KeyError``'s quoted repr of it."""
         return str(self.args[0]) if self.args else ""
+
+
+class ApprovalsError(NbAgentError):
+    """The file of the person's decisions on project servers cannot be read or written.
+
+    The message names the file and says what to do, e.g. ``The MCP approvals file
+    /home/ada/.nbagent/mcp-approvals.json is not valid JSON (line 1 column 1: ...): fix it or
+    move it away.``
+    """
