@@ -1,4 +1,5 @@
-"""The ``%mcp`` line magic: list, add, remove and restart MCP servers, and list their tools."""
+"""The ``%mcp`` line magic: list, add, remove and restart MCP servers, list their tools, and
+approve or deny the servers of a project's ``.mcp.json``."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from IPython.display import display
 
 from nbagent.display import Markdown, notices_markdown, show_notices, table_cell
 from nbagent.errors import NbAgentError
-from nbagent.mcp.report import problems, server_log
+from nbagent.mcp.report import approval_request, problems, server_log, waiting_list
 from nbagent.text import plain_markdown
 
 USAGE = (
-    "%mcp list | log NAME | add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...] | "
+    "%mcp list | log NAME | approve NAME...|--all | deny NAME...|--all | "
+    "add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...] | "
     "add -t http|sse [-H 'Name: value'] NAME URL | add-json NAME JSON | "
     "remove NAME | restart NAME | tools NAME"
 )
@@ -69,6 +71,9 @@ class McpMagics(Magics):
             %mcp log NAME                              a server's command, history, full
                                                        last error, stderr, tools left out
                                                        and schemas mended
+            %mcp approve NAME... | --all               start servers of the project's
+                                                       .mcp.json (the approval is kept)
+            %mcp deny NAME... | --all                  keep them stopped, and stop asking
             %mcp add [-e KEY=VALUE] NAME [--] COMMAND [ARGS...]
                                                        start a stdio server
             %mcp add -t http|sse [-H 'Name: value'] NAME URL
@@ -86,8 +91,10 @@ class McpMagics(Magics):
         ``--url URL`` and ``--header Name=value`` are understood too.
 
         Servers connect in the background: a cell never waits for them. Servers configured in
-        ``.mcp.json`` (beside the notebook), ``~/.nbagent/mcp.json`` or
-        ``c.NbAgent.mcp_config`` start when nbagent loads. What they report in the
+        ``~/.nbagent/mcp.json`` or ``c.NbAgent.mcp_config`` start when nbagent loads; those of
+        a ``.mcp.json`` beside the notebook (a project's, perhaps cloned) wait until you have
+        seen them in ``%mcp list`` and approved them by name, and start again at later loads
+        while their entry is unchanged. What they report in the
         background (a failure, a restart, tools left out) is shown at the next ``%mcp``
         command or ``%%agent`` cell. As in every IPython line magic, ``{expr}`` and ``$name`` are
         filled in from the notebook's variables (``{sys.executable}``); ``${VAR}``, which
@@ -116,24 +123,42 @@ class McpMagics(Magics):
         statuses = self.manager.status()
         not_started = self.manager.not_started()
         fault = self.manager.config_fault()
-        listed = {f"MCP server `{s.name}` " for s in statuses}
-        news = [n for n in self.manager.notices.take() if not n.startswith(tuple(listed))]
+        project = self.manager.project()
+        listed = {s.name for s in statuses} | set(not_started)
+        undecided = [
+            server
+            for server in (project.servers.values() if project is not None else [])
+            if server.decision != "approved" and server.name not in listed
+        ]
+        starts = tuple(f"MCP server `{name}` " for name in {s.name for s in statuses})
+        news = [n for n in self.manager.notices.take() if not n.startswith(starts)]
         parts = [notices_markdown(news)] if news else []
         if fault:
             parts.append(f"> **Configuration not used**: {plain_markdown(fault)} {FIX_CONFIG}")
-        if not statuses and not not_started:
+        if project is not None and project.fault:
+            parts.append(f"> **MCP approvals not read**: {plain_markdown(project.fault)}")
+        if not statuses and not not_started and not undecided:
             parts.append("No MCP server. Add one with `%mcp add NAME -- COMMAND ARGS...`.")
             display(Markdown("\n\n".join(parts)))
             return
-        rows = [
-            f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
-            f"{s.restarts} | {table_cell(problems(s), 200)} |"
-            for s in statuses
-        ] + [
-            f"| `{name}` | {why if why == 'disabled' else 'not started'} |  |  |  |  | "
-            f"{'' if why == 'disabled' else table_cell(why, 400)} |"
-            for name, why in not_started.items()
-        ]
+        rows = (
+            [
+                f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
+                f"{s.restarts} | {table_cell(problems(s), 200)} |"
+                for s in statuses
+            ]
+            + [
+                f"| `{name}` | {why if why == 'disabled' else 'not started'} |  |  |  |  | "
+                f"{'' if why == 'disabled' else table_cell(why, 400)} |"
+                for name, why in not_started.items()
+            ]
+            + [
+                f"| `{server.name}` | "
+                f"{'denied' if server.decision else 'waiting for approval'} | "
+                f"{table_cell(server.transport)} |  |  |  | `%mcp approve {server.name}` |"
+                for server in undecided
+            ]
+        )
         parts.append(
             "| server | state | transport | tools | pid | restarts | problem |\n"
             "|:--|:--|:--|--:|--:|--:|:--|\n" + "\n".join(rows)
@@ -142,12 +167,18 @@ class McpMagics(Magics):
             parts.append(
                 "`%mcp log NAME` shows a server's history, its stderr and its tools left out."
             )
+        waiting = [server for server in undecided if server.decision is None]
+        if project is not None and waiting:
+            parts.append(waiting_list(project, waiting))
         display(Markdown("\n\n".join(parts)))
 
     def _log(self, args: list[str]) -> None:
         name = _one_name(args, "log")
         not_started = self.manager.not_started()
-        if name in not_started and name not in {s.name for s in self.manager.status()}:
+        running = {s.name for s in self.manager.status()}
+        project = self.manager.project()
+        undecided = project.servers.get(name) if project is not None else None
+        if name in not_started and name not in running:
             why = not_started[name]
             text = (
                 "is disabled in its configuration"
@@ -156,7 +187,48 @@ class McpMagics(Magics):
             )
             display(Markdown(f"`{name}` {text}"))
             return
+        if undecided is not None and undecided.decision != "approved" and name not in running:
+            state = "is denied" if undecided.decision else "waits for your approval"
+            display(
+                Markdown(
+                    f"`{name}` {state} (a server of {plain_markdown(str(project.source))}, a "
+                    f"project file; `%mcp approve {name}` starts it).\n\n"
+                    + approval_request(undecided)
+                )
+            )
+            return
         display(Markdown(server_log(self.manager.status_of(name))))
+
+    def _approve(self, args: list[str]) -> None:
+        outcome = self.manager.approve(_names(args, "approve"))
+        started = [name for name, why in outcome.items() if why is None]
+        parts = []
+        if started:
+            names = ", ".join(f"`{name}`" for name in started)
+            parts.append(
+                f"Approved {names}: connecting in the background; `%mcp list` shows the state. "
+                f"The approval is kept in {plain_markdown(str(self.manager.approvals.path))} "
+                "for these very entries: a changed entry is asked about again."
+            )
+        parts += [
+            f"> Approved `{name}`, but it was not started: {plain_markdown(why)} Once that "
+            "is fixed, `%reload_ext nbagent` starts it (a changed entry is asked about again)."
+            for name, why in outcome.items()
+            if why is not None
+        ]
+        display(Markdown("\n\n".join(parts)))
+
+    def _deny(self, args: list[str]) -> None:
+        outcome = self.manager.deny(_names(args, "deny"))
+        names = ", ".join(f"`{name}`" for name in outcome)
+        stopped = [f"`{name}`" for name, running in outcome.items() if running]
+        stop = f" Stopped {', '.join(stopped)}." if stopped else ""
+        display(
+            Markdown(
+                f"Denied {names}: not started, and not asked about again while the entry stays "
+                f"the same; `%mcp approve NAME` starts one after all.{stop}"
+            )
+        )
 
     def _add(self, args: list[str]) -> None:
         line = _read_add(args)
@@ -220,6 +292,43 @@ def _one_name(args: list[str], command: str) -> str:
     if len(args) != 1:
         raise UsageError(f"%mcp {command} takes one server name. {USAGE}")
     return args[0]
+
+
+def _names(args: list[str], command: str) -> list[str] | None:
+    """The server names ``approve`` or ``deny`` takes; ``None`` for ``--all``."""
+    if args == ["--all"]:
+        return None
+    if not args or "--all" in args:
+        raise UsageError(
+            f"%mcp {command} takes server names or --all: %mcp {command} NAME [NAME...]; "
+            "`%mcp list` shows the servers waiting for approval."
+        )
+    return args
+
+
+def approval_notice(manager: Any) -> str | None:
+    """Say, in the load cell, which servers of a project file wait for approval.
+
+    Args:
+        manager: The kernel's :class:`~nbagent.mcp.McpManager`, its configuration started.
+
+    Returns:
+        A short quoted notice naming them and what to run (and why the approvals file was
+        not read, if it was not), or ``None`` when no server waits.
+    """
+    project = manager.project()
+    if project is None or not project.deciding(None):
+        return None
+    names = ", ".join(f"`{server.name}`" for server in project.deciding(None))
+    where = plain_markdown(str(project.source))
+    waiting = (
+        f"> **MCP servers waiting for your approval** (in {where}): {names}. `%mcp list` "
+        "shows what each would run; `%mcp approve NAME` starts one."
+    )
+    lines = [waiting]
+    if project.fault:
+        lines.append(f"> **MCP approvals not read**: {plain_markdown(project.fault)}")
+    return "\n>\n".join(lines)
 
 
 def _no_more(args: list[str], command: str) -> None:

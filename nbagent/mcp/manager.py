@@ -8,6 +8,8 @@ imported on that thread too::
 
     manager = McpManager(nbagent.registry)
     manager.start()                    # ./.mcp.json, else ~/.nbagent/mcp.json
+    manager.project()                  # ./.mcp.json's servers: which wait for approval
+    manager.approve(["git"])           # kept in ~/.nbagent/mcp-approvals.json, and started
     manager.add("time", {"command": "uvx", "args": ["mcp-server-time"]})
     manager.wait_ready(30)             # tests and scripts; notebooks need not wait
     manager.status()                   # [ServerStatus(name='time', state='connected', ...)]
@@ -21,15 +23,18 @@ import atexit
 import concurrent.futures
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from nbagent.errors import NbAgentError, ToolError
 from nbagent.loopthread import LoopThread
+from nbagent.mcp.approvals import Approvals, Decision, ProjectServer, ProjectServers, screen
 from nbagent.mcp.config import (
+    PROJECT_FILE,
     HttpSpec,
     McpConfig,
     ServerSpec,
@@ -40,6 +45,7 @@ from nbagent.mcp.config import (
     load_config,
     parse_config,
     parse_server,
+    read_file,
 )
 from nbagent.mcp.errors import McpConfigError, UnknownServerError
 from nbagent.mcp.state import ConnectionSettings, RestartPolicy, ServerStatus
@@ -78,6 +84,8 @@ class McpManager:
         probe_interval: Seconds between liveness probes of HTTP servers.
         max_output_chars: Characters of text one tool result may send to the model.
         restart: When a server that went away is restarted.
+        approvals: The person's decisions about project servers; the file of
+            :func:`~nbagent.mcp.approvals.approvals_path` by default.
     """
 
     def __init__(
@@ -90,6 +98,7 @@ class McpManager:
         probe_interval: float = 5.0,
         max_output_chars: int = 100_000,
         restart: RestartPolicy | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         if registry is None:
             import nbagent
@@ -107,6 +116,10 @@ class McpManager:
         self._entries: dict[str, _Entry] = {}
         self._not_started: dict[str, str] = {}
         self._config_fault: str | None = None
+        self.approvals = approvals if approvals is not None else Approvals()
+        """The person's decisions about project servers."""
+        self._project: ProjectServers | None = None
+        self._project_started: list[str] = []
         self.notices = Notices()
         """What the servers have to tell the user (failures, restarts, tools left out), kept
         until the next ``%%agent`` cell or ``%mcp`` command shows it."""
@@ -131,7 +144,10 @@ class McpManager:
                 default).
 
         Its disabled entries and its bad ones are not started; :meth:`not_started` says which
-        and why, until the next call.
+        and why, until the next call. A ``.mcp.json`` found in the folder is the project's: of
+        its servers only those the person approved start, the others wait (:meth:`project`,
+        :meth:`approve`), their ``${VAR}`` not expanded. The servers a previous project file
+        started are stopped first.
 
         Returns:
             The configuration started (its faults in ``problems``), or ``None`` when no file
@@ -142,13 +158,17 @@ class McpManager:
                 object), or names a server already running (nothing is started then).
         """
         with self._changed:
-            self._not_started, self._config_fault = {}, None
+            self._not_started, self._config_fault, self._project = {}, None, None
+            previous, self._project_started = self._project_started, []
+        for name in previous:
+            with suppress(UnknownServerError):
+                self.remove(name)
         try:
             if config is None:
                 path = find_config(folder)
                 if path is None:
                     return None
-                config = load_config(path)
+                config = self._screen(path) if path.name == PROJECT_FILE else load_config(path)
             elif isinstance(config, str | os.PathLike):
                 config = load_config(config)
             elif not isinstance(config, McpConfig):
@@ -162,14 +182,142 @@ class McpManager:
                 if name in self._entries:
                     raise McpConfigError("is already running; remove it first.", server=name)
             self._not_started = {name: "disabled" for name in config.disabled}
-            for problem in config.problems:
-                faults = config.faults(str(problem.server))
-                self._not_started[str(problem.server)] = "; ".join(
-                    fault_text(fault, config.source) for fault in faults
-                )
+            self._not_started.update(_left_out(config))
             for name, spec in config.servers.items():
                 self.add(name, spec)
+            if self._project is not None:
+                self._project_started = list(config.servers)
         return config
+
+    def _screen(self, path: Path) -> McpConfig:
+        """Read a project file: keep its servers' decisions, parse only the approved entries."""
+        project, startable = screen(path, read_file(path), self.approvals)
+        config = parse_config(startable, source=path)
+        with self._changed:
+            self._project = project
+        return config
+
+    def project(self) -> ProjectServers | None:
+        """Report the servers of the project file started last, each with the person's decision.
+
+        Returns:
+            Its servers (waiting, approved or denied) and why the decisions kept could not be
+            read, if so; ``None`` when the configuration was not a project's ``.mcp.json``.
+        """
+        with self._changed:
+            return self._project
+
+    def approve(self, names: Sequence[str] | None = None) -> dict[str, str | None]:
+        """Approve servers of the project file and start them, each in the background.
+
+        The approval is kept (for this file and these very entries) before anything starts;
+        only then are the entries' ``${VAR}`` expanded.
+
+        Args:
+            names: The servers; every one waiting for approval when ``None`` (not the
+                denied ones).
+
+        Returns:
+            By server approved: ``None`` when it is connecting, else why it was not started
+            (the faults of its entry, also in :meth:`not_started`).
+
+        Raises:
+            UnknownServerError: No project file, or a name is not one of its servers.
+            NbAgentError: A server is approved already, or none waits (``names`` is ``None``).
+            ApprovalsError: The approval could not be kept; nothing started.
+        """
+        with self._changed:
+            project, chosen = self._choose(names, "approved")
+            self.approvals.record(project.source, chosen, "approved")
+            self._project = project.decided([server.name for server in chosen], "approved")
+            config = parse_config(
+                {"mcpServers": {server.name: server.entry for server in chosen}},
+                source=project.source,
+            )
+            left_out = _left_out(config)
+            for name, spec in config.servers.items():
+                try:
+                    self.add(name, spec)
+                except McpConfigError as exc:  # the name of a server added with %mcp add
+                    left_out[name] = fault_text(exc)
+                else:
+                    self._project_started.append(name)
+            self._not_started.update(left_out)
+        return {server.name: left_out.get(server.name) for server in chosen}
+
+    def deny(self, names: Sequence[str] | None = None) -> dict[str, bool]:
+        """Deny servers of the project file: they stop if they run, and are not asked about
+        again (until their entry changes, or :meth:`approve` names them).
+
+        Args:
+            names: The servers; every one not denied yet when ``None``.
+
+        Returns:
+            By server denied: whether it was running (it is stopped now).
+
+        Raises:
+            UnknownServerError: No project file, or a name is not one of its servers.
+            NbAgentError: A server is denied already, or all are (``names`` is ``None``).
+            ApprovalsError: The decision could not be kept; nothing was stopped.
+        """
+        with self._changed:
+            project, chosen = self._choose(names, "denied")
+            self.approvals.record(project.source, chosen, "denied")
+            denied = [server.name for server in chosen]
+            self._project = project.decided(denied, "denied")
+            stopping = [n for n in self._project_started if n in denied and n in self._entries]
+            self._project_started = [n for n in self._project_started if n not in denied]
+            for name in denied:
+                self._not_started.pop(name, None)
+        for name in stopping:
+            with suppress(UnknownServerError):  # removed meanwhile with %mcp remove
+                self.remove(name)
+        return {name: name in stopping for name in denied}
+
+    def _choose(
+        self, names: Sequence[str] | None, decision: Decision
+    ) -> tuple[ProjectServers, list[ProjectServer]]:
+        """Find the project servers a decision is about (call with the lock held).
+
+        Args:
+            names: The servers named; ``None`` for all those it applies to.
+            decision: ``approved`` (``None`` means the waiting ones) or ``denied`` (``None``
+                means all not denied yet).
+        """
+        verb = "approve" if decision == "approved" else "deny"
+        project = self._project
+        if project is None:
+            raise UnknownServerError(
+                "No project .mcp.json was found when nbagent loaded: only the servers of one "
+                "need approval (those of ~/.nbagent/mcp.json, c.NbAgent.mcp_config and "
+                "%mcp add start without it)."
+            )
+        if names is None:
+            chosen = (
+                project.deciding(None)
+                if decision == "approved"
+                else [s for s in project.servers.values() if s.decision != "denied"]
+            )
+            if not chosen:
+                raise NbAgentError(
+                    f"No server of {project.source} is left to {verb}; "
+                    f"`%mcp list` shows each one's state."
+                )
+            return project, chosen
+        known = ", ".join(project.servers) or "none"
+        chosen = []
+        for name in dict.fromkeys(names):
+            server = project.servers.get(name)
+            if server is None:
+                raise UnknownServerError(
+                    f"{project.source} has no server {name!r} to {verb} (its servers: {known})."
+                )
+            if server.decision == decision:
+                raise NbAgentError(
+                    f"`{name}` is {decision} already; `%mcp list` shows each server's state."
+                )
+            chosen.append(server)
+        return project, chosen
 
     def config_fault(self) -> str | None:
         """Say why the last configuration started was not used at all, if it was not.
@@ -446,3 +594,13 @@ class McpManager:
             tool_count=0,
             target=entry.spec.describe(),
         )
+
+
+def _left_out(config: McpConfig) -> dict[str, str]:
+    """Say why each bad entry of a configuration is left out: its faults, in one line."""
+    return {
+        str(problem.server): "; ".join(
+            fault_text(fault, config.source) for fault in config.faults(str(problem.server))
+        )
+        for problem in config.problems
+    }

@@ -1,10 +1,12 @@
-"""What the user reads about one server: its problems in a line, and its whole log."""
+"""What the user reads about one server: its problems in a line, its whole log, and, for a
+project's server waiting for approval, what it would run."""
 
 from __future__ import annotations
 
 import re
 
 from nbagent.display import code_block
+from nbagent.mcp.approvals import ProjectServer, ProjectServers
 from nbagent.mcp.state import ServerStatus
 from nbagent.text import plain_markdown
 
@@ -64,3 +66,51 @@ def server_log(status: ServerStatus) -> str:
             items = "\n".join(f"- {plain_markdown(line)}" for line in lines)
             parts.append(f"**{title}**:\n\n{items}")
     return "\n\n".join(parts)
+
+
+APPROVE_HINT = (
+    "`%mcp approve NAME` (several names, or `--all`) starts them and keeps the approval for "
+    "these very entries; `%mcp deny NAME` keeps one stopped without asking again."
+)
+"""What to do about servers waiting for approval."""
+
+
+def waiting_list(project: ProjectServers, servers: list[ProjectServer]) -> str:
+    """Show the servers of a project file that wait for approval, as written, for ``%mcp list``.
+
+    Args:
+        project: The project file's servers.
+        servers: Those waiting.
+
+    Returns:
+        Markdown: each one's command line or URL as written and the names (never the values)
+        of the environment variables it would get, then what to run.
+    """
+    head = (
+        f"**Waiting for your approval**: servers of {plain_markdown(str(project.source))}, a "
+        "project file. None of them runs, and none reads your environment variables, until "
+        "you approve it."
+    )
+    return "\n\n".join([head, *(approval_request(server) for server in servers), APPROVE_HINT])
+
+
+def approval_request(server: ProjectServer) -> str:
+    """Show one project server as the person must see it to decide: its entry as written.
+
+    Args:
+        server: The server.
+
+    Returns:
+        Markdown: its name and transport, its command line or URL (and ``env``, headers,
+        ``cwd``) as written, and the names of the environment variables it would get.
+    """
+    variables = server.variables()
+    gets = (
+        "Approved, it would get the values of your environment variables "
+        + ", ".join(f"`{name}`" for name in variables)
+        + "."
+        if variables
+        else "It reads none of your environment variables."
+    )
+    kind = f" ({server.transport})" if server.transport else ""
+    return f"`{server.name}`{kind}, as written:\n\n{code_block(server.written())}\n\n{gets}"
