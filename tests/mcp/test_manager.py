@@ -232,6 +232,8 @@ def test_start_finds_the_notebooks_config(
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"nb": fixture("basic.py")}}))
     config = manager.start(folder=tmp_path)
     assert config is not None and config.source == tmp_path / ".mcp.json"
+    assert manager.status() == []  # a project's file: its servers wait for approval
+    manager.approve(["nb"])
     assert manager.wait_ready(READY) and manager.status()[0].tool_count == 8
 
 
