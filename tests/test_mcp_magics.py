@@ -1,4 +1,5 @@
-"""%mcp through run_cell with real MCP fixture servers; the extension's MCP life cycle."""
+"""%mcp through run_cell with real MCP fixture servers; the extension's MCP life cycle; the
+approval of a project's .mcp.json servers."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
+from nbagent.mcp.approvals import APPROVALS_ENV
 from nbagent.mcp.config import parse_server
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.mcp.servers import FIXTURES, alive, http_server, wait_until
@@ -25,6 +27,16 @@ from tests.shells import error_of, run, shown
 pytestmark = pytest.mark.slow
 
 BASIC = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'basic.py'))}"
+
+
+@pytest.fixture(autouse=True)
+def approvals_file(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Where the test's approvals of project servers are kept (never ~/.nbagent)."""
+    path = tmp_path_factory.mktemp("nbagent-home") / "mcp-approvals.json"
+    monkeypatch.setenv(APPROVALS_ENV, str(path))
+    return path
 
 
 @pytest.fixture
@@ -113,14 +125,18 @@ def remote(url: str, transport: str = "http", **headers: str) -> dict[str, Any]:
             remote("https://mcp.asana.com/sse", "sse"),
         ),
         (
-            "%mcp add --transport stdio airtable --env AIRTABLE_API_KEY=YOUR_KEY "
-            "-- npx -y airtable-mcp-server",
+            (
+                "%mcp add --transport stdio airtable --env AIRTABLE_API_KEY=YOUR_KEY "
+                "-- npx -y airtable-mcp-server"
+            ),
             "airtable",
             stdio("npx", "-y", "airtable-mcp-server", AIRTABLE_API_KEY="YOUR_KEY"),
         ),
         (
-            "%mcp add --transport http secure-api https://api.example.com/mcp "
-            '--header "Authorization: Bearer your-token"',
+            (
+                "%mcp add --transport http secure-api https://api.example.com/mcp "
+                '--header "Authorization: Bearer your-token"'
+            ),
             "secure-api",
             remote("https://api.example.com/mcp", Authorization="Bearer your-token"),
         ),
@@ -221,7 +237,10 @@ def test_pasted_lines_start_real_servers(ip: InteractiveShell) -> None:
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("%mcp", "%mcp list | log NAME | add [-e KEY=VALUE] NAME"),
+        ("%mcp", "%mcp list | log NAME | approve NAME...|--all | deny NAME...|--all | add"),
+        ("%mcp approve", "%mcp approve takes server names or --all: %mcp approve NAME [NAME"),
+        ("%mcp deny a --all", "%mcp deny takes server names or --all"),
+        ("%mcp approve x", "No project .mcp.json was found when nbagent loaded: only the"),
         ("%mcp dance", "Unknown %mcp command 'dance'"),
         ("%mcp _list", "Unknown %mcp command '_list'"),
         ("%mcp add", "%mcp add needs a server name: %mcp add NAME -- COMMAND"),
@@ -263,17 +282,17 @@ def test_bad_mcp_lines_are_usage_errors(ip: InteractiveShell, line: str, message
     assert "\n" not in str(error) and not manager(ip).status()
 
 
-def test_configured_servers_start_on_load_and_stop_on_unload(tmp_path: Path) -> None:
+def test_configured_servers_start_on_load_and_stop_on_unload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shell = InteractiveShell.instance()
     config = {
         "mcpServers": {"basic": {"command": sys.executable, "args": [str(FIXTURES / "basic.py")]}}
     }
-    (tmp_path / ".mcp.json").write_text(json.dumps(config))
-    cwd = Path.cwd()
+    (tmp_path / "servers.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)
+    shell.run_line_magic("config", f"NbAgent.mcp_config = {str(tmp_path / 'servers.json')!r}")
     try:
-        import os
-
-        os.chdir(tmp_path)
         shell.run_line_magic("load_ext", "nbagent")
         assert manager(shell).wait_ready(60)
         [status] = manager(shell).status()
@@ -282,7 +301,8 @@ def test_configured_servers_start_on_load_and_stop_on_unload(tmp_path: Path) -> 
         assert wait_until(lambda: not alive(status.pid), 10)
         assert "mcp__basic__add" not in nbagent.registry
     finally:
-        os.chdir(cwd)
+        shell.run_line_magic("unload_ext", "nbagent")
+        shell.run_line_magic("config", "NbAgent.mcp_config = ''")
 
 
 def test_bad_config_is_reported_and_loading_goes_on(
@@ -303,6 +323,7 @@ def test_bad_config_is_reported_and_loading_goes_on(
 def test_bad_entries_are_named_and_the_good_server_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The user's own configuration (``c.NbAgent.mcp_config``): no approval asked."""
     shell = InteractiveShell.instance()
     basic = {"command": sys.executable, "args": [str(FIXTURES / "basic.py")]}
     config = {
@@ -313,14 +334,15 @@ def test_bad_entries_are_named_and_the_good_server_starts(
             "off": {**basic, "disabled": True},
         }
     }
-    (tmp_path / ".mcp.json").write_text(json.dumps(config))
+    (tmp_path / "servers.json").write_text(json.dumps(config))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NBAGENT_UNSET_TOKEN", raising=False)
+    shell.run_line_magic("config", f"NbAgent.mcp_config = {str(tmp_path / 'servers.json')!r}")
     result, loaded = run(shell, "%load_ext nbagent")
     notice = shown(loaded)
     try:
         assert result.success and "MCP configuration not used" not in notice
-        assert "MCP servers not started" in notice
+        assert "MCP servers not started" in notice and "approval" not in notice
         assert "`strargs`: field 'args' must be a list of strings, not a string." in notice
         assert "`envy`: field 'env.PORT' must be a string, not a number.; " in notice
         assert "field 'env.TOKEN' uses ${NBAGENT_UNSET_TOKEN}, which is not set" in notice
@@ -337,6 +359,7 @@ def test_bad_entries_are_named_and_the_good_server_starts(
         assert "| `envy` | not started |" in listing and "NBAGENT_UNSET_TOKEN" in listing
     finally:
         shell.run_line_magic("unload_ext", "nbagent")
+        shell.run_line_magic("config", "NbAgent.mcp_config = ''")
 
 
 def test_a_new_mcp_config_stops_the_old_servers_and_starts_its_own(
@@ -452,3 +475,148 @@ def test_notebook_variables_are_filled_in_and_environment_variables_kept(
             },
         ),
     ]
+
+
+# -- a project's .mcp.json waits for approval ------------------------------------------------
+
+SECRET_VAR = "NBAGENT_TEST_SECRET_VAR"
+SECRET = "the-secret-value-no-unapproved-entry-reads"
+
+
+@pytest.fixture
+def project_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_api: FakeAnthropicServer
+) -> Iterator[InteractiveShell]:
+    """The shell in a folder whose .mcp.json the test writes; nbagent not loaded yet (and
+    unloaded at the end)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+    monkeypatch.setenv(SECRET_VAR, SECRET)
+    monkeypatch.chdir(tmp_path)
+    shell = InteractiveShell.instance()
+    yield shell
+    if "mcp" in shell.magics_manager.magics["line"]:
+        shell.run_line_magic("unload_ext", "nbagent")
+
+
+def marked_entry(marker: Path, *args: str) -> dict[str, Any]:
+    """A server that writes ``marker`` when it starts, reading ``${SECRET_VAR}`` when it does."""
+    return {
+        "command": sys.executable,
+        "args": [str(FIXTURES / "marks_start.py"), str(marker), *args],
+        "env": {"TOKEN": "${" + SECRET_VAR + "}"},
+    }
+
+
+def write_project(folder: Path, servers: dict[str, Any]) -> None:
+    """Write the folder's .mcp.json."""
+    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+def reload(shell: InteractiveShell) -> str:
+    """Unload nbagent if loaded, then load it (a new session) through run_cell; its output."""
+    if "mcp" in shell.magics_manager.magics["line"]:
+        run(shell, "%unload_ext nbagent")
+    result, loaded = run(shell, "%load_ext nbagent")
+    assert result.success, error_of(result)
+    return shown(loaded)
+
+
+def mcp_tools() -> list[str]:
+    """The MCP tools in the registry now."""
+    return sorted(name for name in nbagent.registry.names() if name.startswith("mcp__"))
+
+
+def test_a_project_server_waits_is_approved_kept_and_asked_again_once_changed(
+    project_shell: InteractiveShell, tmp_path: Path, approvals_file: Path
+) -> None:
+    shell, marker = project_shell, tmp_path / "started"
+    entry = marked_entry(marker)
+    write_project(tmp_path, {"marked": entry})
+    loaded = reload(shell)
+    assert loaded.startswith(
+        f"> **MCP servers waiting for your approval** (in {tmp_path / '.mcp.json'}): `marked`. "
+        "`%mcp list` shows what each would run; `%mcp approve NAME` starts one."
+    )
+    assert len(loaded.strip().splitlines()) == 1
+    listing = shown(run(shell, "%mcp list")[1])
+    assert "| `marked` | waiting for approval | stdio |  |  |  | `%mcp approve marked` |" in listing
+    command = shlex.join([entry["command"], *entry["args"]])
+    assert f"```\n{command}\nenv TOKEN=${{{SECRET_VAR}}}\n```" in listing
+    assert f"the values of your environment variables `{SECRET_VAR}`." in listing
+    log = shown(run(shell, "%mcp log marked")[1])
+    assert log.startswith("`marked` waits for your approval") and command in log
+    assert SECRET not in listing + log and not marker.exists() and mcp_tools() == []
+
+    result, approved = run(shell, "%mcp approve marked")
+    assert result.success and shown(approved).startswith(
+        "Approved `marked`: connecting in the background"
+    )
+    assert str(approvals_file) in shown(approved)
+    assert manager(shell).wait_ready(60)
+    assert "mcp__marked__add" in mcp_tools()
+    assert json.loads(marker.read_text())["env"]["TOKEN"] == SECRET
+    assert "| `marked` | connected | stdio | 8 |" in shown(run(shell, "%mcp list")[1])
+
+    marker.unlink()
+    assert "approval" not in reload(shell)  # a new session: the same entry starts at once
+    assert manager(shell).wait_ready(60)
+    assert "mcp__marked__add" in mcp_tools() and marker.exists()
+
+    marker.unlink()
+    write_project(tmp_path, {"marked": marked_entry(marker, "--legacy")})
+    assert "waiting for your approval** (in " in reload(shell)
+    assert mcp_tools() == [] and not marker.exists()
+    result, denied = run(shell, "%mcp deny marked")
+    assert result.success and shown(denied).startswith("Denied `marked`: not started")
+    assert "| `marked` | denied | stdio |" in shown(run(shell, "%mcp list")[1])
+    assert reload(shell) == ""  # denied: not asked about again
+    assert mcp_tools() == [] and not marker.exists()
+
+
+def test_approve_all_names_what_did_not_start_and_says_what_to_do(
+    project_shell: InteractiveShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NBAGENT_UNSET_TOKEN", raising=False)
+    basic = {"command": sys.executable, "args": [str(FIXTURES / "basic.py")]}
+    write_project(
+        tmp_path,
+        {"basic": basic, "envy": {**basic, "env": {"TOKEN": "${NBAGENT_UNSET_TOKEN}"}}},
+    )
+    assert "`basic`, `envy`" in reload(project_shell)
+    result, said = run(project_shell, "%mcp approve --all")
+    assert result.success
+    first, second = shown(said).split("\n\n")
+    assert first.startswith("Approved `basic`: connecting in the background")
+    assert second.startswith("> Approved `envy`, but it was not started: field 'env.TOKEN' uses")
+    assert "Once that is fixed, `%reload_ext nbagent` starts it" in second
+    assert manager(project_shell).wait_ready(60)
+    listing = shown(run(project_shell, "%mcp list")[1])
+    assert "| `basic` | connected |" in listing and "| `envy` | not started |" in listing
+    assert "Waiting for your approval" not in listing
+    error = error_of(run(project_shell, "%mcp approve --all")[0])
+    assert isinstance(error, UsageError) and "is left to approve" in str(error)
+
+
+def test_a_damaged_approvals_file_is_named_at_load_and_loading_goes_on(
+    project_shell: InteractiveShell, tmp_path: Path, approvals_file: Path
+) -> None:
+    approvals_file.write_text("not json")
+    marker = tmp_path / "started"
+    write_project(tmp_path, {"marked": marked_entry(marker)})
+    loaded = reload(project_shell)
+    assert "**MCP servers waiting for your approval**" in loaded
+    assert f"**MCP approvals not read**: The MCP approvals file {approvals_file} is not valid" in (
+        loaded
+    )
+    assert "fix the file or move it away, then `%reload_ext nbagent`" in loaded
+    assert "agent" in project_shell.magics_manager.magics["cell"]
+    assert "MCP approvals not read" in shown(run(project_shell, "%mcp list")[1])
+    error = error_of(run(project_shell, "%mcp approve marked")[0])
+    assert isinstance(error, UsageError)
+    assert str(error).startswith(f"The MCP approvals file {approvals_file} is not valid JSON")
+    assert str(error).endswith(
+        ": the decision was not kept, and nothing started or stopped; fix the file or move it "
+        "away, then `%mcp approve NAME` again."
+    )
+    assert approvals_file.read_text() == "not json" and not marker.exists()

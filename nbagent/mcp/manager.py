@@ -47,7 +47,7 @@ from nbagent.mcp.config import (
     parse_server,
     read_file,
 )
-from nbagent.mcp.errors import McpConfigError, UnknownServerError
+from nbagent.mcp.errors import ApprovalsError, McpConfigError, UnknownServerError
 from nbagent.mcp.state import ConnectionSettings, RestartPolicy, ServerStatus
 from nbagent.notices import Notices
 from nbagent.registry import ToolRegistry
@@ -228,7 +228,7 @@ class McpManager:
         """
         with self._changed:
             project, chosen = self._choose(names, "approved")
-            self.approvals.record(project.source, chosen, "approved")
+            self._record(project, chosen, "approved")
             self._project = project.decided([server.name for server in chosen], "approved")
             config = parse_config(
                 {"mcpServers": {server.name: server.entry for server in chosen}},
@@ -262,7 +262,7 @@ class McpManager:
         """
         with self._changed:
             project, chosen = self._choose(names, "denied")
-            self.approvals.record(project.source, chosen, "denied")
+            self._record(project, chosen, "denied")
             denied = [server.name for server in chosen]
             self._project = project.decided(denied, "denied")
             stopping = [n for n in self._project_started if n in denied and n in self._entries]
@@ -273,6 +273,19 @@ class McpManager:
             with suppress(UnknownServerError):  # removed meanwhile with %mcp remove
                 self.remove(name)
         return {name: name in stopping for name in denied}
+
+    def _record(
+        self, project: ProjectServers, chosen: list[ProjectServer], decision: Decision
+    ) -> None:
+        """Keep a decision, or say it was not kept and what to do."""
+        try:
+            self.approvals.record(project.source, chosen, decision)
+        except ApprovalsError as exc:
+            verb = "approve" if decision == "approved" else "deny"
+            raise ApprovalsError(
+                f"{exc}: the decision was not kept, and nothing started or stopped; fix the "
+                f"file or move it away, then `%mcp {verb} NAME` again."
+            ) from exc
 
     def _choose(
         self, names: Sequence[str] | None, decision: Decision
