@@ -20,11 +20,23 @@ import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
+from nbagent.mcp.approvals import APPROVALS_ENV
 from tests.kernels import Execution, execute, kernel
 from tests.mcp.servers import FIXTURES
 from tests.shells import shown
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def approvals_file(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Where the test's kernels keep approvals of project servers (never ~/.nbagent)."""
+    path = tmp_path_factory.mktemp("nbagent-home") / "mcp-approvals.json"
+    monkeypatch.setenv(APPROVALS_ENV, str(path))
+    return path
+
 
 UNSET = "NBAGENT_TEST_UNSET_TOKEN"
 """A variable no test sets: a ``${...}`` of it has no value."""
@@ -188,16 +200,45 @@ def check_notice(notice: str, source: Path) -> None:
 def test_good_bad_and_disabled_entries_of_mcp_json(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The good server starts, each bad entry is named with its faults, the disabled one waits.
+    """A project's file: nothing runs until approved; then the good server starts and each bad
+    entry is named with its faults; the next kernel starts the approved entries at load.
 
-    The load cell names each bad entry, its field and what to write; the basic server's tools
-    reach the registry and answer; ``%mcp list`` shows all five, each in its state.
+    The load cell names the servers waiting; ``%mcp approve --all`` names each bad entry, its
+    field and what to write; the basic server's tools reach the registry and answer; ``%mcp
+    list`` shows all five, each in its state. A second kernel in the same folder asks nothing,
+    and its load cell names the bad entries as for the user's own file.
     """
     monkeypatch.delenv(UNSET, raising=False)
     (tmp_path / ".mcp.json").write_text(json.dumps(five_entries(), indent=2))
     with kernel(cwd=str(tmp_path)) as (manager, client):
         loaded = execute(client, "%load_ext nbagent")
         no_traceback(loaded)
+        notice = markdown(loaded).strip()
+        assert notice == (
+            f"> **MCP servers waiting for your approval** (in {tmp_path / '.mcp.json'}): "
+            "`basic`, `stringargs`, `numberenv`, `token`. `%mcp list` shows what each would "
+            "run; `%mcp approve NAME` starts one."
+        )
+        listing = markdown(execute(client, "%mcp list"))
+        assert table_rows(listing)["basic"][0] == "waiting for approval"
+        assert not servers_running(manager, "basic.py") and mcp_tools(client) == []
+
+        approved = execute(client, "%mcp approve --all")
+        no_traceback(approved)
+        said = markdown(approved)
+        assert said.startswith("Approved `basic`: connecting in the background")
+        for name, fault in (
+            ("stringargs", "field 'args' must be a list of strings, not a string."),
+            ("numberenv", "field 'env.PORT' must be a string, not a number."),
+            ("token", f"field 'env.API_TOKEN' uses ${{{UNSET}}}, which is not set"),
+        ):
+            assert f"> Approved `{name}`, but it was not started: {fault}" in said
+        check_five_entries(client, manager)
+
+    with kernel(cwd=str(tmp_path)) as (manager, client):
+        loaded = execute(client, "%load_ext nbagent")
+        no_traceback(loaded)
+        assert "approval" not in markdown(loaded)
         check_notice(markdown(loaded), tmp_path / ".mcp.json")
         check_five_entries(client, manager)
 
