@@ -1,13 +1,17 @@
 """ListMcpResources and ReadMcpResource: the resources of connected MCP servers (deferred).
 
 Reading is size-capped by the MCP manager (text and binary alike); a server that is not
-connected, refuses, or takes too long gives the model a clear error.
+connected, refuses, or takes too long gives the model a clear error. Each call declares the
+servers it touches (``Touch("mcp", NAME)``), so that the permission policy treats it as a call
+of those servers' tools.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from nbagent.access import Touch
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, tool
 
@@ -26,7 +30,24 @@ def resource_tools(manager: Any) -> list[Tool]:
     """
     hint = "mcp resource resources files documents data server read list uri"
 
-    @tool(name="ListMcpResources", read_only=True, should_defer=True, search_hint=hint)
+    def servers(tool_input: Mapping[str, Any]) -> list[Touch]:
+        """The server named in the input; without one, every server of the manager.
+
+        Every server, not only the connected ones: one that connects while the person is
+        asked about the call would otherwise be listed without having been asked about.
+        """
+        named = tool_input.get("server")
+        if isinstance(named, str) and named:
+            return [Touch("mcp", named)]
+        return [Touch("mcp", status.name) for status in manager.status()]
+
+    @tool(
+        name="ListMcpResources",
+        read_only=True,
+        should_defer=True,
+        search_hint=hint,
+        touches=servers,
+    )
     def list_mcp_resources(server: str | None = None) -> str:
         """List the resources (files, documents, data) that connected MCP servers offer.
 
@@ -46,7 +67,13 @@ def resource_tools(manager: Any) -> list[Tool]:
                 lines.append(f"{name}  {resource.uri}  {resource.name}{mime}{about}")
         return "\n".join(lines) or "The servers offer no resources."
 
-    @tool(name="ReadMcpResource", read_only=True, should_defer=True, search_hint=hint)
+    @tool(
+        name="ReadMcpResource",
+        read_only=True,
+        should_defer=True,
+        search_hint=hint,
+        touches=servers,
+    )
     def read_mcp_resource(server: str, uri: str) -> Any:
         """Read one resource of an MCP server (as ListMcpResources names it).
 
