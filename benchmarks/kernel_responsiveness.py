@@ -71,10 +71,13 @@ def _note(change):
 
 
 _nbagent.registry.subscribe(_note)
+get_ipython().config.NbAgent.mcp_config = ".mcp.json"
 %load_ext nbagent
 """
 """The load cell: ``%load_ext nbagent``, after a registry subscriber that notes when each
-server's first tools arrive (the kernel's wall clock, which is this machine's)."""
+server's first tools arrive (the kernel's wall clock, which is this machine's). The
+``.mcp.json`` is named in ``c.NbAgent.mcp_config``, as the user's own: found by itself, a
+project's file would wait for approval and start nothing."""
 
 REPORT = """\
 import json as _json
