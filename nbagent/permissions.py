@@ -368,6 +368,27 @@ class PermissionPolicy:
             return ask(worst.message, worst.rule, asking[0].always if len(asking) == 1 else "")
         return next((d for d in decisions if d.explicit), worst)
 
+    def baseline(self, tool: Tool, tool_input: Mapping[str, Any]) -> PermissionDecision | None:
+        """What holds even for an agent without a policy: credentials and private addresses
+        refused, a path outside the working folder asked about; no opinion otherwise.
+
+        Args:
+            tool: The tool called.
+            tool_input: Its input.
+
+        Returns:
+            A deny, an ask, or None.
+        """
+        for touch in self.touches(tool, tool_input):
+            refusal = self._refused_in_every_mode(tool, touch)
+            if refusal is not None:
+                return refusal
+            if touch.access in ("read", "write"):
+                real = spellings(touch.target, self.root)[-1]
+                if not _inside(real, self.root):
+                    return self._outside(tool, touch, real)
+        return None
+
     def touches(self, tool: Tool, tool_input: Mapping[str, Any]) -> list[Touch]:
         """What a call touches: the tool's declaration, else the path or command in its input.
 
@@ -554,18 +575,21 @@ class PermissionPolicy:
         if touch.access in ("read", "write"):
             real = spellings(touch.target, self.root)[-1]
             if not _inside(real, self.root):
-                verb = "read" if touch.access == "read" else "write to"
-                return ask(
-                    f"Allow the agent to {verb} {real}? It is outside the working "
-                    f"folder {self.root}.",
-                    "outside the working folder",
-                    self._always(tool, touch),
-                )
+                return self._outside(tool, touch, real)
             if touch.access == "read" and tool.read_only and not tool.is_mcp:
                 return allow(reason)
             if touch.access == "write" and self.mode == "acceptEdits":
                 return allow(reason)
         return ask("", reason, self._always(tool, touch))
+
+    def _outside(self, tool: Tool, touch: Touch, real: str) -> PermissionDecision:
+        """Ask before a path outside the working folder is read or written."""
+        verb = "read" if touch.access == "read" else "write to"
+        return ask(
+            f"Allow the agent to {verb} {real}? It is outside the working folder {self.root}.",
+            "outside the working folder",
+            self._always(tool, touch),
+        )
 
     def _run(self, tool: Tool, touch: Touch) -> PermissionDecision:
         """A command line: allowed when every command matches an allow rule, in bypass mode,
@@ -740,8 +764,8 @@ def _as_decision(value: Any, rule: str) -> PermissionDecision | None:
 def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> PermissionDecision:
     """Combine the tool's hook and the agent's policy into one decision.
 
-    A tool that declares what it touches is judged by a default :class:`PermissionPolicy`
-    (the working folder, credentials, private addresses) when the agent has no policy.
+    A tool that declares what it touches is still judged by :meth:`PermissionPolicy.baseline`
+    (credentials, private addresses, the working folder) when the agent has no policy.
 
     Args:
         tool: The tool called.
@@ -758,7 +782,7 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> 
         else None
     )
     if policy is None and tool.touches is not None:
-        policy = PermissionPolicy()
+        policy = PermissionPolicy().baseline
     given = [d for d in (hook, policy(tool, tool_input) if policy else None) if d is not None]
     if not given:
         return allow()

@@ -412,3 +412,13 @@ def test_an_odd_declaration_is_judged_by_the_tool(tmp_path: Path) -> None:
     broken = Tool(name="Odd", touches=lambda i: [Touch("read", i["missing"])])
     assert PermissionPolicy(root=tmp_path)(broken, {}).behavior == "ask"
     assert os.path.isdir(tmp_path)
+
+
+def test_without_a_policy_credentials_and_the_working_folder_still_hold(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    assert decide(READ, {"file_path": "~/.ssh/id_rsa"}, None).behavior == "deny"
+    assert decide(READ, {"file_path": "../elsewhere.txt"}, None).behavior == "ask"
+    assert decide(WRITE, {"file_path": "notes.txt"}, None).behavior == "allow"
+    assert decide(FETCH, {"url": "http://127.0.0.1/"}, None).behavior == "deny"
