@@ -3,6 +3,8 @@
 Modules, each with one job:
 
 - :mod:`~nbagent.mcp.config`: the ``mcpServers`` JSON of Claude Code and Claude Desktop;
+- :mod:`~nbagent.mcp.approvals`: the person's approval of a project's ``.mcp.json`` servers,
+  kept in ``~/.nbagent/mcp-approvals.json``;
 - :mod:`~nbagent.mcp.manager`: :class:`McpManager`, the servers on one background thread;
 - :mod:`~nbagent.mcp.connection`: one server's connection, tool listing and restarts;
 - :mod:`~nbagent.mcp.stdio`: the stdio transport (process id, exit code, stderr tail);
@@ -18,6 +20,7 @@ thread when the first server starts.
 
 from __future__ import annotations
 
+from nbagent.mcp.approvals import Approvals, ProjectServer, ProjectServers
 from nbagent.mcp.config import (
     HttpSpec,
     McpConfig,
@@ -27,16 +30,20 @@ from nbagent.mcp.config import (
     load_config,
     parse_config,
 )
-from nbagent.mcp.errors import McpConfigError, UnknownServerError
+from nbagent.mcp.errors import ApprovalsError, McpConfigError, UnknownServerError
 from nbagent.mcp.manager import McpManager
 from nbagent.mcp.state import RestartPolicy, ServerState, ServerStatus
 from nbagent.mcp.tools import tool_name
 
 __all__ = [
+    "Approvals",
+    "ApprovalsError",
     "HttpSpec",
     "McpConfig",
     "McpConfigError",
     "McpManager",
+    "ProjectServer",
+    "ProjectServers",
     "RestartPolicy",
     "ServerSpec",
     "ServerState",
