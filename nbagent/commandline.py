@@ -1,0 +1,2388 @@
+"""What a shell command line runs, read the way bash reads it, for the Bash tool's permission rules.
+
+A Bash rule names commands (``Bash(git status:*)``), but the model writes command lines, and a
+prompt-injected model writes them to get past the rules: ``\\rm f``, ``r''m f``, ``/bin/rm f``,
+``env rm f``, ``true; rm f``, ``bash -c 'rm f'``, ``ls $(rm f)``, ``git -c alias.x='!rm f' x``.
+This module parses a line with tree-sitter-bash and answers in terms of what bash would run.
+
+**Simple commands.** :func:`parse` gives every simple command the line runs: the ones in lists,
+pipelines, ``!``, ``&``, subshells, ``{ }``, ``if``/``while``/``until``/``for``/``select``/
+``case``, command and process substitutions, and the ones other programs start: the code of
+``bash -c`` / ``sh -c`` / ``eval`` / a here-document fed to a shell, the program after a wrapper
+(``env``, ``command``, ``exec``, ``nice``, ``timeout``, ``sudo``, ``xargs``, ... with their
+options), ``find -exec``/``-execdir``/``-ok``/``-okdir`` (and ``find -delete`` as ``rm``). A
+command's words are what bash passes to the program: quotes and backslashes removed, ``$'..'``
+decoded, ``VAR=value`` prefixes set aside (:attr:`SimpleCommand.assignments`), the program
+reduced to its name (``/bin/rm`` is ``rm``). A word whose value only the run decides (``$x``, a
+glob, a brace expansion) is kept as written and listed in :attr:`SimpleCommand.unknown`.
+
+**Opaque.** Some lines run code that no rule can name, or cannot be read:
+:attr:`CommandLine.opaque` says why. Command and process substitution (their output becomes
+words), parameter expansion with any operator (``${x:=..}``, ``${x@P}``, ``${!x}``, ``${a[i]}``;
+only ``$NAME``, ``${NAME}`` and positional or special parameters are plain), arithmetic
+(``$((..))``, ``$[..]``, ``((..))``, ``let``, ``for ((..))``, the ``[[ -eq ]]`` family: bash
+evaluates the text of variables there, ``a[$(cmd)]`` included), a program name computed at run
+time, ``eval``/``source``/``bash -c`` of computed text, interpreters given code (``python -c``,
+a here-document fed to ``python``, ``curl .. | sh``), function definitions, aliases, assignments
+to variables that change how programs run (``PATH=..``, ``LD_PRELOAD=..``; lower-case names are
+the script's own), syntax errors, and every node type this module does not know: unknown is
+opaque, never allowed. An opaque line is only allowed by an exact rule for the whole line.
+
+**Rule specifiers.** A spec is what goes inside ``Bash(...)``: ``git status:*`` (a prefix: the
+command's words start with these words, compared after quote removal) or an exact command
+(``npm run test``, compared word for word, or the whole line as written). A line is allowed
+when it is not opaque, redirects no file, and every simple command matches a spec (a wrapper
+that only starts the next program, like ``timeout 5``, leaves the match to that program). A
+prefix never covers a use of a program that can run other code or write anywhere through words
+the spec does not name (:data:`RISKS`): ``git:*`` does not cover ``git -c alias.x=.. x``,
+``find:*`` does not cover ``find -delete``, ``awk:*`` covers no awk program at all. A deny spec
+is matched the other way round: it denies a line when any command (nested ones included) may be
+the one it names, so a command whose program only the run decides matches every deny spec.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import posixpath
+import re
+import shlex
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import product
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """One program the line runs, with the words bash passes to it."""
+
+    words: tuple[str, ...]
+    """The words after quote and backslash removal, program first, reduced to its name
+    (``/bin/rm`` is ``rm``); wrappers and ``VAR=value`` prefixes are not part of them."""
+    text: str
+    """The source text of this command."""
+    unknown: frozenset[int] = frozenset()
+    """Indexes of the words whose value only the run decides (``$x``, globs, brace expansion),
+    kept as written: such a word may become any number of words."""
+    more: bool = False
+    """The program gets further words only the run decides (``xargs`` appends its input)."""
+    assignments: tuple[str, ...] = ()
+    """``NAME=value`` given to the program's environment (prefixes, ``env``'s)."""
+    via: tuple[str, ...] = ()
+    """The programs that start this one, outermost first (``timeout``, ``bash``, ``find``...)."""
+    path: str = ""
+    """The program as written when it names a path (``/bin/rm``, ``./ls``), else empty."""
+    launcher: bool = False
+    """A wrapper whose options were all understood and that only starts the next command
+    (``timeout 5``, ``nice -n 5``, ``env FOO=1``): rules look at that command instead."""
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """What a command line runs, as far as it can be read."""
+
+    commands: tuple[SimpleCommand, ...]
+    """Every simple command the line runs, nested ones included, in source order."""
+    opaque: tuple[str, ...]
+    """Why the line can run code that no rule can name, or could not be read; empty when it
+    can be judged by its commands alone."""
+    redirects: tuple[str, ...]
+    """The files that redirections write or read (not ``/dev/null``, ``/dev/stdout``,
+    ``/dev/stderr`` or file descriptors)."""
+    possible: tuple[SimpleCommand, ...] = ()
+    """Commands the line may run that could not be told apart from other words: words after a
+    wrapper whose options are not understood, code handed to other interpreters (``python -c``,
+    ``awk``) and strings the shell may evaluate. Deny rules count them; allow rules never see
+    them (such a line is opaque)."""
+
+
+# ---------------------------------------------------------------------------------- tables
+
+
+def _names(text: str) -> frozenset[str]:
+    """The names in a space-separated list (the tables below are easier to read so)."""
+    return frozenset(text.split())
+
+
+SUBCOMMAND_PROGRAMS = _names(
+    "git gh npm pnpm yarn pip pip3 uv conda mamba poetry cargo go jupyter brew apt apt-get "
+    "systemctl"
+)
+"""Programs whose first word is a subcommand: "always" allows that subcommand only."""
+
+SAFE_ENVIRONMENT = re.compile(
+    r"[a-z_][a-z0-9_]*|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|FORCE_COLOR"
+    r"|CLICOLOR|CLICOLOR_FORCE|CI|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONIOENCODING"
+    r"|PYTHONHASHSEED|NODE_ENV|RUST_BACKTRACE|RUST_LOG"
+)
+"""Variables a command may be given without changing which code runs; any other (``PATH``,
+``LD_PRELOAD``, ``GIT_SSH_COMMAND``, ``PAGER``, ``BASH_ENV``...) needs an exact rule."""
+
+
+@dataclass(frozen=True)
+class _Wrapper:
+    """How a program that starts another one reads its own options."""
+
+    flags: str = ""
+    """Short options without a value."""
+    valued: str = ""
+    """Short options taking a value (attached, or the next word)."""
+    optional: str = ""
+    """Short options taking an optional attached value (``xargs -i``)."""
+    long_flags: tuple[str, ...] = ()
+    long_valued: tuple[str, ...] = ()
+    long_optional: tuple[str, ...] = ()
+    """Long options whose value is optional (``--replace[=R]``)."""
+    code: tuple[str, ...] = ()
+    """Options whose value is shell code (``su -c``), also listed as valued."""
+    stops: tuple[str, ...] = ()
+    """Options after which no command runs (``command -v``)."""
+    positionals: int = 0
+    """Words before the command (``timeout``'s duration, ``ssh``'s host)."""
+    command: bool = True
+    """The words after the options are a command (``su``'s are not: it runs ``-c``'s code)."""
+    launcher: bool = True
+    """Only starts the command as the user: rules look at the command alone. ``sudo`` is no
+    launcher: a rule must allow it too."""
+    joins: bool = False
+    """The command's words are joined into shell code (``watch``, ``ssh``)."""
+    assigns: bool = False
+    """``NAME=value`` words before the command set its environment (``env``)."""
+
+
+_SSH = _Wrapper(
+    flags="46AaCfGgKkMNnqsTtVvXxYy",
+    valued="BbcDEeFIiJLlmOoPpQRSWw",
+    positionals=1,
+    launcher=False,
+    joins=True,
+)
+
+WRAPPERS: Mapping[str, _Wrapper] = {
+    "command": _Wrapper(flags="p", stops=("-v", "-V")),
+    "builtin": _Wrapper(),
+    "exec": _Wrapper(flags="cl", valued="a"),
+    "nohup": _Wrapper(),
+    "time": _Wrapper(flags="p"),
+    "coproc": _Wrapper(),
+    "nice": _Wrapper(flags="0123456789", valued="n", long_valued=("--adjustment",)),
+    "timeout": _Wrapper(
+        flags="fpv",
+        valued="ks",
+        positionals=1,
+        long_flags=("--foreground", "--preserve-status", "--verbose"),
+        long_valued=("--kill-after", "--signal"),
+    ),
+    "stdbuf": _Wrapper(valued="ioe", long_valued=("--input", "--output", "--error")),
+    "setsid": _Wrapper(flags="cfw", long_flags=("--ctty", "--fork", "--wait")),
+    "ionice": _Wrapper(
+        flags="t",
+        valued="cn",
+        stops=("-p", "-P", "-u"),
+        long_flags=("--ignore",),
+        long_valued=("--class", "--classdata"),
+    ),
+    "chrt": _Wrapper(flags="abdefimoRrv", valued="TPD", stops=("-p",), positionals=1),
+    "taskset": _Wrapper(flags="ac", stops=("-p",), positionals=1),
+    "unbuffer": _Wrapper(flags="p"),
+    "caffeinate": _Wrapper(flags="dimsu", valued="tw"),
+    "env": _Wrapper(
+        flags="i0v",
+        valued="uCS",
+        code=("-S", "--split-string"),
+        assigns=True,
+        long_flags=("--ignore-environment", "--null", "--debug"),
+        long_valued=("--unset", "--chdir", "--split-string"),
+    ),
+    "xargs": _Wrapper(
+        flags="0oprtx",
+        valued="aEdILnPs",
+        optional="eil",
+        long_flags=(
+            "--null",
+            "--interactive",
+            "--verbose",
+            "--exit",
+            "--no-run-if-empty",
+            "--open-tty",
+            "--show-limits",
+        ),
+        long_valued=("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"),
+        long_optional=("--eof", "--replace", "--max-lines"),
+    ),
+    "watch": _Wrapper(
+        flags="bcCeghptx",
+        valued="nq",
+        optional="d",
+        joins=True,
+        long_flags=(
+            "--beep",
+            "--color",
+            "--no-color",
+            "--errexit",
+            "--chgexit",
+            "--precise",
+            "--no-title",
+            "--exec",
+            "--no-wrap",
+        ),
+        long_valued=("--interval", "--differences"),
+    ),
+    "busybox": _Wrapper(),
+    "toybox": _Wrapper(),
+    "sudo": _Wrapper(
+        flags="AbEHiKknPSs",
+        valued="uUgCchDpRrTt",
+        stops=("-e", "-l", "-v", "-V", "-K"),
+        launcher=False,
+        long_flags=(
+            "--askpass",
+            "--background",
+            "--preserve-env",
+            "--set-home",
+            "--login",
+            "--non-interactive",
+            "--shell",
+            "--stdin",
+            "--reset-timestamp",
+        ),
+        long_valued=(
+            "--user",
+            "--group",
+            "--chdir",
+            "--prompt",
+            "--role",
+            "--type",
+            "--other-user",
+            "--close-from",
+            "--host",
+            "--command-timeout",
+        ),
+    ),
+    "doas": _Wrapper(flags="Lns", valued="uC", launcher=False),
+    "pkexec": _Wrapper(
+        launcher=False,
+        long_flags=("--disable-internal-agent", "--keep-cwd"),
+        long_valued=("--user",),
+    ),
+    "su": _Wrapper(
+        flags="lmpfP",
+        valued="gGsw",
+        code=("-c", "--command"),
+        command=False,
+        launcher=False,
+        long_flags=("--login", "--preserve-environment", "--pty"),
+        long_valued=("--group", "--supp-group", "--shell", "--command", "--whitelist-environment"),
+    ),
+    "runuser": _Wrapper(
+        flags="lmpfP",
+        valued="gGsuw",
+        code=("-c", "--command"),
+        launcher=False,
+        long_flags=("--login", "--preserve-environment", "--pty"),
+        long_valued=("--group", "--supp-group", "--shell", "--command", "--user"),
+    ),
+    "chroot": _Wrapper(
+        positionals=1,
+        launcher=False,
+        long_flags=("--skip-chdir",),
+        long_valued=("--userspec", "--groups"),
+    ),
+    "flock": _Wrapper(
+        flags="sexnuoFv",
+        valued="wEc",
+        code=("-c", "--command"),
+        positionals=1,
+        launcher=False,
+    ),
+    "script": _Wrapper(flags="aefqT", code=("-c", "--command"), command=False, launcher=False),
+    "strace": _Wrapper(flags="cCdfFhiqrtTvVxyzZwk", valued="abeEIoOpPsSuX", launcher=False),
+    "ltrace": _Wrapper(flags="bcCfhiLrStTV", valued="aAeFlnopsuwx", launcher=False),
+    "nsenter": _Wrapper(launcher=False),
+    "unshare": _Wrapper(launcher=False),
+    "firejail": _Wrapper(launcher=False),
+    "fakeroot": _Wrapper(launcher=False),
+    "proxychains": _Wrapper(launcher=False),
+    "torsocks": _Wrapper(launcher=False),
+    "xvfb-run": _Wrapper(launcher=False),
+    "dbus-run-session": _Wrapper(launcher=False),
+    "systemd-run": _Wrapper(launcher=False),
+    "parallel": _Wrapper(launcher=False),
+    "npx": _Wrapper(launcher=False),
+    "bunx": _Wrapper(launcher=False),
+    "uvx": _Wrapper(launcher=False),
+    "pipx run": _Wrapper(launcher=False),
+    "uv run": _Wrapper(launcher=False),
+    "poetry run": _Wrapper(launcher=False),
+    "pipenv run": _Wrapper(launcher=False),
+    "pixi run": _Wrapper(launcher=False),
+    "bundle exec": _Wrapper(launcher=False),
+    "npm exec": _Wrapper(launcher=False, code=("-c", "--call")),
+    "pnpm exec": _Wrapper(launcher=False),
+    "pnpm dlx": _Wrapper(launcher=False),
+    "yarn exec": _Wrapper(launcher=False),
+    "yarn dlx": _Wrapper(launcher=False),
+    "conda run": _Wrapper(
+        valued="np",
+        launcher=False,
+        long_flags=("--no-capture-output", "--live-stream"),
+        long_valued=("--name", "--prefix"),
+    ),
+    "direnv exec": _Wrapper(positionals=1, launcher=False),
+    "nix-shell": _Wrapper(code=("--run", "--command"), command=False, launcher=False),
+    "ssh": _SSH,
+    "slogin": _SSH,
+}
+"""Programs that start another program given in their words: the options each understands
+(an option not listed makes the line opaque), and whether rules may look through it."""
+
+SHELLS = _names("sh bash dash zsh ksh mksh ash yash posh rbash")
+"""Shells whose code this module reads (``bash -c 'code'``, ``sh <<EOF``)."""
+
+_SHELL_FLAGS = "abefhkmnptuvxBCEHPTilrs"
+_SHELL_LONG = (
+    "--login",
+    "--noprofile",
+    "--norc",
+    "--posix",
+    "--restricted",
+    "--verbose",
+    "--noediting",
+    "--debugger",
+)
+
+INTERPRETERS: Mapping[str, tuple[str, ...]] = {
+    "python": ("-c",),
+    "pypy": ("-c",),
+    "ipython": ("-c",),
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+    "bun": ("-e", "--eval", "-p", "--print"),
+    "deno": ("eval",),
+    "ruby": ("-e",),
+    "irb": (),
+    "perl": ("-e", "-E"),
+    "php": ("-r",),
+    "Rscript": ("-e",),
+    "R": ("-e",),
+    "julia": ("-e", "-E", "--eval", "--print"),
+    "lua": ("-e",),
+    "luajit": ("-e",),
+    "tclsh": (),
+    "wish": (),
+    "expect": ("-c",),
+    "osascript": ("-e",),
+    "pwsh": ("-c", "-Command", "-EncodedCommand"),
+    "powershell": ("-c", "-Command", "-EncodedCommand"),
+    "groovy": ("-e",),
+    "jshell": (),
+    "fish": ("-c", "--command"),
+    "csh": ("-c",),
+    "tcsh": ("-c",),
+    "nu": ("-c", "--commands"),
+    "xonsh": ("-c",),
+    "elvish": ("-c",),
+    "gdb": ("-ex", "--eval-command", "-x", "--command"),
+    "sqlite3": (),
+    "psql": ("-c", "--command"),
+    "mysql": ("-e", "--execute"),
+}
+"""Programs that run code in a language this module does not read, and the options that give
+them that code: such code makes a line opaque (it is searched for the programs deny rules
+name, as text)."""
+
+
+@dataclass(frozen=True)
+class Risk:
+    """The words through which a program runs other code or writes anywhere.
+
+    A prefix spec covers a use of the program only when it names (its own words include) every
+    such word. Options are written ``-x`` (a short option, also inside ``-abx`` and as
+    ``-xVALUE``), ``--long`` (also ``--long=value`` and GNU abbreviations such as ``--lo``) or
+    ``-word`` (one word, as ``find -exec``).
+    """
+
+    options: tuple[str, ...] = ()
+    """Risky options anywhere in the command."""
+    everything: bool = False
+    """Every word is risky: no prefix shorter than the command covers it."""
+    globals: tuple[str, ...] = ()
+    """Risky options before the subcommand (``git -c``)."""
+    global_valued: tuple[str, ...] = ()
+    """Options before the subcommand that take the next word as value (``git -C dir``)."""
+    global_flags: tuple[str, ...] = ()
+    """Options before the subcommand known to be harmless; with :attr:`known`, any other
+    option there is risky (it may take the next word, hiding the real subcommand)."""
+    subcommands: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Risky subcommands: ``("*",)`` for the subcommand itself, else its risky options or words."""
+    known: frozenset[str] = frozenset()
+    """When given, the only subcommands that are not risky by name (``git x`` may be an alias
+    that runs a shell)."""
+    assignments: bool = False
+    """``NAME=value`` arguments are risky (``make SHELL=...``)."""
+    bundled: bool = False
+    """The first word may be options without a dash (``tar xIf``)."""
+    script: Callable[[tuple[str, ...]], int | None] | None = None
+    """Finds the index of a risky script word (``sed``'s ``e`` and ``w`` commands)."""
+
+
+_ALL = ("*",)
+_EVERYTHING = Risk(everything=True)
+
+_GIT_KNOWN = _names(
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore "
+    "check-mailmap checkout cherry cherry-pick clean clone commit commit-graph commit-tree "
+    "config count-objects describe diff diff-files diff-index diff-tree difftool fetch "
+    "for-each-ref format-patch fsck gc grep hash-object help init log ls-files ls-remote "
+    "ls-tree maintenance merge merge-base merge-file merge-tree mergetool mktag mktree mv "
+    "name-rev notes prune pull push range-diff read-tree rebase reflog remote repack replace "
+    "rerere reset restore rev-list rev-parse revert rm shortlog show show-branch show-ref "
+    "sparse-checkout stash status submodule switch symbolic-ref tag update-index update-ref "
+    "var verify-commit verify-pack verify-tag version whatchanged worktree write-tree"
+)
+_SCRIPT_RUNNERS = (
+    "run",
+    "run-script",
+    "rum",
+    "urn",
+    "exec",
+    "x",
+    "explore",
+    "test",
+    "t",
+    "tst",
+    "start",
+    "stop",
+    "restart",
+    "config",
+    "c",
+    "set",
+    "dlx",
+    "create",
+)
+_PACKAGE_KNOWN = _names(
+    "install i add remove rm uninstall un update up upgrade outdated list ls ll why info view "
+    "init audit ci pack publish login logout whoami version help search link unlink prune "
+    "dedupe doctor cache store root bin prefix"
+)
+
+RISKS: Mapping[str, Risk] = {
+    "git": Risk(
+        globals=("-c", "--config-env", "--exec-path"),
+        global_valued=(
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--config-env",
+            "--super-prefix",
+        ),
+        global_flags=(
+            "-p",
+            "--paginate",
+            "-P",
+            "--no-pager",
+            "--bare",
+            "--no-replace-objects",
+            "--literal-pathspecs",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+            "--no-optional-locks",
+            "--no-advice",
+            "--version",
+            "--help",
+            "-h",
+        ),
+        known=_GIT_KNOWN,
+        subcommands={
+            "config": _ALL,
+            "filter-branch": _ALL,
+            "difftool": _ALL,
+            "mergetool": _ALL,
+            "send-email": _ALL,
+            "instaweb": _ALL,
+            "daemon": _ALL,
+            "credential": _ALL,
+            "rebase": ("-x", "--exec"),
+            "bisect": ("run",),
+            "submodule": ("foreach",),
+            "grep": ("-O", "--open-files-in-pager"),
+            "archive": ("--exec", "--remote", "-o", "--output"),
+            "fetch": ("--upload-pack",),
+            "pull": ("--upload-pack",),
+            "ls-remote": ("--upload-pack",),
+            "push": ("--receive-pack", "--exec"),
+            "clone": ("-u", "--upload-pack", "--template", "-c", "--config"),
+            "init": ("--template",),
+            "log": ("--output", "--ext-diff"),
+            "show": ("--output", "--ext-diff"),
+            "diff": ("--output", "--ext-diff"),
+            "format-patch": ("--output", "-o"),
+            "help": ("-w", "--web", "-i", "--info", "-m", "--man"),
+        },
+    ),
+    "gh": Risk(subcommands={"alias": _ALL, "extension": _ALL, "config": _ALL, "ext": _ALL}),
+    "npm": Risk(subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL)),
+    "pnpm": Risk(subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL), known=_PACKAGE_KNOWN),
+    "yarn": Risk(subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL), known=_PACKAGE_KNOWN),
+    "uv": Risk(subcommands={"run": _ALL, "tool": _ALL}),
+    "poetry": Risk(subcommands={"run": _ALL, "shell": _ALL}),
+    "conda": Risk(subcommands={"run": _ALL}),
+    "mamba": Risk(subcommands={"run": _ALL}),
+    "cargo": Risk(subcommands={"run": _ALL, "r": _ALL, "install": _ALL}),
+    "go": Risk(subcommands={"run": _ALL, "generate": _ALL, "tool": _ALL}),
+    "jupyter": Risk(subcommands={"execute": _ALL, "run": _ALL, "nbconvert": ("--execute",)}),
+    "find": Risk(
+        options=(
+            "-exec",
+            "-execdir",
+            "-ok",
+            "-okdir",
+            "-delete",
+            "-fprint",
+            "-fprint0",
+            "-fprintf",
+            "-fls",
+        )
+    ),
+    "sed": Risk(options=("-i", "--in-place", "-f", "--file"), script=lambda w: _sed_risk(w)),
+    "tar": Risk(
+        options=(
+            "--checkpoint-action",
+            "--to-command",
+            "--use-compress-program",
+            "-I",
+            "--info-script",
+            "--new-volume-script",
+            "-F",
+            "--rsh-command",
+            "--rmt-command",
+            "-C",
+            "--directory",
+            "-P",
+            "--absolute-names",
+        ),
+        bundled=True,
+    ),
+    "make": Risk(
+        options=(
+            "-f",
+            "--file",
+            "--makefile",
+            "-E",
+            "--eval",
+            "-C",
+            "--directory",
+            "-I",
+            "--include-dir",
+        ),
+        assignments=True,
+    ),
+    "gmake": Risk(
+        options=(
+            "-f",
+            "--file",
+            "--makefile",
+            "-E",
+            "--eval",
+            "-C",
+            "--directory",
+            "-I",
+            "--include-dir",
+        ),
+        assignments=True,
+    ),
+    "sort": Risk(options=("-o", "--output", "--compress-program")),
+    "zip": Risk(options=("-T", "--test", "--unzip-command")),
+    "rsync": Risk(options=("-e", "--rsh", "--rsync-path")),
+    "curl": Risk(
+        options=(
+            "-o",
+            "--output",
+            "--output-dir",
+            "-K",
+            "--config",
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "--trace",
+            "--trace-ascii",
+            "--libcurl",
+            "--stderr",
+            "--etag-save",
+            "--hsts",
+            "--alt-svc",
+        )
+    ),
+    "wget": Risk(
+        options=(
+            "-O",
+            "--output-document",
+            "-o",
+            "--output-file",
+            "-a",
+            "--append-output",
+            "-P",
+            "--directory-prefix",
+            "-e",
+            "--execute",
+            "--config",
+        )
+    ),
+    "nc": Risk(options=("-e", "-c")),
+    "ncat": Risk(options=("-e", "-c", "--exec", "--sh-exec", "--lua-exec")),
+    "printf": Risk(options=("-v",)),
+    "test": Risk(options=("-v", "-R")),
+    "[": Risk(options=("-v", "-R")),
+    "set": Risk(options=("-k", "keyword", "onecmd")),
+    "docker": Risk(
+        globals=("--config", "-H", "--host", "-c", "--context"),
+        known=_names(
+            "ps images logs inspect version info stats top port history search events diff"
+        ),
+    ),
+    "podman": Risk(
+        globals=("--config", "-H", "--host", "-c", "--connection", "--url"),
+        known=_names(
+            "ps images logs inspect version info stats top port history search events diff"
+        ),
+    ),
+    "kubectl": Risk(
+        globals=("--kubeconfig", "--exec"),
+        global_valued=("-n", "--namespace", "--context", "--cluster", "--user"),
+        known=_names(
+            "get describe logs version explain api-resources api-versions cluster-info top"
+        ),
+    ),
+    **dict.fromkeys(
+        _names(
+            "awk gawk mawk nawk busybox toybox ssh slogin scp sftp socat telnet vim vi nvim view "
+            "vimdiff ex ed emacs nano pico less more most man info cmake helm terraform ansible "
+            "ansible-playbook eval source . trap hash enable bind complete compgen fc history let "
+            "declare typeset local export readonly read mapfile readarray unset alias shopt ulimit "
+            "sudo doas su pkexec runuser chroot flock script strace ltrace nsenter unshare "
+            "firejail fakeroot proxychains torsocks xvfb-run dbus-run-session systemd-run parallel "
+            "npx bunx uvx pipx direnv nix nix-shell bundle pixi pipenv [["
+        ),
+        _EVERYTHING,
+    ),
+}
+"""What a prefix spec must name before it covers a use of a program: the table of programs
+that can run other code or write anywhere through their words."""
+
+ALWAYS_EXACT = frozenset(
+    {
+        *(name for name in WRAPPERS if " " not in name),
+        *SHELLS,
+        *INTERPRETERS,
+        "docker",
+        "podman",
+        "kubectl",
+        "make",
+        "gmake",
+        *(p for p in RISKS if p not in SUBCOMMAND_PROGRAMS),
+    }
+)
+"""Programs an "always" answer never generalizes: it allows the exact line only."""
+
+CREDENTIALS = re.compile(
+    r"(^|/)(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.azure|\.netrc|\.pgpass|\.claude|\.anthropic"
+    r"|\.nbagent|\.git-credentials|\.npmrc|\.pypirc|\.config/gcloud|\.env(\.[^/]*)?"
+    r"|id_(rsa|dsa|ecdsa|ed25519)[^/]*|credentials[^/]*|secrets?[^/]*|shadow)(/|$)"
+)
+"""Paths that look like they hold keys or credentials: an "always" answer for a line naming
+one allows that line only."""
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_FD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_MAX_DEPTH = 6
+_MAX_SCANS = 64
+
+# ------------------------------------------------------------------------------ public API
+
+
+def parse(line: str) -> CommandLine:
+    """Read a command line the way bash would run it.
+
+    Args:
+        line: The command line, as given to ``bash -c``.
+
+    Returns:
+        Its simple commands, why it is opaque (if it is), and the files it redirects.
+    """
+    return _read(line).line
+
+
+def allowed_by(line: str, specs: Iterable[str]) -> bool:
+    """Tell whether allow specs cover everything a line runs.
+
+    True only when the line has no opaque construct, no redirection to or from a file, and
+    every simple command matches one of the specs, or when an exact spec is the line itself.
+    A spec is Claude Code's Bash rule specifier: ``git status:*`` (the command's words start
+    with these words, compared after quote removal) or an exact command (``npm run test``). A
+    prefix spec never matches a command that can run other code or write anywhere through words
+    the spec does not name (:data:`RISKS`): ``git:*`` does not match ``git -c alias.x=.. x``.
+
+    Args:
+        line: The command line.
+        specs: The specifiers of the allow rules (what goes inside ``Bash(...)``).
+
+    Returns:
+        Whether the line may run without asking.
+    """
+    specs = list(specs)
+    if any(not spec.endswith(":*") and spec.strip() == line.strip() for spec in specs):
+        return True
+    reading = _read(line)
+    parsed = reading.line
+    if parsed.opaque or parsed.redirects or not parsed.commands:
+        return False
+    rules = [rule for rule in map(_spec, specs) if rule is not None]
+    return all(
+        command.launcher or any(_allows(rule, command) for rule in rules)
+        for command in parsed.commands
+    )
+
+
+def denied_by(line: str, spec: str) -> bool:
+    """Tell whether a deny spec names anything a line may run.
+
+    True when any simple command of the line (nested ones included, after wrappers, quotes,
+    backslashes, absolute paths and ``VAR=value`` prefixes are taken away) may be the spec's
+    program with the spec's words: ``rm:*`` matches ``\\rm``, ``/bin/rm``, ``command rm``,
+    ``r''m``, ``xargs rm``, ``find . -delete``, ``bash -c 'rm f'``, ``true; rm f``. The spec's
+    options may come anywhere and in any grouping (``rm -rf:*`` matches ``rm -r -f x`` and
+    ``rm -fr x``), its other words in order; a word only the run decides may be any of them,
+    and a command whose program only the run decides may be any program.
+
+    Args:
+        line: The command line.
+        spec: The specifier of a deny rule (what goes inside ``Bash(...)``).
+
+    Returns:
+        Whether the rule denies the line.
+    """
+    if spec.strip() == line.strip():
+        return True
+    words = _deny_words(spec)
+    if not words:
+        return False
+    parsed = _read(line).line
+    return any(_may_be(command, words) for command in (*parsed.commands, *parsed.possible))
+
+
+def always_spec(line: str) -> str:
+    """The narrowest rule specifier that covers a line, for an "always" answer.
+
+    A single simple command of a program that cannot run other programs or write anywhere
+    through its words gives ``program subcommand:*`` for programs known for subcommands
+    (:data:`SUBCOMMAND_PROGRAMS`, when no option comes before the subcommand) and
+    ``program:*`` for the others. Everything else gives the line itself: several commands, an
+    opaque construct, a redirection, a wrapper, a program of :data:`ALWAYS_EXACT` (interpreters,
+    shells, ``awk``, ``sed``, ``find``, ``xargs``, ``tar``, ``make``, ``ssh``, ``docker``...),
+    a use of a risky word (``git -c``, ``git config``, ``npm run``), a path that looks like it
+    holds credentials.
+
+    Args:
+        line: The command line the person saw.
+
+    Returns:
+        The specifier (what goes inside ``Bash(...)``).
+    """
+    exact = line.strip()
+    parsed = _read(line).line
+    if parsed.opaque or parsed.redirects or len(parsed.commands) != 1:
+        return exact
+    command = parsed.commands[0]
+    words = command.words
+    program = words[0]
+    if (
+        command.via
+        or command.path
+        or command.assignments
+        or program in ALWAYS_EXACT
+        or _interpreter(program)
+        or _risky(command)
+        or any(CREDENTIALS.search(path) for path in paths_named(line))
+    ):
+        return exact
+    if program in SUBCOMMAND_PROGRAMS and len(words) > 1 and not words[1].startswith("-"):
+        candidate = f"{program} {shlex.quote(words[1])}:*"
+        if 1 not in command.unknown and allowed_by(line, [candidate]):
+            return candidate
+    candidate = f"{program}:*"
+    return candidate if allowed_by(line, [candidate]) else exact
+
+
+def paths_named(line: str) -> tuple[str, ...]:
+    """Every path a line may name, spelled out, so a policy can deny lines touching secrets.
+
+    Each word of the line (arguments, assignment values, redirection targets, nested commands'
+    words) is given after quote removal, with ``~``, ``$HOME``, ``${HOME}`` (and other
+    variables the line sets or the environment has) expanded, brace expansions and globs
+    expanded, the value after an ``=`` and the tail after a leading option letter
+    (``--file=~/.ssh/id_rsa``, ``-f/home/u/.ssh/id_rsa``), ``..`` collapsed, and joined to the
+    folders earlier ``cd`` commands moved to (``cd ~/.ssh && cat id_rsa``).
+
+    Args:
+        line: The command line.
+
+    Returns:
+        The candidate paths, each once, in order.
+    """
+    reading = _read(line)
+    found: dict[str, None] = {}
+    for word, dirs in reading.path_words:
+        for candidate in _path_candidates(word, reading.values):
+            found.setdefault(candidate)
+            if not candidate.startswith("/"):
+                for folder in dirs:
+                    found.setdefault(posixpath.normpath(posixpath.join(folder, candidate)))
+    return tuple(found)
+
+
+# ---------------------------------------------------------------------------- the parser
+
+
+@functools.cache
+def _parser() -> tuple[Parser, threading.Lock]:
+    """The tree-sitter parser for bash (imported on first use: ``import nbagent`` stays fast)."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language())), threading.Lock()
+
+
+def _tree(source: bytes) -> Node:
+    """Parse source text and return the root node."""
+    parser, lock = _parser()
+    with lock:
+        return parser.parse(source).root_node
+
+
+def _join_continuations(source: bytes) -> bytes:
+    """Remove backslash-newlines where bash does, before tree-sitter splits words at them.
+
+    ``r\\<newline>m`` is ``rm`` to bash; tree-sitter reads two words. Inside single quotes,
+    ``$'..'``, comments and here-documents the pair stays (a here-document fed to a shell is
+    read again as code, where it is removed).
+    """
+    if b"\\\n" not in source:
+        return source
+    root = _tree(source)
+    keep = {"raw_string", "ansi_c_string", "comment", "heredoc_body", "heredoc_content"}
+    cut = []
+    for match in re.finditer(rb"\\\n", source):
+        at = match.start()
+        run = len(source[:at]) - len(source[:at].rstrip(b"\\"))
+        if run % 2:
+            continue
+        node: Node | None = root.descendant_for_byte_range(at, at + 1)
+        inside = False
+        while node is not None:
+            inside = inside or node.type in keep
+            node = node.parent
+        if not inside:
+            cut.append(at)
+    for at in reversed(cut):
+        source = source[:at] + source[at + 2 :]
+    return source
+
+
+# ----------------------------------------------------------------------------- words
+
+
+@dataclass(frozen=True)
+class _Word:
+    """A shell word: its pieces, each literal (quoted or not) or known only at run time."""
+
+    parts: tuple[tuple[str, str], ...]
+    """(kind, text): ``u`` unquoted literal, ``q`` quoted literal, ``$`` a plain variable
+    (text is its name), ``?`` anything else only the run knows (text is its source)."""
+    text: str
+    """The source text."""
+    start: int = 0
+    end: int = 0
+
+    @property
+    def dynamic(self) -> bool:
+        """Some part's value is only known when the line runs."""
+        return any(kind in "$?" for kind, _ in self.parts)
+
+    @property
+    def glob(self) -> bool:
+        """Bash may turn it into other or several words (unquoted glob or brace expansion)."""
+        mask = "".join(text if kind == "u" else "\0" for kind, text in self.parts)
+        return bool(re.search(r"[*?[]", mask) or _BRACES.search(mask))
+
+    @property
+    def known(self) -> bool:
+        """Its value is known and bash passes it as one word."""
+        return not self.dynamic and not self.glob
+
+    @property
+    def value(self) -> str:
+        """The value after quote removal; the source text when only the run knows it."""
+        if self.dynamic:
+            return self.text
+        return "".join(text for _, text in self.parts)
+
+    @property
+    def tilde(self) -> bool:
+        """It starts with an unquoted ``~``."""
+        return bool(self.parts) and self.parts[0][0] == "u" and self.parts[0][1].startswith("~")
+
+
+_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+
+
+def _literal(text: str, kind: str = "q") -> _Word:
+    """A word made of literal text."""
+    return _Word(((kind, text),), text)
+
+
+def _unquoted(text: str) -> list[tuple[str, str]]:
+    """The parts of unquoted word text: a backslash quotes the next character."""
+    parts: list[tuple[str, str]] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":
+                parts.append(("q", text[i + 1]))
+            i += 2
+        else:
+            parts.append(("u", text[i]))
+            i += 1
+    return parts
+
+
+def _double_quoted(text: str) -> str:
+    """The value of literal text inside double quotes."""
+    return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m[1] == "\n" else m[1], text)
+
+
+_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def _ansi_c(body: str) -> str:
+    """Decode the body of a ``$'...'`` string as bash does (a NUL ends it)."""
+    out = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        nxt = body[i + 1] if i + 1 < len(body) else ""
+        if char != "\\" or not nxt:
+            out.append(char)
+            i += 1
+        elif nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif nxt in "01234567":
+            digits = re.match(r"[0-7]{1,3}", body[i + 1 :])[0]  # type: ignore[index]
+            out.append(chr(int(digits, 8) & 0xFF))
+            i += 1 + len(digits)
+        elif nxt in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[nxt]
+            digits = re.match(rf"[0-9A-Fa-f]{{0,{width}}}", body[i + 2 :])[0]  # type: ignore[index]
+            code = int(digits, 16) if digits else -1
+            out.append(chr(code) if 0 <= code <= 0x10FFFF else "\\" + nxt)
+            i += 2 + len(digits)
+        elif nxt == "c" and i + 2 < len(body):
+            out.append(chr(ord(body[i + 2]) & 0x1F))
+            i += 3
+        else:
+            out.append(char + nxt)
+            i += 2
+    return "".join(out).split("\0")[0]
+
+
+# --------------------------------------------------------------------------- the reader
+
+
+@dataclass
+class _Reading:
+    """Everything read from a line: the public result and what :func:`paths_named` needs."""
+
+    line: CommandLine
+    path_words: list[tuple[_Word, tuple[str, ...]]]
+    values: dict[str, list[str]]
+
+
+@functools.lru_cache(maxsize=512)
+def _read(line: str) -> _Reading:
+    """Read a line (cached: the policy asks several questions about one line)."""
+    reader = _Reader(depth=0, via=(), dirs=(), values={})
+    try:
+        reader.code(line)
+        if reader.evaluates:
+            for text in reader.strings:
+                reader.scan(text)
+    except RecursionError:
+        reader.hide("the line is nested too deeply to read")
+    return _Reading(
+        CommandLine(
+            tuple(reader.commands),
+            tuple(dict.fromkeys(reader.opaque)),
+            tuple(dict.fromkeys(reader.redirects)),
+            tuple(reader.possible),
+        ),
+        reader.path_words,
+        reader.values,
+    )
+
+
+_STATEMENTS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "subshell",
+        "compound_statement",
+        "do_group",
+        "negated_command",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "case_item",
+    }
+)
+_TOKENS = _names(
+    "; & && || | |& ( ) { } ! if then else elif fi while until do done for select in case esac "
+    ";; ;& ;;& function"
+) | {"\n"}
+_PLAIN_EXPANSION = frozenset({"${", "}", "variable_name", "special_variable_name"})
+_WORDS = frozenset(
+    {
+        "word",
+        "number",
+        "string",
+        "raw_string",
+        "ansi_c_string",
+        "translated_string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+        "extglob_pattern",
+        "regex",
+        "variable_name",
+        "test_operator",
+        "$",
+    }
+)
+_STATEMENT_TYPES = frozenset(
+    {
+        "command",
+        "redirected_statement",
+        "list",
+        "pipeline",
+        "compound_statement",
+        "subshell",
+        "if_statement",
+        "while_statement",
+        "for_statement",
+        "case_statement",
+        "negated_command",
+        "variable_assignment",
+        "declaration_command",
+        "test_command",
+    }
+)
+_EXPRESSIONS = frozenset(
+    {
+        "binary_expression",
+        "unary_expression",
+        "parenthesized_expression",
+        "ternary_expression",
+        "postfix_expression",
+    }
+)
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+_SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/")
+_Stdin = tuple[str, str]
+"""What a command reads on standard input: ``("pipe", "")``, ``("file", path)``, ``("text",
+literal text)`` or ``("code", text with expansions)``."""
+
+
+class _Reader:
+    """Walks a tree-sitter tree of bash and gathers what it runs."""
+
+    def __init__(
+        self,
+        depth: int,
+        via: tuple[str, ...],
+        dirs: tuple[str, ...],
+        values: dict[str, list[str]],
+    ) -> None:
+        self.depth = depth
+        self.via = via
+        self.dirs = dirs
+        self.values = values
+        self.source = b""
+        self.commands: list[SimpleCommand] = []
+        self.possible: list[SimpleCommand] = []
+        self.opaque: list[str] = []
+        self.redirects: list[str] = []
+        self.path_words: list[tuple[_Word, tuple[str, ...]]] = []
+        self.strings: list[str] = []
+        self.evaluates = False
+        self.scans = 0
+        self.extra: dict[tuple[int, int], list[Node]] = {}
+
+    # --------------------------------------------------------------- entry points
+
+    def code(self, text: str) -> None:
+        """Read shell code (the line, or code nested in it)."""
+        source = _join_continuations(text.encode("utf-8", "surrogatepass"))
+        self.source = source
+        root = _tree(source)
+        if root.has_error:
+            self.hide("it has a syntax error (as tree-sitter-bash reads it)")
+        if _gaps(root, source):
+            self.hide("part of it could not be read")
+        self.statement(root, None)
+
+    def nested(self, text: str, via: tuple[str, ...]) -> None:
+        """Read code that a program of this line runs (``bash -c``, ``eval``, backticks)."""
+        if self.depth >= _MAX_DEPTH:
+            self.hide(f"code run by {via[-1]} is nested too deeply")
+            return
+        inner = self.child(via)
+        inner.code(text)
+        self.merge(inner)
+
+    def scan(self, text: str) -> None:
+        """Search code in another language (or text bash may evaluate) for commands.
+
+        The text is read as shell code; every command found, every tail of one that starts at
+        a literal word, and the commands in its strings (recursively) become possible commands.
+        """
+        if self.scans >= _MAX_SCANS or self.depth >= _MAX_DEPTH or not text.strip():
+            return
+        self.scans += 1
+        inner = self.child((*self.via, "code"))
+        inner.code(text)
+        for command in (*inner.commands, *inner.possible):
+            for start in range(len(command.words)):
+                if start not in command.unknown or start == 0:
+                    self.possible.append(_tail(command, start))
+        self.redirects += inner.redirects
+        self.path_words += inner.path_words
+        self.scans += inner.scans
+        for string in inner.strings:
+            self.scan(string)
+
+    def child(self, via: tuple[str, ...]) -> _Reader:
+        """A reader for code nested one level deeper."""
+        return _Reader(self.depth + 1, via, self.dirs, self.values)
+
+    def merge(self, inner: _Reader) -> None:
+        """Take in what a nested reader found."""
+        self.commands += inner.commands
+        self.possible += inner.possible
+        self.opaque += inner.opaque
+        self.redirects += inner.redirects
+        self.path_words += inner.path_words
+        self.strings += inner.strings
+        self.evaluates = self.evaluates or inner.evaluates
+        self.dirs = inner.dirs
+        self.scans += inner.scans
+
+    def hide(self, reason: str) -> None:
+        """Record that the line may run a program no one can name from its text."""
+        self.opaque.append(reason)
+        self.commands.append(SimpleCommand(("?",), reason, frozenset({0}), via=self.via))
+
+    def text(self, node: Node) -> str:
+        """The source text of a node."""
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+
+    # ----------------------------------------------------------------- statements
+
+    def statement(self, node: Node, stdin: _Stdin | None) -> None:
+        """Read a statement (or a container of statements)."""
+        kind = node.type
+        if kind == "command":
+            self.command(node, stdin)
+        elif kind in _STATEMENTS:
+            self.children(node, stdin)
+        elif kind == "redirected_statement":
+            self.redirected(node, stdin)
+        elif kind == "variable_assignment":
+            self.assignment(node, standalone=True)
+        elif kind == "variable_assignments":
+            for child in node.named_children:
+                self.assignment(child, standalone=True)
+        elif kind in ("declaration_command", "unset_command"):
+            self.declaration(node)
+        elif kind == "test_command":
+            self.test(node)
+        elif kind == "for_statement":
+            self.loop(node)
+        elif kind == "case_statement":
+            self.case(node)
+        elif kind == "comment":
+            pass
+        elif kind == "function_definition":
+            self.opaque.append(f"it defines a function: {_short(self.text(node))}")
+            self.walk_possible(node)
+        elif kind == "c_style_for_statement":
+            self.arithmetic(node)
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body, None)
+        elif node.is_named:
+            self.unknown(node)
+        elif kind not in _TOKENS:
+            self.opaque.append(f"unexpected {kind!r}")
+
+    def children(self, node: Node, stdin: _Stdin | None) -> None:
+        """Read the statements in a container; after ``|`` a command reads a pipe."""
+        if (
+            node.type == "compound_statement"
+            and node.child_count
+            and (node.children[0].type == "((")
+        ):
+            self.arithmetic(node)
+            return
+        piped = False
+        for child in node.children:
+            if child.type in ("|", "|&"):
+                piped = True
+            elif child.type in _WORDS and child.type != "$":
+                self.word(child)
+            elif child.is_named:
+                self.statement(child, ("pipe", "") if piped else stdin)
+                piped = False
+            elif child.type not in _TOKENS:
+                self.opaque.append(f"unexpected {child.type!r}")
+
+    def redirected(self, node: Node, stdin: _Stdin | None) -> None:
+        """A statement with redirections: what they feed to standard input, the files."""
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.children if c.type.endswith("_redirect")]
+        extra: list[Node] = []
+        for redirect in redirects:
+            for inner in (redirect, *(c for c in redirect.children if c.type == "file_redirect")):
+                extra += _destinations(inner)[1:]
+        if extra:
+            target = _rightmost_command(body)
+            if target is None:
+                self.hide("words follow a redirection of a compound command")
+            else:
+                self.extra[(target.start_byte, target.end_byte)] = extra
+        for redirect in redirects:
+            stdin = self.redirect(redirect) or stdin
+        if body is not None:
+            self.statement(body, stdin)
+        for redirect in redirects:
+            self.after_heredoc(redirect)
+
+    def redirect(self, node: Node) -> _Stdin | None:
+        """Record a redirection; return what it feeds to standard input, if it does."""
+        kind = node.type
+        if kind == "herestring_redirect":
+            words = [self.word(c) for c in node.named_children if c.type in _WORDS]
+            word = words[0] if words else _literal("")
+            return ("text" if word.known else "code", word.value + "\n")
+        if kind == "heredoc_redirect":
+            return self.heredoc(node)
+        destinations = _destinations(node)
+        if not destinations:
+            return None
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        target = self.word(destinations[0])
+        self.path_words.append((target, self.dirs))
+        if operator in (">&", "<&") and target.known and re.fullmatch(r"\d+|-", target.value):
+            return None
+        if not (target.known and target.value in _FD_TARGETS):
+            self.redirects.append(target.value)
+        if operator in ("<", "<>") and node.child_by_field_name("descriptor") is None:
+            return ("file", target.value)
+        return None
+
+    def heredoc(self, node: Node) -> _Stdin:
+        """A here-document: its body is standard input; expansions in it run in this shell."""
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        quoted = start is not None and bool(re.search(r"['\"\\]", self.text(start)))
+        body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        if body is None:
+            return ("text", "")
+        text = self.text(body)
+        if any(c.type == "<<-" for c in node.children):
+            text = re.sub(r"(?m)^\t+", "", text)
+        if quoted:
+            return ("text", text)
+        dynamic = False
+        for child in body.named_children:
+            if child.type != "heredoc_content":
+                dynamic = self.word(child).dynamic or dynamic
+        if dynamic:
+            return ("code", text)
+        return ("text", re.sub(r"\\([$`\\])|\\\n", lambda m: m[1] or "", text))
+
+    def after_heredoc(self, node: Node) -> None:
+        """The rest of the line after ``<<EOF`` (tree-sitter puts it inside the redirect)."""
+        if node.type != "heredoc_redirect":
+            return
+        piped = False
+        for child in node.children:
+            if child.type in ("|", "|&"):
+                piped = True
+            elif child.type.endswith("_redirect"):
+                self.redirect(child)
+            elif child.is_named and child.type not in (
+                "heredoc_start",
+                "heredoc_body",
+                "heredoc_end",
+            ):
+                self.statement(child, ("pipe", "") if piped else None)
+                piped = False
+
+    def assignment(self, node: Node, standalone: bool) -> str:
+        """Read ``NAME=value``; return it as a word (``NAME=value``)."""
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        label = self.text(name) if name is not None else "?"
+        if name is not None and name.type == "subscript":
+            index = name.child_by_field_name("index")
+            if index is None or not re.fullmatch(r"\d+", self.text(index)):
+                self.evaluate(f"array index {_short(label)}")
+            if index is not None:
+                self.word(index)
+            base = name.child_by_field_name("name")
+            label = self.text(base) if base is not None else label
+        if value is None:
+            words: list[_Word] = []
+        elif value.type == "array":
+            words = [self.word(c) for c in value.named_children if c.type != "comment"]
+        else:
+            words = [self.word(value)]
+        for word in words:
+            self.remember(label, word)
+        joined = " ".join(w.value for w in words)
+        if not SAFE_ENVIRONMENT.fullmatch(label):
+            self.scan(joined)
+            if standalone:
+                self.opaque.append(f"it sets {label}, which changes how programs run")
+        return f"{label}={joined}"
+
+    def remember(self, name: str, word: _Word) -> None:
+        """Keep a value the line gives a variable, for the paths that use it."""
+        if word.known:
+            value = os.path.expanduser(word.value) if word.tilde else word.value
+            self.values.setdefault(name, []).append(value)
+        self.path_words.append((word, self.dirs))
+
+    def declaration(self, node: Node) -> None:
+        """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a command."""
+        words = [_literal(node.children[0].type, "u")]
+        for child in node.children[1:]:
+            if child.type == "variable_assignment":
+                words.append(_literal(self.assignment(child, standalone=False)))
+            elif child.type in _WORDS:
+                words.append(self.word(child))
+            elif child.is_named:
+                self.unknown(child)
+        self.evaluates = True
+        self.emit(words, [], node, None)
+
+    def test(self, node: Node) -> None:
+        """``[[ ... ]]`` and ``[ ... ]``: a command whose words are the expression's."""
+        words: list[_Word] = []
+        double = node.children[0].type == "[["
+
+        def flatten(item: Node) -> None:
+            if item.type == "test_operator" or not item.is_named:
+                words.append(_literal(self.text(item), "u"))
+                if double and self.text(item) in _ARITHMETIC_TESTS:
+                    self.evaluate(f"arithmetic comparison {self.text(item)} in [[ ]]")
+            elif item.type in _WORDS:
+                words.append(self.word(item))
+            elif item.type in _EXPRESSIONS:
+                for child in item.children:
+                    flatten(child)
+            else:
+                self.unknown(item)
+
+        for child in node.children:
+            flatten(child)
+        self.emit(words, [], node, None)
+
+    def loop(self, node: Node) -> None:
+        """``for x in words; do ...; done`` (and ``select``)."""
+        variable = node.child_by_field_name("variable")
+        for index, child in enumerate(node.children):
+            if node.field_name_for_child(index) == "value" and variable is not None:
+                self.remember(self.text(variable), self.word(child))
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.statement(body, None)
+
+    def case(self, node: Node) -> None:
+        """``case word in pattern) ...;; esac``: patterns are words, items are statements."""
+        for child in node.named_children:
+            if child.type == "case_item":
+                for index, item in enumerate(child.children):
+                    if child.field_name_for_child(index) == "value" or item.type in _WORDS:
+                        self.word(item)
+                    elif item.is_named:
+                        self.statement(item, None)
+            elif child.type in _WORDS:
+                self.word(child)
+            elif child.type != "comment":
+                self.unknown(child)
+
+    def arithmetic(self, node: Node) -> None:
+        """Arithmetic: bash evaluates the text of the variables it names, as code."""
+        self.evaluate(f"arithmetic {_short(self.text(node))}")
+        self.walk_possible(node)
+
+    def evaluate(self, reason: str) -> None:
+        """Record a construct where bash evaluates text as code (arithmetic, ``${x@P}``)."""
+        self.evaluates = True
+        self.opaque.append(reason)
+
+    def unknown(self, node: Node) -> None:
+        """A node type this module does not know: opaque, and it may run anything."""
+        self.hide(f"unsupported construct {node.type}: {_short(self.text(node))}")
+        self.walk_possible(node)
+
+    def walk_possible(self, node: Node) -> None:
+        """Find the substitutions, commands and words inside a node read no further.
+
+        Substitutions run; commands (a function's body) may run: deny rules count them.
+        """
+        for child in node.named_children:
+            if child.type in ("command_substitution", "process_substitution"):
+                self.word(child)
+            elif child.type in _STATEMENT_TYPES:
+                inner = _Reader(self.depth, self.via, self.dirs, self.values)
+                inner.source = self.source
+                inner.statement(child, None)
+                self.possible += inner.commands + inner.possible
+                self.opaque += inner.opaque
+                self.redirects += inner.redirects
+                self.path_words += inner.path_words
+                self.strings += inner.strings
+                self.evaluates = self.evaluates or inner.evaluates
+            elif child.type in ("word", "string", "raw_string", "concatenation"):
+                self.path_words.append((self.word(child), self.dirs))
+            else:
+                self.walk_possible(child)
+
+    # ------------------------------------------------------------------- commands
+
+    def command(self, node: Node, stdin: _Stdin | None) -> None:
+        """A simple command: prefix assignments, words, redirections."""
+        assignments: list[str] = []
+        groups: list[list[Node]] = []
+        last_end = -1
+        for index, child in enumerate(node.children):
+            field_name = node.field_name_for_child(index)
+            if child.type == "variable_assignment" and not groups:
+                assignments.append(self.assignment(child, standalone=False))
+            elif child.type.endswith("_redirect"):
+                stdin = self.redirect(child) or stdin
+                self.after_heredoc(child)
+                groups += [[extra] for extra in _destinations(child)[1:]]
+            elif field_name in ("name", "argument") or child.type in _WORDS:
+                nodes = list(child.children) if child.type == "command_name" else [child]
+                if groups and child.start_byte == last_end:
+                    groups[-1] += nodes
+                else:
+                    groups.append(nodes)
+                last_end = child.end_byte
+            elif child.is_named:
+                self.unknown(child)
+        groups += [[extra] for extra in self.extra.pop((node.start_byte, node.end_byte), [])]
+        words = [self.concatenate(group) for group in groups]
+        self.emit(words, assignments, node, stdin)
+
+    def emit(
+        self, words: list[_Word], assignments: list[str], node: Node, stdin: _Stdin | None
+    ) -> None:
+        """Record a command (and the commands it starts) with its words as path words."""
+        for word in words:
+            self.path_words.append((word, self.dirs))
+        if words:
+            end = max(node.end_byte, words[-1].end)
+            self.run(words, assignments, self.via, end, stdin)
+
+    def run(
+        self,
+        words: list[_Word],
+        assignments: list[str],
+        via: tuple[str, ...],
+        end: int,
+        stdin: _Stdin | None,
+        more: bool = False,
+    ) -> None:
+        """Record the command ``words`` (started by ``via``) and what it starts in turn."""
+        first = words[0]
+        text = self.source[first.start : max(end, first.end)].decode("utf-8", "surrogatepass")
+        if not first.known:
+            self.opaque.append(f"the program {_short(first.text)} is only known at run time")
+            self.commands.append(_command(words, text, assignments, via, more))
+            return
+        program = first.value
+        name = posixpath.basename(program.rstrip("/")) or program
+        trusted = "/" not in program or program.startswith(_SYSTEM_DIRS)
+        pair = f"{name} {words[1].value}" if len(words) > 1 and words[1].known else ""
+        wrapper = WRAPPERS.get(pair) or WRAPPERS.get(name)
+        if name in ("cd", "pushd") and len(words) > 1 and words[1].known:
+            self.cd(words[1])
+        for assignment in assignments:
+            if not SAFE_ENVIRONMENT.fullmatch(assignment.partition("=")[0]):
+                self.scan(assignment.partition("=")[2])
+        if wrapper is not None:
+            skip = 2 if pair in WRAPPERS else 1
+            self.wrapper(wrapper, name, words, skip, assignments, via, end, stdin, trusted)
+        elif name in SHELLS:
+            self.shell(name, words, assignments, via, stdin, text, trusted)
+        elif name == "eval":
+            known = all(w.known for w in words[1:])
+            self.commands.append(_command(words, text, assignments, via, launcher=known))
+            self.code_of(words[1:], text, (*via, name))
+        elif name in ("source", "."):
+            self.commands.append(_command(words, text, assignments, via, more))
+            if len(words) < 2 or not words[1].known or words[1].value.startswith("/dev/"):
+                self.hide(f"{name} runs code that is only known at run time")
+        else:
+            command = _command(words, text, assignments, via, more)
+            self.commands.append(command)
+            if name == "find":
+                self.find(words, via)
+            elif name == "let":
+                self.evaluate(f"arithmetic {_short(text)}")
+            elif name == "alias":
+                self.opaque.append(f"it defines an alias: {_short(text)}")
+            self.program_code(name, words, stdin)
+            for index in _risky(command):
+                if index < len(words) and index not in command.unknown:
+                    value = words[index].value
+                    self.scan(re.sub(r"^[^=]*=(exec=)?!?", "", value))
+                    if index + 1 < len(words) and words[index + 1].known:
+                        self.scan(re.sub(r"^[\w.-]*=(exec=)?!?", "", words[index + 1].value))
+
+    def cd(self, target: _Word) -> None:
+        """Remember where ``cd`` goes, for relative paths that follow."""
+        folder = os.path.expanduser(target.value) if target.tilde else target.value
+        if folder == "-":
+            return
+        joined = {folder} | {posixpath.join(d, folder) for d in self.dirs if folder[:1] != "/"}
+        self.dirs = tuple(dict.fromkeys((*self.dirs, *sorted(joined))))[-16:]
+
+    def wrapper(
+        self,
+        wrapper: _Wrapper,
+        name: str,
+        words: list[_Word],
+        skip: int,
+        assignments: list[str],
+        via: tuple[str, ...],
+        end: int,
+        stdin: _Stdin | None,
+        trusted: bool,
+    ) -> None:
+        """A program that starts another one: read its options, then the command it starts."""
+        text = self.source[words[0].start : end].decode("utf-8", "surrogatepass")
+        parsed = _options(wrapper, words, skip)
+        if parsed is None:
+            self.opaque.append(f"could not tell what {name} runs: {_short(text)}")
+            self.commands.append(_command(words, text, assignments, via))
+            for start in range(skip, len(words)):
+                if words[start].known and not words[start].value.startswith("-"):
+                    self.possible.append(_command(words[start:], text, [], (*via, name)))
+                    self.scan(words[start].value)
+            return
+        start, env, code, replace = parsed
+        rest = words[start:] if wrapper.command else []
+        if name == "xargs" and not rest:
+            rest = [_Word((("u", "echo"),), "echo", end, end)]
+        launcher = wrapper.launcher and trusted and bool(rest or code)
+        self.commands.append(_command(words, text, assignments, via, launcher=launcher))
+        inner_via = (*via, name)
+        if code:
+            self.code_of([*code, *rest], text, inner_via)
+            return
+        if not rest:
+            return
+        if replace is not None:
+            rest = [
+                _Word((("?", w.text),), w.text, w.start, w.end) if replace in w.text else w
+                for w in rest
+            ]
+        if wrapper.joins and "-x" not in (w.value for w in words[skip:start]):
+            self.code_of(rest, text, inner_via)
+            return
+        self.run(
+            rest,
+            [*assignments, *env],
+            inner_via,
+            end,
+            stdin,
+            more=name == "xargs" and replace is None,
+        )
+
+    def code_of(self, words: list[_Word], text: str, via: tuple[str, ...]) -> None:
+        """Shell code given to a program as words, joined by spaces (``eval``, ``su -c``)."""
+        if all(w.known for w in words):
+            if words:
+                self.nested(" ".join(w.value for w in words), via)
+        else:
+            self.hide(f"{via[-1]} runs code that is only known at run time: {_short(text)}")
+
+    def shell(
+        self,
+        name: str,
+        words: list[_Word],
+        assignments: list[str],
+        via: tuple[str, ...],
+        stdin: _Stdin | None,
+        text: str,
+        trusted: bool,
+    ) -> None:
+        """``bash -c 'code'``, ``sh script``, ``bash <<EOF``: read the code it runs."""
+        code_next = reads_input = False
+        known = True
+        index = 1
+        while index < len(words):
+            word = words[index]
+            value = word.value
+            if not word.known:
+                known = False
+                break
+            if value in ("--", "-"):
+                index += 1
+                reads_input = reads_input or value == "-"
+                break
+            if value in ("-o", "+o", "-O", "+O"):
+                index += 2
+            elif value in _SHELL_LONG:
+                index += 1
+            elif re.fullmatch(r"[-+][a-zA-Z]+", value):
+                letters = set(value[1:])
+                code_next = code_next or (value[0] == "-" and "c" in letters)
+                reads_input = reads_input or (value[0] == "-" and "s" in letters)
+                known = known and letters <= set(_SHELL_FLAGS + "c")
+                index += 1
+            else:
+                known = known and not value.startswith("-")
+                break
+        operands = words[index:]
+        if not known:
+            self.opaque.append(f"could not tell what {name} runs: {_short(text)}")
+        if code_next:
+            launcher = known and trusted and bool(operands)
+            self.commands.append(_command(words, text, assignments, via, launcher=launcher))
+            if operands:
+                self.code_of(operands[:1], text, (*via, name))
+            return
+        self.commands.append(_command(words, text, assignments, via))
+        if (operands and not reads_input) or stdin is None or stdin[0] == "file":
+            return
+        if stdin[0] == "text":
+            self.nested(stdin[1], (*via, name))
+        else:
+            self.hide(f"{name} runs code from its input, only known at run time")
+
+    def find(self, words: list[_Word], via: tuple[str, ...]) -> None:
+        """``find ... -exec prog args ;`` (``-execdir``, ``-ok``, ``-okdir``) and ``-delete``."""
+        index = 1
+        while index < len(words):
+            word = words[index]
+            if word.known and word.value in ("-exec", "-execdir", "-ok", "-okdir"):
+                stop = index + 1
+                while stop < len(words) and not (
+                    words[stop].known and words[stop].value in (";", "+")
+                ):
+                    stop += 1
+                inner = [
+                    _Word((("?", w.text),), w.text, w.start, w.end) if "{}" in w.text else w
+                    for w in words[index + 1 : stop]
+                ]
+                if inner:
+                    self.run(inner, [], (*via, "find"), inner[-1].end, None)
+                index = stop + 1
+                continue
+            if word.known and word.value == "-delete":
+                self.commands.append(SimpleCommand(("rm",), "-delete", via=(*via, "find")))
+            elif not word.known:
+                self.possible.append(
+                    SimpleCommand(("?",), word.text, frozenset({0}), via=(*via, "find"))
+                )
+            index += 1
+
+    def program_code(self, name: str, words: list[_Word], stdin: _Stdin | None) -> None:
+        """Code handed to an interpreter, ``awk`` or ``sed``: opaque or searched as text."""
+        base = _interpreter(name)
+        if base is not None:
+            for index, word in enumerate(words[1:], 1):
+                code = _code_option(word.value, INTERPRETERS[base])
+                if code is not None:
+                    if not code and index + 1 < len(words):
+                        code = words[index + 1].value
+                    self.opaque.append(f"{name} {word.value} runs code: {_short(code)}")
+                    self.scan(code)
+                    return
+            operands = [w for w in words[1:] if not w.value.startswith("-") or w.value == "-"]
+            if operands and operands[0].value != "-":
+                return
+            if stdin is not None and stdin[0] in ("text", "code"):
+                self.opaque.append(f"a here-document feeds code to {name}")
+                self.scan(stdin[1])
+            elif stdin is not None and stdin[0] == "pipe":
+                self.hide(f"{name} runs code from its input, only known at run time")
+        elif name in ("awk", "gawk", "mawk", "nawk"):
+            script = next((w for w in words[1:] if not w.value.startswith("-")), None)
+            if script is not None and script.known:
+                self.scan(script.value)
+        elif name == "sed":
+            index = _sed_risk(tuple(w.value for w in words))
+            if index is not None and words[index].known:
+                self.scan(words[index].value)
+
+    # ---------------------------------------------------------------------- words
+
+    def concatenate(self, nodes: list[Node]) -> _Word:
+        """One shell word made of adjacent nodes."""
+        parts: list[tuple[str, str]] = []
+        for index, node in enumerate(nodes):
+            if node.type == "$" and index + 1 < len(nodes) and nodes[index + 1].type == "string":
+                self.opaque.append('a $"..." string is translated at run time')
+                parts.append(("?", "$"))
+            else:
+                parts += self.word(node).parts
+        start, end = nodes[0].start_byte, nodes[-1].end_byte
+        text = self.source[start:end].decode("utf-8", "surrogatepass")
+        return _Word(tuple(parts), text, start, end)
+
+    def word(self, node: Node) -> _Word:
+        """Read a word node: its value, and what running it involves."""
+        text = self.text(node)
+        kind = node.type
+        parts: list[tuple[str, str]]
+        if kind == "word":
+            parts = _unquoted(text)
+        elif kind in (
+            "number",
+            "$",
+            "variable_name",
+            "test_operator",
+            "extglob_pattern",
+            "brace_expression",
+        ):
+            parts = [("u", text)]
+        elif kind == "regex":
+            parts = [("q", text)]
+        elif kind == "raw_string":
+            parts = [("q", text[1:-1])]
+        elif kind == "ansi_c_string":
+            parts = [("q", _ansi_c(text[2:-1]))]
+        elif kind in ("string", "translated_string"):
+            parts = self.string(node)
+        elif kind == "concatenation":
+            parts = list(self.concatenate(list(node.children)).parts)
+        elif kind == "simple_expansion":
+            name = node.named_children[0] if node.named_children else None
+            plain = name is not None and name.type == "variable_name"
+            parts = [("$", self.text(name)) if plain and name is not None else ("?", text)]
+        elif kind == "expansion":
+            parts = self.expansion(node, text)
+        elif kind in ("command_substitution", "process_substitution"):
+            self.opaque.append(f"{kind.replace('_', ' ')} {_short(text)}")
+            self.substitution(node, text)
+            parts = [("?", text)]
+        elif kind == "arithmetic_expansion":
+            self.arithmetic(node)
+            parts = [("?", text)]
+        else:
+            self.unknown(node)
+            parts = [("?", text)]
+        word = _Word(tuple(parts), text, node.start_byte, node.end_byte)
+        if word.known and re.search(r"[\s$`\[(;|&]", word.value):
+            self.strings.append(word.value)
+        return word
+
+    def string(self, node: Node) -> list[tuple[str, str]]:
+        """The parts of a double-quoted string (everything in it is quoted)."""
+        parts: list[tuple[str, str]] = []
+        if node.type == "translated_string":
+            self.opaque.append('a $"..." string is translated at run time')
+        for child in node.children:
+            if child.type == "string_content":
+                parts.append(("q", _double_quoted(self.text(child))))
+            elif child.type == "$":
+                parts.append(("q", "$"))
+            elif child.is_named:
+                parts += [("q" if k == "u" else k, t) for k, t in self.word(child).parts]
+        return parts
+
+    def expansion(self, node: Node, text: str) -> list[tuple[str, str]]:
+        """``${...}``: plain for ``${NAME}``; any operator makes the line opaque."""
+        kinds = [c.type for c in node.children]
+        if len(kinds) == 3 and set(kinds) <= _PLAIN_EXPANSION:
+            name = node.children[1]
+            return [("$", self.text(name)) if name.type == "variable_name" else ("?", text)]
+        if any(k in ("@", "!", "subscript", ":") for k in kinds):
+            self.evaluate(f"parameter expansion {_short(text)}")
+        else:
+            self.opaque.append(f"parameter expansion {_short(text)}")
+        self.walk_possible(node)
+        return [("?", text)]
+
+    def substitution(self, node: Node, text: str) -> None:
+        """``$(...)``, backticks, ``<(...)``: their commands run in this line.
+
+        Backticks are read again after their backslashes are taken away, as bash does (so
+        nested backticks are commands, not words).
+        """
+        if text.startswith("`"):
+            self.nested(re.sub(r"\\([$`\\])", r"\1", text[1:-1]), self.via)
+            return
+        for child in node.named_children:
+            self.statement(child, None)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _short(text: str, width: int = 60) -> str:
+    """Text on one line, cut to a width, for a reason shown to a person."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _gaps(root: Node, source: bytes) -> bool:
+    """Whether tree-sitter left text out of every node (it may drop what it cannot read)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "heredoc_body":
+            continue
+        position = node.start_byte
+        for child in node.children:
+            if source[position : child.start_byte].strip(b" \t\r\n\\"):
+                return True
+            position = child.end_byte
+            stack.append(child)
+        if node.children and source[position : node.end_byte].strip(b" \t\r\n\\"):
+            return True
+    return False
+
+
+def _destinations(redirect: Node) -> list[Node]:
+    """The destination words of a file redirection (tree-sitter puts later words there)."""
+    return [
+        child
+        for index, child in enumerate(redirect.children)
+        if redirect.field_name_for_child(index) == "destination"
+    ]
+
+
+def _rightmost_command(node: Node | None) -> Node | None:
+    """The simple command that words after a statement's redirection belong to, if any."""
+    while node is not None and node.type in ("pipeline", "list", "redirected_statement"):
+        parts = [c for c in node.named_children if not c.type.endswith("_redirect")]
+        node = parts[-1] if parts else None
+    return node if node is not None and node.type == "command" else None
+
+
+def _command(
+    words: list[_Word],
+    text: str,
+    assignments: list[str],
+    via: tuple[str, ...],
+    more: bool = False,
+    launcher: bool = False,
+) -> SimpleCommand:
+    """The :class:`SimpleCommand` for words (the program reduced to its name)."""
+    first = words[0]
+    name, path = first.value, ""
+    if first.known and "/" in name:
+        name, path = posixpath.basename(name.rstrip("/")) or name, name
+    return SimpleCommand(
+        words=(name, *(w.value for w in words[1:])),
+        text=text,
+        unknown=frozenset(i for i, w in enumerate(words) if not w.known),
+        more=more,
+        assignments=tuple(assignments),
+        via=via,
+        path=path,
+        launcher=launcher,
+    )
+
+
+def _tail(command: SimpleCommand, start: int) -> SimpleCommand:
+    """The command made of a command's words from ``start`` on (for searched code)."""
+    return SimpleCommand(
+        command.words[start:],
+        command.text,
+        frozenset(i - start for i in command.unknown if i >= start),
+        command.more,
+        via=command.via,
+    )
+
+
+def _interpreter(name: str) -> str | None:
+    """The :data:`INTERPRETERS` entry for a program name (``python3.11`` is ``python``)."""
+    if name in INTERPRETERS:
+        return name
+    base = re.sub(r"[\d.]+$", "", name)
+    return base if base in INTERPRETERS else None
+
+
+def _code_option(word: str, options: tuple[str, ...]) -> str | None:
+    """The code a word gives through one of the options: ``""`` when the next word holds it.
+
+    ``-c`` also counts inside ``-Bc`` and as ``-cCODE``; ``--eval`` as ``--eval=CODE``.
+    """
+    for option in options:
+        if word == option:
+            return ""
+        if option.startswith("--") and word.startswith(option + "="):
+            return word[len(option) + 1 :]
+        if len(option) == 2 and re.fullmatch(r"-[A-Za-z]+.*", word) and not word.startswith("--"):
+            letters = re.match(r"-([A-Za-z]*)", word)[1]  # type: ignore[index]
+            if option[1] in letters:
+                return word[2 + letters.index(option[1]) :]
+    return None
+
+
+def _options(
+    wrapper: _Wrapper, words: list[_Word], skip: int
+) -> tuple[int, list[str], list[_Word], str | None] | None:
+    """Read a wrapper's options.
+
+    Returns:
+        None when an option is not understood or a word only the run knows comes before the
+        command; else the index of the command's first word (``len(words)`` when none runs),
+        the ``NAME=value`` words it sets, the code words it runs, and ``xargs``' replace
+        string.
+    """
+    index = skip
+    env: list[str] = []
+    code: list[_Word] = []
+    replace: str | None = None
+    positionals = wrapper.positionals
+    longs = (*wrapper.long_flags, *wrapper.long_valued, *wrapper.long_optional)
+
+    def value_of(attached: str) -> str | None:
+        nonlocal index
+        if attached:
+            return attached
+        if index >= len(words) or not words[index].known:
+            return None
+        index += 1
+        return words[index - 1].value
+
+    while index < len(words):
+        word = words[index]
+        if not word.known:
+            return None
+        text = word.value
+        if text in wrapper.stops:
+            return len(words), env, code, replace
+        if text == "--":
+            index += 1
+            break
+        if wrapper.assigns and _ASSIGNMENT.fullmatch(text):
+            env.append(text)
+            index += 1
+            continue
+        if text.startswith("--") and len(text) > 2:
+            name, equals, attached = text.partition("=")
+            matches = [o for o in longs if o == name] or [o for o in longs if o.startswith(name)]
+            if len(matches) != 1:
+                return None
+            option = matches[0]
+            index += 1
+            if option in wrapper.long_valued:
+                value = value_of(attached)
+                if value is None:
+                    return None
+                if option in wrapper.code:
+                    code.append(_literal(value))
+            elif equals and option not in wrapper.long_optional:
+                return None
+            if option == "--replace":
+                replace = attached or "{}"
+            continue
+        if text.startswith("-") and len(text) > 1:
+            if text in wrapper.stops:
+                return len(words), env, code, replace
+            letters = text[1:]
+            index += 1
+            for position, letter in enumerate(letters):
+                rest = letters[position + 1 :]
+                if letter in wrapper.optional:
+                    replace = (rest or "{}") if letter == "i" else replace
+                    break
+                if letter in wrapper.valued or f"-{letter}" in wrapper.code:
+                    value = value_of(rest)
+                    if value is None:
+                        return None
+                    if f"-{letter}" in wrapper.code:
+                        code.append(_literal(value))
+                    replace = value if letter == "I" else replace
+                    break
+                if letter not in wrapper.flags:
+                    return None
+                if f"-{letter}" in wrapper.stops:
+                    return len(words), env, code, replace
+            continue
+        if positionals:
+            positionals -= 1
+            index += 1
+            continue
+        break
+    if positionals and wrapper.command:
+        return None
+    return index, env, code, replace
+
+
+# ---------------------------------------------------------------------------- specs
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """An allow spec read into words (the program as written, then the rest)."""
+
+    words: tuple[str, ...]
+    prefix: bool
+
+
+def _spec(spec: str) -> _Spec | None:
+    """Read an allow spec into literal words, or None when it is not one plain command."""
+    prefix = spec.endswith(":*")
+    body = spec[:-2] if prefix else spec
+    parsed = _read(body).line
+    if parsed.opaque or parsed.redirects or len(parsed.commands) != 1:
+        return None
+    command = parsed.commands[0]
+    if command.unknown or command.via or command.assignments or command.launcher:
+        return None
+    return _Spec((command.path or command.words[0], *command.words[1:]), prefix)
+
+
+def _allows(spec: _Spec, command: SimpleCommand) -> bool:
+    """Whether an allow spec covers one simple command."""
+    words = command.words
+    count = len(spec.words)
+    if (command.path or words[0]) != spec.words[0] or len(words) < count:
+        return False
+    if any(not SAFE_ENVIRONMENT.fullmatch(a.partition("=")[0]) for a in command.assignments):
+        return False
+    if any(i in command.unknown for i in range(count)) or words[1:count] != spec.words[1:]:
+        return False
+    if not spec.prefix:
+        return len(words) == count and not command.unknown and not command.more
+    return all(index < count for index in _risky(command))
+
+
+def _risky(command: SimpleCommand) -> list[int]:
+    """Indexes of the words through which a command may run other code or write anywhere.
+
+    ``len(words)`` stands for words only the run adds (``xargs``).
+    """
+    words = command.words
+    base = _interpreter(words[0])
+    risk = RISKS.get(words[0]) or (Risk(options=INTERPRETERS[base]) if base else None)
+    if risk is None:
+        return []
+    found = [len(words)] if command.more else []
+    if risk.everything:
+        return [*range(1, len(words)), *found]
+    found += [i for i in command.unknown if i > 0]
+    subcommand = _subcommand(words, risk)
+    found += [
+        index
+        for index, word in enumerate(words[1:], 1)
+        if index not in command.unknown and _risky_word(risk, word, index, subcommand)
+    ]
+    if risk.script is not None:
+        script = risk.script(words)
+        if script is not None:
+            found.append(script)
+    if subcommand is None:
+        return sorted(set(found))
+    if subcommand < len(words) and risk.known and words[subcommand] not in risk.known:
+        found.append(subcommand)
+    for index, word in enumerate(words[subcommand:], subcommand):
+        risky = risk.subcommands.get(word)
+        if risky is None or (risk.known and index != subcommand):
+            continue
+        if risky == _ALL:
+            found.append(index)
+        else:
+            found += [
+                i
+                for i in range(index + 1, len(words))
+                if i not in command.unknown and (_is_option(words[i], risky) or words[i] in risky)
+            ]
+    return sorted(set(found))
+
+
+def _risky_word(risk: Risk, word: str, index: int, subcommand: int | None) -> bool:
+    """Whether a word is risky by itself: a risky option, an assignment, a global option."""
+    if risk.bundled and index == 1 and not word.startswith("-"):
+        word = "-" + word
+    before = subcommand is not None and index < subcommand
+    unknown = bool(risk.known) and word.partition("=")[0] not in (
+        *risk.global_flags,
+        *risk.global_valued,
+    )
+    return (
+        _is_option(word, risk.options)
+        or (risk.assignments and bool(_ASSIGNMENT.fullmatch(word)))
+        or (before and (_is_option(word, risk.globals) or unknown))
+    )
+
+
+def _subcommand(words: tuple[str, ...], risk: Risk) -> int | None:
+    """Index of the subcommand word, after the options before it; None for no subcommands."""
+    if not (risk.subcommands or risk.known or risk.globals):
+        return None
+    index = 1
+    while index < len(words) and words[index].startswith("-"):
+        index += 2 if words[index] in risk.global_valued else 1
+    return index
+
+
+def _is_option(word: str, options: Iterable[str]) -> bool:
+    """Whether a word uses one of the options (short ones in clusters, long ones abbreviated)."""
+    for option in options:
+        if option.startswith("--"):
+            name = word.partition("=")[0]
+            if word.startswith("--") and len(name) > 2 and option.startswith(name):
+                return True
+        elif len(option) == 2 and option[0] == "-":
+            if word[:1] == "-" and word[:2] != "--" and option[1] in word[1:]:
+                return True
+        elif word == option or word.startswith(option + "="):
+            return True
+    return False
+
+
+def _deny_words(spec: str) -> tuple[str, ...]:
+    """A deny spec's words (its program reduced to a name)."""
+    body = spec.removesuffix(":*")
+    try:
+        words = shlex.split(body)
+    except ValueError:
+        words = body.split()
+    if not words:
+        return ()
+    return (posixpath.basename(words[0].rstrip("/")) or words[0], *words[1:])
+
+
+def _may_be(command: SimpleCommand, spec: tuple[str, ...]) -> bool:
+    """Whether a command may be the one a deny spec names.
+
+    The program must be the spec's (or be only known at run time); each of the spec's options
+    must be used somewhere (``-rf`` as ``-r -f`` or ``-fr``; ``--force`` also abbreviated), its
+    other words must come in order. A word only the run knows may be any of them.
+    """
+    words = command.words
+    if 0 in command.unknown:
+        return True
+    if words[0] != spec[0]:
+        return False
+    if command.more or len(command.unknown):
+        return True
+    used = words[1:]
+    position = 0
+    for word in spec[1:]:
+        if word.startswith("--") and len(word) > 2:
+            found = any(u.startswith("--") and _is_option(u, [word]) for u in used)
+        elif word.startswith("-") and len(word) > 1:
+            found = word in used or all(
+                _is_option(u, ["-" + c])
+                for c in word[1:]
+                for u in [next((u for u in used if _is_option(u, ["-" + c])), "")]
+            )
+        else:
+            while position < len(used) and used[position] != word:
+                position += 1
+            found = position < len(used)
+            position += 1
+        if not found:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------------------- sed
+
+
+def _sed_risk(words: tuple[str, ...]) -> int | None:
+    """Index of a ``sed`` script word that runs a command or writes a file."""
+    scripts: list[tuple[int, str]] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        attached = re.fullmatch(r"-[nErsuz]*e(.*)", word, re.DOTALL)
+        if attached or _is_option(word, ["--expression"]):
+            text = attached[1] if attached else word.partition("=")[2]
+            if text or "=" in word:
+                scripts.append((index, text))
+            elif index + 1 < len(words):
+                scripts.append((index + 1, words[index + 1]))
+                index += 1
+        elif word in ("-l", "--line-length"):
+            index += 1
+        elif not word.startswith("-") and not scripts:
+            scripts.append((index, word))
+            break
+        index += 1
+    for position, script in scripts:
+        if _sed_runs(script, brackets=False) or _sed_runs(script, brackets=True):
+            return position
+    return None
+
+
+def _sed_runs(script: str, brackets: bool) -> bool:
+    """Whether a sed script may run a command or write a file (text not understood counts).
+
+    Args:
+        script: The script.
+        brackets: Read ``[...]`` in regular expressions as hiding the delimiter.
+    """
+    size = len(script)
+
+    def delimited(start: int, sections: int) -> int:
+        """The index after ``sections`` sections ended by the delimiter at ``start``; -1."""
+        delimiter = script[start]
+        at = start + 1
+        while sections and at < size:
+            char = script[at]
+            if char == "\\":
+                at += 2
+                continue
+            if brackets and char == "[":
+                close = script.find("]", at + 2)
+                at = close + 1 if close > 0 else size
+                continue
+            sections -= char == delimiter
+            at += 1
+        return -1 if sections else at
+
+    def line_end(start: int, stop: str) -> int:
+        ends = [p for p in (script.find(c, start) for c in stop) if p >= 0]
+        return min(ends, default=size)
+
+    at = 0
+    while at < size:
+        char = script[at]
+        if char in " \t\n;{}!$,~+#" or char.isdigit():
+            at = line_end(at, "\n") if char == "#" else at + 1
+        elif char in "/\\":
+            start = at + 1 if char == "\\" else at
+            at = delimited(start, 1) if start < size else -1
+            if at < 0:
+                return True
+            while at < size and script[at] in "IM":
+                at += 1
+        elif char in "aicrR":
+            at = line_end(at, "\n")
+        elif char in "btT:":
+            at = line_end(at, ";\n")
+        elif char in "=dDgGhHlnNpPqQxzFL":
+            at += 1
+        elif char in "sy" and at + 1 < size and script[at + 1] not in "\n\\":
+            at = delimited(at + 1, 2)
+            if at < 0:
+                return True
+            while at < size and script[at] not in ";\n}":
+                if (
+                    char == "y"
+                    and script[at] not in " \t"
+                    or script[at] not in "gpiImM \t0123456789"
+                ):
+                    return True
+                at += 1
+        else:
+            return True
+    return False
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def _path_candidates(word: _Word, values: Mapping[str, list[str]]) -> list[str]:
+    """The spellings of a path a word may name (see :func:`paths_named`)."""
+    pieces: list[list[str]] = []
+    for kind, text in word.parts:
+        if kind == "$":
+            known = values.get(text) or ([os.environ[text]] if text in os.environ else [])
+            if text == "HOME" and not known:
+                known = [os.path.expanduser("~")]
+            pieces.append(known[:8] or ["$" + text])
+        else:
+            pieces.append([text])
+    spelled = ["".join(p) for p in product(*pieces)][:32]
+    if word.tilde:
+        spelled = [os.path.expanduser(s) for s in spelled]
+    found: list[str] = []
+    for text in spelled:
+        for expanded in _braces(text):
+            found.append(expanded)
+            if re.search(r"[*?[]", expanded):
+                found += glob.glob(expanded, include_hidden=True)[:64]
+            if "=" in expanded:
+                found.append(os.path.expanduser(expanded.partition("=")[2]))
+            tail = re.search(r"(?<=.)[/~].*", expanded)
+            if tail and expanded.startswith("-"):
+                found.append(os.path.expanduser(tail[0]))
+    found += [os.path.expanduser(p) for p in found if p.startswith("~")]
+    found += [posixpath.normpath(p) for p in found if "/." in p or "//" in p]
+    return [p for p in dict.fromkeys(found) if p]
+
+
+def _braces(text: str, limit: int = 64) -> list[str]:
+    """Bash brace expansion (``{a,b}``, ``{1..3}``, ``{a..c}``), at most ``limit`` results."""
+    match = _BRACES.search(text)
+    if not match:
+        return [text]
+    body = match[0][1:-1]
+    sequence = re.fullmatch(r"(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])", body)
+    if sequence:
+        numbers = sequence[1].lstrip("-").isdigit() and sequence[2].lstrip("-").isdigit()
+        low, high = (int(v) if numbers else ord(v) for v in sequence.groups())
+        step = 1 if high >= low else -1
+        options = [str(v) if numbers else chr(v) for v in range(low, high + step, step)]
+    else:
+        options = body.split(",")
+    results: list[str] = []
+    for option in options[:limit]:
+        results += _braces(text[: match.start()] + option + text[match.end() :], limit)
+        if len(results) >= limit:
+            break
+    return results[:limit]
