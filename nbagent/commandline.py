@@ -170,7 +170,6 @@ WRAPPERS: Mapping[str, _Wrapper] = {
     "exec": _Wrapper(flags="cl", valued="a"),
     "nohup": _Wrapper(),
     "time": _Wrapper(flags="p"),
-    "coproc": _Wrapper(),
     "nice": _Wrapper(flags="0123456789", valued="n", long_valued=("--adjustment",)),
     "timeout": _Wrapper(
         flags="fpv",
@@ -284,6 +283,7 @@ WRAPPERS: Mapping[str, _Wrapper] = {
         flags="lmpfP",
         valued="gGsuw",
         code=("-c", "--command"),
+        command=False,
         launcher=False,
         long_flags=("--login", "--preserve-environment", "--pty"),
         long_valued=("--group", "--supp-group", "--shell", "--command", "--user"),
@@ -748,7 +748,8 @@ def allowed_by(line: str, specs: Iterable[str]) -> bool:
         return False
     rules = [rule for rule in map(_spec, specs) if rule is not None]
     return all(
-        command.launcher or any(_allows(rule, command) for rule in rules)
+        (command.launcher and _safe_environment(command))
+        or any(_allows(rule, command) for rule in rules)
         for command in parsed.commands
     )
 
@@ -1125,6 +1126,7 @@ _EXPRESSIONS = frozenset(
     }
 )
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+_GAP_WORDS = re.compile(rb"[\s\\]*[\w\-./=:,+@%]+(?:[\s\\]+[\w\-./=:,+@%]+)*[\s\\]*")
 _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/")
 _Stdin = tuple[str, str]
 """What a command reads on standard input: ``("pipe", "")``, ``("file", path)``, ``("text",
@@ -1152,9 +1154,11 @@ class _Reader:
         self.redirects: list[str] = []
         self.path_words: list[tuple[_Word, tuple[str, ...]]] = []
         self.strings: list[str] = []
+        self.quoted: list[str] = []
         self.evaluates = False
         self.scans = 0
-        self.extra: dict[tuple[int, int], list[Node]] = {}
+        self.extra: dict[tuple[int, int], list[_Word]] = {}
+        self.gap_words: dict[tuple[int, int], list[_Word]] = {}
 
     # --------------------------------------------------------------- entry points
 
@@ -1165,8 +1169,14 @@ class _Reader:
         root = _tree(source)
         if root.has_error:
             self.hide("it has a syntax error (as tree-sitter-bash reads it)")
-        if _gaps(root, source):
-            self.hide("part of it could not be read")
+        for node, gap in _gaps(root, source):
+            if node.type == "redirected_statement" and _GAP_WORDS.fullmatch(gap):
+                key = (node.start_byte, node.end_byte)
+                self.gap_words.setdefault(key, []).extend(
+                    _Word(tuple(_unquoted(w)), w) for w in gap.decode().split()
+                )
+            else:
+                self.hide("part of it could not be read")
         self.statement(root, None)
 
     def nested(self, text: str, via: tuple[str, ...]) -> None:
@@ -1191,12 +1201,12 @@ class _Reader:
         inner.code(text)
         for command in (*inner.commands, *inner.possible):
             for start in range(len(command.words)):
-                if start not in command.unknown or start == 0:
+                if start not in command.unknown:
                     self.possible.append(_tail(command, start))
         self.redirects += inner.redirects
         self.path_words += inner.path_words
         self.scans += inner.scans
-        for string in inner.strings:
+        for string in inner.quoted:
             self.scan(string)
 
     def child(self, via: tuple[str, ...]) -> _Reader:
@@ -1211,6 +1221,7 @@ class _Reader:
         self.redirects += inner.redirects
         self.path_words += inner.path_words
         self.strings += inner.strings
+        self.quoted += inner.quoted
         self.evaluates = self.evaluates or inner.evaluates
         self.dirs = inner.dirs
         self.scans += inner.scans
@@ -1231,7 +1242,7 @@ class _Reader:
         kind = node.type
         if kind == "command":
             self.command(node, stdin)
-        elif kind in _STATEMENTS:
+        elif kind in _STATEMENTS or kind == "ERROR":
             self.children(node, stdin)
         elif kind == "redirected_statement":
             self.redirected(node, stdin)
@@ -1288,10 +1299,9 @@ class _Reader:
         """A statement with redirections: what they feed to standard input, the files."""
         body = node.child_by_field_name("body")
         redirects = [c for c in node.children if c.type.endswith("_redirect")]
-        extra: list[Node] = []
+        extra = self.gap_words.pop((node.start_byte, node.end_byte), [])
         for redirect in redirects:
-            for inner in (redirect, *(c for c in redirect.children if c.type == "file_redirect")):
-                extra += _destinations(inner)[1:]
+            extra += [self.word(n) for n in _extra_words(redirect)]
         if extra:
             target = _rightmost_command(body)
             if target is None:
@@ -1353,15 +1363,15 @@ class _Reader:
         if node.type != "heredoc_redirect":
             return
         piped = False
-        for child in node.children:
+        for index, child in enumerate(node.children):
             if child.type in ("|", "|&"):
                 piped = True
             elif child.type.endswith("_redirect"):
                 self.redirect(child)
-            elif child.is_named and child.type not in (
-                "heredoc_start",
-                "heredoc_body",
-                "heredoc_end",
+            elif (
+                child.is_named
+                and child.type not in ("heredoc_start", "heredoc_body", "heredoc_end")
+                and node.field_name_for_child(index) != "argument"
             ):
                 self.statement(child, ("pipe", "") if piped else None)
                 piped = False
@@ -1421,7 +1431,7 @@ class _Reader:
 
         def flatten(item: Node) -> None:
             if item.type == "test_operator" or not item.is_named:
-                words.append(_literal(self.text(item), "u"))
+                words.append(_literal(self.text(item)))
                 if double and self.text(item) in _ARITHMETIC_TESTS:
                     self.evaluate(f"arithmetic comparison {self.text(item)} in [[ ]]")
             elif item.type in _WORDS:
@@ -1492,6 +1502,7 @@ class _Reader:
                 self.redirects += inner.redirects
                 self.path_words += inner.path_words
                 self.strings += inner.strings
+                self.quoted += inner.quoted
                 self.evaluates = self.evaluates or inner.evaluates
             elif child.type in ("word", "string", "raw_string", "concatenation"):
                 self.path_words.append((self.word(child), self.dirs))
@@ -1512,7 +1523,7 @@ class _Reader:
             elif child.type.endswith("_redirect"):
                 stdin = self.redirect(child) or stdin
                 self.after_heredoc(child)
-                groups += [[extra] for extra in _destinations(child)[1:]]
+                groups += [[extra] for extra in _extra_words(child)]
             elif field_name in ("name", "argument") or child.type in _WORDS:
                 nodes = list(child.children) if child.type == "command_name" else [child]
                 if groups and child.start_byte == last_end:
@@ -1522,8 +1533,8 @@ class _Reader:
                 last_end = child.end_byte
             elif child.is_named:
                 self.unknown(child)
-        groups += [[extra] for extra in self.extra.pop((node.start_byte, node.end_byte), [])]
         words = [self.concatenate(group) for group in groups]
+        words += self.extra.pop((node.start_byte, node.end_byte), [])
         self.emit(words, assignments, node, stdin)
 
     def emit(
@@ -1548,9 +1559,12 @@ class _Reader:
         """Record the command ``words`` (started by ``via``) and what it starts in turn."""
         first = words[0]
         text = self.source[first.start : max(end, first.end)].decode("utf-8", "surrogatepass")
+        for assignment in assignments:
+            if not SAFE_ENVIRONMENT.fullmatch(assignment.partition("=")[0]):
+                self.scan(assignment.partition("=")[2])
         if not first.known:
             self.opaque.append(f"the program {_short(first.text)} is only known at run time")
-            self.commands.append(_command(words, text, assignments, via, more))
+            self.listed(_command(words, text, assignments, via, more), words)
             return
         program = first.value
         name = posixpath.basename(program.rstrip("/")) or program
@@ -1559,9 +1573,6 @@ class _Reader:
         wrapper = WRAPPERS.get(pair) or WRAPPERS.get(name)
         if name in ("cd", "pushd") and len(words) > 1 and words[1].known:
             self.cd(words[1])
-        for assignment in assignments:
-            if not SAFE_ENVIRONMENT.fullmatch(assignment.partition("=")[0]):
-                self.scan(assignment.partition("=")[2])
         if wrapper is not None:
             skip = 2 if pair in WRAPPERS else 1
             self.wrapper(wrapper, name, words, skip, assignments, via, end, stdin, trusted)
@@ -1569,28 +1580,58 @@ class _Reader:
             self.shell(name, words, assignments, via, stdin, text, trusted)
         elif name == "eval":
             known = all(w.known for w in words[1:])
-            self.commands.append(_command(words, text, assignments, via, launcher=known))
+            self.listed(_command(words, text, assignments, via, launcher=known), words)
             self.code_of(words[1:], text, (*via, name))
-        elif name in ("source", "."):
-            self.commands.append(_command(words, text, assignments, via, more))
-            if len(words) < 2 or not words[1].known or words[1].value.startswith("/dev/"):
-                self.hide(f"{name} runs code that is only known at run time")
         else:
-            command = _command(words, text, assignments, via, more)
-            self.commands.append(command)
-            if name == "find":
+            self.listed(_command(words, text, assignments, via, more), words)
+            if name in ("source", ".") and (
+                len(words) < 2 or not words[1].known or words[1].value.startswith("/dev/")
+            ):
+                self.hide(f"{name} runs code that is only known at run time")
+            elif name == "find":
                 self.find(words, via)
             elif name == "let":
                 self.evaluate(f"arithmetic {_short(text)}")
             elif name == "alias":
                 self.opaque.append(f"it defines an alias: {_short(text)}")
+            elif name == "coproc":
+                self.opaque.append(f"coproc runs a command with pipes: {_short(text)}")
+                self.guess(words, 1, (*via, name))
             self.program_code(name, words, stdin)
-            for index in _risky(command):
-                if index < len(words) and index not in command.unknown:
-                    value = words[index].value
-                    self.scan(re.sub(r"^[^=]*=(exec=)?!?", "", value))
-                    if index + 1 < len(words) and words[index + 1].known:
-                        self.scan(re.sub(r"^[\w.-]*=(exec=)?!?", "", words[index + 1].value))
+
+    def listed(self, command: SimpleCommand, words: list[_Word]) -> None:
+        """Record a command; search the words through which it may run code, for deny rules.
+
+        A risky option's value (``tar -I CMD``, ``ssh -o ProxyCommand=CMD``) and every word of
+        a risky command that looks like code (``trap 'rm f' EXIT``, ``alias x=rm``) are read
+        as shell code.
+        """
+        self.commands.append(command)
+        risky = _risky(command)
+        if not risky:
+            return
+        for index, word in enumerate(words):
+            if index == 0 or not word.known:
+                continue
+            value = word.value
+            after_option = index - 1 in risky and words[index - 1].value.startswith("-")
+            if after_option or (index >= risky[0] and re.search(r"[\s=;|&$`<>(]", value)):
+                self.scan(re.sub(r"^[\w.-]*=(exec=)?!?", "", value))
+
+    def guess(self, words: list[_Word], start: int, via: tuple[str, ...]) -> None:
+        """For deny rules: any literal word from ``start`` on may start a command.
+
+        Used where the program that runs a command cannot be read (an option not
+        understood, arguments handed to ``bash -c`` code).
+        """
+        for index in range(start, len(words)):
+            word = words[index]
+            if not word.known:
+                self.possible.append(SimpleCommand(("?",), word.text, frozenset({0}), via=via))
+            elif not word.value.startswith("-"):
+                text = self.source[word.start : words[-1].end].decode("utf-8", "surrogatepass")
+                self.possible.append(_command(words[index:], text, [], via))
+                self.scan(word.value)
 
     def cd(self, target: _Word) -> None:
         """Remember where ``cd`` goes, for relative paths that follow."""
@@ -1614,22 +1655,22 @@ class _Reader:
     ) -> None:
         """A program that starts another one: read its options, then the command it starts."""
         text = self.source[words[0].start : end].decode("utf-8", "surrogatepass")
+        inner_via = (*via, name)
         parsed = _options(wrapper, words, skip)
         if parsed is None:
             self.opaque.append(f"could not tell what {name} runs: {_short(text)}")
-            self.commands.append(_command(words, text, assignments, via))
-            for start in range(skip, len(words)):
-                if words[start].known and not words[start].value.startswith("-"):
-                    self.possible.append(_command(words[start:], text, [], (*via, name)))
-                    self.scan(words[start].value)
+            self.listed(_command(words, text, assignments, via), words)
+            self.guess(words, skip, inner_via)
             return
         start, env, code, replace = parsed
-        rest = words[start:] if wrapper.command else []
+        rest = words[start:]
         if name == "xargs" and not rest:
             rest = [_Word((("u", "echo"),), "echo", end, end)]
+        if not wrapper.command:
+            self.guess(words, skip, inner_via)
+            rest = []
         launcher = wrapper.launcher and trusted and bool(rest or code)
-        self.commands.append(_command(words, text, assignments, via, launcher=launcher))
-        inner_via = (*via, name)
+        self.listed(_command(words, text, assignments, via, launcher=launcher), words)
         if code:
             self.code_of([*code, *rest], text, inner_via)
             return
@@ -1640,17 +1681,11 @@ class _Reader:
                 _Word((("?", w.text),), w.text, w.start, w.end) if replace in w.text else w
                 for w in rest
             ]
-        if wrapper.joins and "-x" not in (w.value for w in words[skip:start]):
+        if wrapper.joins and not {"-x", "--exec"} & {w.value for w in words[skip:start]}:
             self.code_of(rest, text, inner_via)
             return
-        self.run(
-            rest,
-            [*assignments, *env],
-            inner_via,
-            end,
-            stdin,
-            more=name == "xargs" and replace is None,
-        )
+        more = name == "xargs" and replace is None
+        self.run(rest, [*assignments, *env], inner_via, end, stdin, more=more)
 
     def code_of(self, words: list[_Word], text: str, via: tuple[str, ...]) -> None:
         """Shell code given to a program as words, joined by spaces (``eval``, ``su -c``)."""
@@ -1700,13 +1735,15 @@ class _Reader:
         operands = words[index:]
         if not known:
             self.opaque.append(f"could not tell what {name} runs: {_short(text)}")
+            self.guess(words, 1, (*via, name))
         if code_next:
-            launcher = known and trusted and bool(operands)
-            self.commands.append(_command(words, text, assignments, via, launcher=launcher))
+            launcher = known and trusted and len(operands) == 1
+            self.listed(_command(words, text, assignments, via, launcher=launcher), words)
             if operands:
                 self.code_of(operands[:1], text, (*via, name))
+                self.guess(operands, 1, (*via, name))
             return
-        self.commands.append(_command(words, text, assignments, via))
+        self.listed(_command(words, text, assignments, via), words)
         if (operands and not reads_input) or stdin is None or stdin[0] == "file":
             return
         if stdin[0] == "text":
@@ -1830,6 +1867,8 @@ class _Reader:
         word = _Word(tuple(parts), text, node.start_byte, node.end_byte)
         if word.known and re.search(r"[\s$`\[(;|&]", word.value):
             self.strings.append(word.value)
+        if word.known and kind in ("raw_string", "string", "ansi_c_string"):
+            self.quoted.append(word.value)
         return word
 
     def string(self, node: Node) -> list[tuple[str, str]]:
@@ -1881,8 +1920,13 @@ def _short(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _gaps(root: Node, source: bytes) -> bool:
-    """Whether tree-sitter left text out of every node (it may drop what it cannot read)."""
+def _gaps(root: Node, source: bytes) -> list[tuple[Node, bytes]]:
+    """The text tree-sitter left out of every node (it drops what it cannot read), by parent.
+
+    ``python - <<EOF`` loses its ``-``: such plain words are put back; any other gap makes
+    the line opaque.
+    """
+    gaps = []
     stack = [root]
     while stack:
         node = stack.pop()
@@ -1891,12 +1935,12 @@ def _gaps(root: Node, source: bytes) -> bool:
         position = node.start_byte
         for child in node.children:
             if source[position : child.start_byte].strip(b" \t\r\n\\"):
-                return True
+                gaps.append((node, source[position : child.start_byte]))
             position = child.end_byte
             stack.append(child)
         if node.children and source[position : node.end_byte].strip(b" \t\r\n\\"):
-            return True
-    return False
+            gaps.append((node, source[position : node.end_byte]))
+    return gaps
 
 
 def _destinations(redirect: Node) -> list[Node]:
@@ -1906,6 +1950,20 @@ def _destinations(redirect: Node) -> list[Node]:
         for index, child in enumerate(redirect.children)
         if redirect.field_name_for_child(index) == "destination"
     ]
+
+
+def _extra_words(redirect: Node) -> list[Node]:
+    """Words tree-sitter puts in a redirection that belong to the command.
+
+    ``ls > out x``: ``x`` is an argument of ``ls``; so is ``b`` in ``cat a <<EOF b``.
+    """
+    words = _destinations(redirect)[1:]
+    for index, child in enumerate(redirect.children):
+        if child.type == "file_redirect":
+            words += _destinations(child)[1:]
+        elif redirect.field_name_for_child(index) == "argument":
+            words.append(child)
+    return words
 
 
 def _rightmost_command(node: Node | None) -> Node | None:
@@ -2014,8 +2072,8 @@ def _options(
         if text == "--":
             index += 1
             break
-        if wrapper.assigns and _ASSIGNMENT.fullmatch(text):
-            env.append(text)
+        if wrapper.assigns and (_ASSIGNMENT.fullmatch(text) or text == "-"):
+            env += [text] if text != "-" else []
             index += 1
             continue
         if text.startswith("--") and len(text) > 2:
@@ -2059,11 +2117,22 @@ def _options(
                 if f"-{letter}" in wrapper.stops:
                     return len(words), env, code, replace
             continue
-        if positionals:
-            positionals -= 1
+        if not wrapper.command:
             index += 1
             continue
-        break
+        if not positionals:
+            break
+        positionals -= 1
+        index += 1
+        if not positionals and index < len(words) and words[index].value.startswith("-"):
+            # The command, or an option some versions read anyway: only a code option is sure.
+            if words[index].value not in wrapper.code:
+                return None
+            index += 1
+            value = value_of("")
+            if value is None:
+                return None
+            code.append(_literal(value))
     if positionals and wrapper.command:
         return None
     return index, env, code, replace
@@ -2099,13 +2168,18 @@ def _allows(spec: _Spec, command: SimpleCommand) -> bool:
     count = len(spec.words)
     if (command.path or words[0]) != spec.words[0] or len(words) < count:
         return False
-    if any(not SAFE_ENVIRONMENT.fullmatch(a.partition("=")[0]) for a in command.assignments):
+    if not _safe_environment(command):
         return False
     if any(i in command.unknown for i in range(count)) or words[1:count] != spec.words[1:]:
         return False
     if not spec.prefix:
         return len(words) == count and not command.unknown and not command.more
     return all(index < count for index in _risky(command))
+
+
+def _safe_environment(command: SimpleCommand) -> bool:
+    """Whether the variables a command is given leave the code it runs alone."""
+    return all(SAFE_ENVIRONMENT.fullmatch(a.partition("=")[0]) for a in command.assignments)
 
 
 def _risky(command: SimpleCommand) -> list[int]:
@@ -2242,26 +2316,65 @@ def _may_be(command: SimpleCommand, spec: tuple[str, ...]) -> bool:
 # ------------------------------------------------------------------------------- sed
 
 
+_SED_FLAGS = "nrEsuzb"
+_SED_LONG = (
+    "--quiet",
+    "--silent",
+    "--debug",
+    "--posix",
+    "--regexp-extended",
+    "--separate",
+    "--sandbox",
+    "--unbuffered",
+    "--null-data",
+    "--zero-terminated",
+    "--follow-symlinks",
+    "--binary",
+)
+
+
 def _sed_risk(words: tuple[str, ...]) -> int | None:
-    """Index of a ``sed`` script word that runs a command or writes a file."""
+    """Index of a ``sed`` word that runs a command or writes a file.
+
+    The scripts are the values of ``-e``/``--expression``, else the first operand (GNU sed
+    reads options anywhere). An option sed does not have, or that this does not know, counts.
+    """
     scripts: list[tuple[int, str]] = []
+    operands: list[int] = []
     index = 1
     while index < len(words):
         word = words[index]
-        attached = re.fullmatch(r"-[nErsuz]*e(.*)", word, re.DOTALL)
-        if attached or _is_option(word, ["--expression"]):
-            text = attached[1] if attached else word.partition("=")[2]
-            if text or "=" in word:
-                scripts.append((index, text))
-            elif index + 1 < len(words):
-                scripts.append((index + 1, words[index + 1]))
-                index += 1
-        elif word in ("-l", "--line-length"):
-            index += 1
-        elif not word.startswith("-") and not scripts:
-            scripts.append((index, word))
+        if word == "--":
+            operands += range(index + 1, len(words))
             break
+        if word.startswith("--") and len(word) > 2:
+            equals = "=" in word
+            if _is_option(word, ["--expression"]) or _is_option(word, ["--line-length"]):
+                value = word.partition("=")[2] if equals else None
+                if value is None and index + 1 < len(words):
+                    index += 1
+                    value = words[index]
+                if _is_option(word, ["--expression"]):
+                    scripts.append((index, value or ""))
+            elif not any(_is_option(word, [option]) for option in _SED_LONG) or equals:
+                return index
+        elif word.startswith("-") and len(word) > 1:
+            for position, letter in enumerate(word[1:]):
+                rest = word[position + 2 :]
+                if letter in "el":
+                    if not rest and index + 1 < len(words):
+                        index += 1
+                        rest = words[index]
+                    if letter == "e":
+                        scripts.append((index, rest))
+                    break
+                if letter not in _SED_FLAGS:
+                    return index
+        else:
+            operands.append(index)
         index += 1
+    if not scripts and operands:
+        scripts.append((operands[0], words[operands[0]]))
     for position, script in scripts:
         if _sed_runs(script, brackets=False) or _sed_runs(script, brackets=True):
             return position
