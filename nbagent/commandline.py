@@ -428,6 +428,9 @@ class Risk:
     """``NAME=value`` arguments are risky (``make SHELL=...``)."""
     bundled: bool = False
     """The first word may be options without a dash (``tar xIf``)."""
+    output_operand: int | None = None
+    """The operand (counted from 0, options skipped) that names a file it writes
+    (``uniq IN OUT``)."""
     script: Callable[[tuple[str, ...]], int | None] | None = None
     """Finds the index of a risky script word (``sed``'s ``e`` and ``w`` commands)."""
 
@@ -466,6 +469,7 @@ _SCRIPT_RUNNERS = (
     "dlx",
     "create",
 )
+_PACKAGE_OPTIONS = ("--script-shell", "--userconfig", "--globalconfig", "--node-options")
 _PACKAGE_KNOWN = _names(
     "install i add remove rm uninstall un update up upgrade outdated list ls ll why info view "
     "init audit ci pack publish login logout whoami version help search link unlink prune "
@@ -474,7 +478,7 @@ _PACKAGE_KNOWN = _names(
 
 RISKS: Mapping[str, Risk] = {
     "git": Risk(
-        globals=("-c", "--config-env", "--exec-path"),
+        globals=("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree"),
         global_valued=(
             "-C",
             "-c",
@@ -530,9 +534,20 @@ RISKS: Mapping[str, Risk] = {
         },
     ),
     "gh": Risk(subcommands={"alias": _ALL, "extension": _ALL, "config": _ALL, "ext": _ALL}),
-    "npm": Risk(subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL)),
-    "pnpm": Risk(subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL), known=_PACKAGE_KNOWN),
-    "yarn": Risk(subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL), known=_PACKAGE_KNOWN),
+    "npm": Risk(options=_PACKAGE_OPTIONS, subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL)),
+    "pnpm": Risk(
+        options=_PACKAGE_OPTIONS,
+        subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL),
+        known=_PACKAGE_KNOWN,
+    ),
+    "yarn": Risk(
+        options=_PACKAGE_OPTIONS,
+        subcommands=dict.fromkeys(_SCRIPT_RUNNERS, _ALL),
+        known=_PACKAGE_KNOWN,
+    ),
+    "pytest": Risk(options=("-p", "-c", "--config-file", "--rootdir", "-o", "--override-ini")),
+    "rg": Risk(options=("--pre", "--hostname-bin")),
+    "uniq": Risk(output_operand=1),
     "uv": Risk(subcommands={"run": _ALL, "tool": _ALL}),
     "poetry": Risk(subcommands={"run": _ALL, "shell": _ALL}),
     "conda": Risk(subcommands={"run": _ALL}),
@@ -665,7 +680,8 @@ RISKS: Mapping[str, Risk] = {
     ),
     **dict.fromkeys(
         _names(
-            "awk gawk mawk nawk busybox toybox ssh slogin scp sftp socat telnet vim vi nvim view "
+            "awk gawk mawk nawk dc m4 sqlite3 psql mysql crontab at batch tmux screen open "
+            "xdg-open busybox toybox ssh slogin scp sftp socat telnet vim vi nvim view "
             "vimdiff ex ed emacs nano pico less more most man info cmake helm terraform ansible "
             "ansible-playbook eval source . trap hash enable bind complete compgen fc history let "
             "declare typeset local export readonly read mapfile readarray unset alias shopt ulimit "
@@ -1126,6 +1142,7 @@ _EXPRESSIONS = frozenset(
     }
 )
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+_CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
 _GAP_WORDS = re.compile(rb"[\s\\]*[\w\-./=:,+@%]+(?:[\s\\]+[\w\-./=:,+@%]+)*[\s\\]*")
 _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/")
 _Stdin = tuple[str, str]
@@ -1616,7 +1633,7 @@ class _Reader:
             value = word.value
             after_option = index - 1 in risky and words[index - 1].value.startswith("-")
             if after_option or (index >= risky[0] and re.search(r"[\s=;|&$`<>(]", value)):
-                self.scan(re.sub(r"^[\w.-]*=(exec=)?!?", "", value))
+                self.scan(_CODE_PREFIX.sub("", value))
 
     def guess(self, words: list[_Word], start: int, via: tuple[str, ...]) -> None:
         """For deny rules: any literal word from ``start`` on may start a command.
@@ -1806,6 +1823,7 @@ class _Reader:
             index = _sed_risk(tuple(w.value for w in words))
             if index is not None and words[index].known:
                 self.scan(words[index].value)
+                self.scan(re.sub(r"[^\w\s.-]", "\n", words[index].value))
 
     # ---------------------------------------------------------------------- words
 
@@ -1829,6 +1847,11 @@ class _Reader:
         parts: list[tuple[str, str]]
         if kind == "word":
             parts = _unquoted(text)
+            mask = "".join(t if k == "u" else "\0" for k, t in parts)
+            if "`" in mask or "$(" in mask:
+                self.opaque.append(f"a substitution tree-sitter did not read: {_short(text)}")
+                self.scan(text)
+                parts = [("?", text)]
         elif kind in (
             "number",
             "$",
@@ -1874,8 +1897,6 @@ class _Reader:
     def string(self, node: Node) -> list[tuple[str, str]]:
         """The parts of a double-quoted string (everything in it is quoted)."""
         parts: list[tuple[str, str]] = []
-        if node.type == "translated_string":
-            self.opaque.append('a $"..." string is translated at run time')
         for child in node.children:
             if child.type == "string_content":
                 parts.append(("q", _double_quoted(self.text(child))))
@@ -1883,6 +1904,9 @@ class _Reader:
                 parts.append(("q", "$"))
             elif child.is_named:
                 parts += [("q" if k == "u" else k, t) for k, t in self.word(child).parts]
+        if node.type == "translated_string":
+            self.opaque.append('a $"..." string is translated at run time')
+            return [("?", self.text(node))]
         return parts
 
     def expansion(self, node: Node, text: str) -> list[tuple[str, str]]:
@@ -2206,6 +2230,9 @@ def _risky(command: SimpleCommand) -> list[int]:
         script = risk.script(words)
         if script is not None:
             found.append(script)
+    if risk.output_operand is not None:
+        operands = [i for i, w in enumerate(words) if i and not w.startswith("-")]
+        found += operands[risk.output_operand : risk.output_operand + 1]
     if subcommand is None:
         return sorted(set(found))
     if subcommand < len(words) and risk.known and words[subcommand] not in risk.known:
