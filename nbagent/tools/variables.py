@@ -1,14 +1,18 @@
 """The variable tools ListVariables and InspectVariable, over the IPython user namespace.
 
-Neither evaluates code: InspectVariable takes a name with ``.attribute`` and ``[literal]``
-steps, and follows them without running properties or ``__getitem__`` of unknown classes.
-Values are described by :mod:`nbagent.tools.summary` (bounded previews, no whole prints).
+Neither runs code of the user's, so both are read-only and allowed in plan mode: values are
+described by :mod:`nbagent.tools.summary`, which reads types, built-in containers and the
+real classes of numpy and pandas, and shows any other object in its safe form
+(``object.__repr__`` and its instance ``__dict__``) rather than calling its ``__repr__``,
+properties or ``__len__``. InspectVariable takes a name with ``.attribute`` and
+``[literal]`` steps, and follows them the same way. To see what an object's own code says of
+it, the model runs that code with RunCode, which the permission policy governs.
 """
 
 from __future__ import annotations
 
 import ast
-import inspect
+import itertools
 import types
 from collections import Counter
 from typing import Any
@@ -18,21 +22,35 @@ from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.output import cap_text, counted
 from nbagent.tools.summary import (
+    PANDAS_UNKNOWN,
     ReprTimeout,
     array_text,
+    array_view,
     bounded,
+    cell_text,
+    class_bases,
+    class_dict,
+    class_doc,
+    class_mro,
+    class_name,
+    dtype_name,
+    inert_repr,
     instance_dict,
     is_a,
-    is_array,
-    is_frame,
+    is_data_descriptor,
+    is_descriptor,
+    is_exactly,
     is_routine,
-    is_series,
     is_trusted,
     library_of,
+    pandas_kind,
+    pandas_values_text,
+    pandas_view,
     preview,
-    safe_repr,
+    python_function,
+    routine_doc,
+    routine_text,
     shape_of,
-    signature_text,
     summarize,
     type_label,
 )
@@ -43,6 +61,7 @@ IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 _LIST_PREVIEW = 60
 _ITEMS = 10
 _HEAD_ROWS = 5
+_HEAD_COLUMNS = 20
 
 
 def user_variables(shell: Any) -> dict[str, Any]:
@@ -166,12 +185,13 @@ def _kind(value: Any) -> str:
 
 
 def lookup(namespace: dict[str, Any], expression: str) -> Any:
-    """Follow ``name(.attr|[literal])*`` in a namespace without running unknown code.
+    """Follow ``name(.attr|[literal])*`` in a namespace without running the user's code.
 
     Attributes come from the instance ``__dict__`` or, for functions and plain class
     attributes, the class; properties and other computed attributes are refused, except on
-    objects of trusted data libraries. Indexing works on built-in dicts, lists and tuples
-    and on trusted library objects.
+    objects whose class is really a trusted data library's. Indexing works on built-in
+    dicts (comparing the literal with keys of built-in types only), lists and tuples and
+    on the libraries' own objects.
 
     Args:
         namespace: The user namespace.
@@ -214,21 +234,38 @@ def lookup(namespace: dict[str, Any], expression: str) -> Any:
     return value
 
 
+_ABSENT: Any = object()
+_LITERALS = (str, bytes, int, float, complex, bool, type(None), type(...))
+
+
+def _stored(cls: type, attr: str) -> Any:
+    """A class attribute as its class's namespace holds it, else ``_ABSENT``."""
+    for klass in class_mro(cls):
+        namespace = class_dict(klass)
+        if attr in namespace:
+            return namespace[attr]
+    return _ABSENT
+
+
 def _attribute(value: Any, attr: str, path: str) -> Any:
-    own = instance_dict(value)
-    if attr in own:
-        return own[attr]
-    if is_a(value, types.ModuleType) or is_trusted(value):
+    if is_trusted(value):  # the library's own class: its attributes run the library's code
         try:
             return getattr(value, attr)
         except AttributeError:
             raise ToolError(f"{path} has no attribute {attr!r}.") from None
-    try:
-        found = inspect.getattr_static(value, attr)
-    except AttributeError:
-        raise ToolError(f"{path} has no attribute {attr!r}.") from None
-    if is_a(found, types.FunctionType) or not hasattr(type(found), "__get__"):
-        return found
+    if is_a(value, type):
+        stored = _stored(value, attr)
+        if is_exactly(stored, (staticmethod, classmethod)):
+            return stored.__func__
+    else:
+        stored = _stored(type(value), attr)
+        own = instance_dict(value)
+        if attr in own and (stored is _ABSENT or not is_data_descriptor(stored)):
+            return own[attr]
+    if stored is _ABSENT:
+        raise ToolError(f"{path} has no attribute {attr!r}.")
+    if is_exactly(stored, (types.FunctionType,)) or not is_descriptor(stored):
+        return stored
     raise ToolError(
         f"{path}.{attr} is a property or other computed attribute of {type_label(value)}: "
         "reading it would run its code, so InspectVariable does not. Use RunCode to "
@@ -237,7 +274,12 @@ def _attribute(value: Any, attr: str, path: str) -> Any:
 
 
 def _item(value: Any, key: Any, path: str) -> Any:
-    if type(value) not in (dict, list, tuple) and not is_trusted(value):
+    if type(value) is dict:
+        for stored, item in dict.items(value):
+            if is_exactly(stored, _LITERALS) and stored == key:  # built-ins compared: no code
+                return item
+        raise ToolError(f"{path}[{key!r}] does not exist (KeyError).")
+    if not is_exactly(value, (list, tuple)) and not is_trusted(value):
         raise ToolError(
             f"{path} is a {type_label(value)}; InspectVariable indexes only dicts, lists, "
             "tuples and numpy/pandas objects (other [] would run their code)."
@@ -249,7 +291,7 @@ def _item(value: Any, key: Any, path: str) -> Any:
 
 
 def describe(name: str, value: Any, limits: Limits) -> str:
-    """Describe a value in a few lines to a few dozen.
+    """Describe a value in a few lines to a few dozen, running none of the user's code.
 
     Args:
         name: How the value was named.
@@ -266,7 +308,7 @@ def describe(name: str, value: Any, limits: Limits) -> str:
     if summary.dtype:
         facts.append(f"dtype {summary.dtype}")
     if summary.size:
-        shallow = is_frame(value) or is_series(value)
+        shallow = pandas_kind(value) in ("DataFrame", "Series")
         note = " (Python objects' contents not counted)" if shallow else ""
         facts.append(f"memory {summary.size}{note}")
     lines = [f"{name}: {summary.type}" + (f" ({', '.join(facts)})" if facts else "")]
@@ -280,59 +322,111 @@ def describe(name: str, value: Any, limits: Limits) -> str:
 def _details(value: Any, limits: Limits) -> list[str]:
     """The lines after the first: what is worth knowing about this kind of value."""
     seconds, chars = limits.repr_seconds, limits.repr_chars
-    if is_frame(value):
-        columns = [f"  {c}: {t}" for c, t in list(value.dtypes.items())[:50]]
-        if len(value.columns) > 50:
-            columns.append(f"  … ({len(value.columns) - 50} more columns)")
-        head = _bounded_text(
-            lambda: value.head(_HEAD_ROWS).to_string(max_cols=20, max_colwidth=40), seconds
-        )
-        return ["columns:", *columns, f"first {_HEAD_ROWS} rows:", head]
-    if is_series(value):
-        head = _bounded_text(lambda: value.head(_ITEMS).to_string(max_rows=_ITEMS), seconds)
-        return [f"name: {value.name!r}", f"first {_ITEMS} values:", head]
-    if is_array(value):
-        return ["values:", _bounded_text(lambda: array_text(value, threshold=200), seconds)]
+    kind = pandas_kind(value)
+    if kind:
+        view = pandas_view(value)
+        if view is None:
+            return [PANDAS_UNKNOWN]
+        if kind == "DataFrame":
+            return _frame_details(view, seconds)
+        if kind == "Series":
+            head = _bounded_text(lambda: _series_head(view), seconds)
+            return [f"name: {inert_repr(view.name, 80)}", f"first {_ITEMS} values:", head]
+        return ["labels:", _bounded_text(lambda: pandas_values_text(view, 20), seconds)]
+    if (array := array_view(value)) is not None:
+        return ["values:", _bounded_text(lambda: array_text(array, threshold=200), seconds)]
     if type(value) is dict:
-        keys = Counter(type_label(k) for k in list(value)[:1000])
+        keys = Counter(type_label(k) for k in itertools.islice(value, 1000))
         items = [
-            f"  {safe_repr(k, 60, seconds)}: {preview(v, 100, seconds)}"
-            for k, v in list(value.items())[:_ITEMS]
+            f"  {inert_repr(k, 60)}: {preview(v, 100, seconds)}"
+            for k, v in itertools.islice(dict.items(value), _ITEMS)
         ]
         return [f"key types: {_counts(keys)}", "items:", *items, *_more(len(value))]
-    if type(value) in (list, tuple, set, frozenset):
-        elements = list(value)
-        kinds = Counter(type_label(x) for x in elements[:1000])
-        items = [f"  [{i}] {preview(x, 100, seconds)}" for i, x in enumerate(elements[:_ITEMS])]
-        return [f"element types: {_counts(kinds)}", "items:", *items, *_more(len(elements))]
+    if is_exactly(value, (list, tuple, set, frozenset)):
+        kinds = Counter(type_label(x) for x in itertools.islice(value, 1000))
+        items = [
+            f"  [{i}] {preview(x, 100, seconds)}"
+            for i, x in enumerate(itertools.islice(value, _ITEMS))
+        ]
+        return [f"element types: {_counts(kinds)}", "items:", *items, *_more(len(value))]
     if is_routine(value) or is_a(value, type):
         return _code_details(value)
-    lines = [f"value: {safe_repr(value, chars, seconds)}"]
+    lines = [f"value: {inert_repr(value, chars)}"]
     attributes = instance_dict(value)
     if attributes and library_of(value) != "builtins":
         lines.append("attributes:")
         lines += [
             f"  {k}: {type_label(v)} = {preview(v, 80, seconds)}"
-            for k, v in list(attributes.items())[:20]
+            for k, v in itertools.islice(attributes.items(), 20)
         ]
         lines += _more(len(attributes), 20)
     return lines
+
+
+def _frame_details(frame: Any, seconds: float) -> list[str]:
+    """A plain DataFrame's columns with their dtypes, and its first rows."""
+    names = frame.columns[:50].tolist()
+    dtypes = frame.dtypes.tolist()[:50]
+    columns = [f"  {cell_text(c, 60)}: {dtype_name(t)}" for c, t in zip(names, dtypes, strict=True)]
+    if len(frame.columns) > 50:
+        columns.append(f"  … ({len(frame.columns) - 50} more columns)")
+    head = _bounded_text(lambda: _frame_head(frame), seconds)
+    return ["columns:", *columns, f"first {_HEAD_ROWS} rows:", head]
+
+
+def _frame_head(frame: Any) -> str:
+    """The first rows and columns of a plain DataFrame, every cell formatted here."""
+    head = frame.iloc[:_HEAD_ROWS, :_HEAD_COLUMNS]
+    width = head.shape[1]
+    rows = [["", *(cell_text(c) for c in head.columns.tolist())]]
+    for r, label in enumerate(head.index.tolist()):
+        rows.append([cell_text(label), *(cell_text(head.iat[r, c]) for c in range(width))])
+    more = frame.shape[1] - width
+    text = _layout(rows)
+    return text + (f"\n(… {more} more columns)" if more > 0 else "")
+
+
+def _series_head(series: Any) -> str:
+    """The first values of a plain Series with their labels, formatted here."""
+    head = series.iloc[:_ITEMS]
+    rows = [
+        [cell_text(label), cell_text(item)]
+        for label, item in zip(head.index.tolist(), head.tolist(), strict=True)
+    ]
+    more = len(series) - len(rows)
+    return _layout(rows) + (f"\n… ({more} more)" if more > 0 else "")
+
+
+def _layout(rows: list[list[str]]) -> str:
+    """Rows of cells as aligned text: the labels to the left, the values to the right."""
+    if not rows:
+        return "(empty)"
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    )
 
 
 def _code_details(value: Any) -> list[str]:
     """Signature, docstring and origin of a function; bases and members of a class."""
     lines = []
     if is_a(value, type):
-        bases = ", ".join(b.__qualname__ for b in value.__bases__)
-        members = sorted(k for k in vars(value) if not k.startswith("_"))
+        bases = ", ".join(class_name(b) for b in class_bases(value))
+        members = sorted(k for k in class_dict(value) if type(k) is str and not k.startswith("_"))
         lines += [f"bases: {bases}", f"members: {', '.join(members) or '(none)'}"]
+        doc = class_doc(value)
     else:
-        lines.append(f"signature: {getattr(value, '__name__', '?')}{signature_text(value)}")
-    doc = inspect.getdoc(value)
+        lines.append(f"signature: {routine_text(value)}")
+        doc = routine_doc(value)
     if doc:
         lines += ["doc:", *("  " + line for line in doc.splitlines()[:12])]
-    code = getattr(value, "__code__", None)
-    if code is not None:
+    func = python_function(value)
+    if func is not None:
+        code = func.__code__
         lines.append(f"defined in: {code.co_filename}, line {code.co_firstlineno}")
     return lines
 

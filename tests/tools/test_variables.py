@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from nbagent.agent import Agent
+from nbagent.errors import ToolError
+from nbagent.events import ToolCallFinished
+from nbagent.permissions import PermissionPolicy
+from nbagent.registry import ToolRegistry
+from nbagent.search import ToolSearch
+from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tool import Tool
-from nbagent.tools import Limits, ToolContext
+from nbagent.tools import Limits, ToolContext, builtin_tools
 from nbagent.tools.variables import user_variables
 from tests.tools.helpers import LazyTools, error, summary, text
+from tests.tools.test_summary import (
+    CALLS,
+    DUNDERS,
+    Tracked,
+    TrackedArray,
+    quietly,
+    watched_class,
+)
 
 
 class Config:
@@ -125,11 +144,9 @@ def test_inspect_follows_attributes_and_literal_keys(
     )
     assert summary(inspect, name="config") == "tests.Config"
     out = text(inspect, name="config")
-    assert out.split("\n")[:3] == [
-        "config: tests.Config",
-        "value: <tests.Config object>",
-        "attributes:",
-    ]
+    first, value, attributes = out.split("\n")[:3]
+    assert (first, attributes) == ("config: tests.Config", "attributes:")
+    assert re.fullmatch(r"value: <tests\.tools\.test_variables\.Config object at 0x\w+>", value)
     Config.reads = 0
     assert error(inspect, name="config.expensive") == (
         "config.expensive is a property or other computed attribute of "
@@ -169,3 +186,142 @@ def test_inspect_functions_and_classes(shell: Any, kernel_tools: dict[str, Tool]
     define(shell, Config=Config)
     out = text(kernel_tools["InspectVariable"], name="Config")
     assert "members: expensive, reads" in out
+
+
+# -- no code of the user's runs ---------------------------------------------------------------
+
+
+class Colliding:
+    """A dict key that hashes as 0 and says it equals whatever it is compared with."""
+
+    def __hash__(self) -> int:
+        CALLS.append("Colliding.__hash__")
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        CALLS.append("Colliding.__eq__")
+        return other is self
+
+
+@pytest.fixture
+def nothing_ran() -> Iterator[list[str]]:
+    """The calls the watched classes record; none must remain once the test is done."""
+    CALLS.clear()
+    yield CALLS
+    assert CALLS == []
+
+
+def test_listing_and_inspecting_user_objects_runs_none_of_their_code(
+    shell: Any, kernel_tools: dict[str, Tool], nothing_ran: list[str]
+) -> None:
+    Watchful = watched_class()
+    Plain = watched_class([n for n in DUNDERS if n != "__dict__"])  # attributes readable
+    watched, plain = quietly(Watchful), quietly(Plain)
+    table = {Colliding(): "theirs", 0: "ours"}  # its key hashes as 0, the literal's hash
+    CALLS.clear()
+    define(shell, zw_watched=watched, zw_plain=plain, zw_class=Watchful, zw_table=table)
+    listing = text(kernel_tools["ListVariables"], name_contains="zw_")
+    assert "zw_watched  tests.Watchful" in listing and object.__repr__(watched)[:30] in listing
+    inspect = kernel_tools["InspectVariable"]
+    out = text(inspect, name="zw_watched")
+    assert out.split("\n") == ["zw_watched: tests.Watchful", f"value: {object.__repr__(watched)}"]
+    out = text(inspect, name="zw_plain")
+    assert "attributes:\n  x: list = [1, 2]" in out
+    assert text(inspect, name="zw_plain.x[1]") == "zw_plain.x[1]: int\nvalue: 2"
+    assert (
+        text(inspect, name="zw_table[0]") == "zw_table[0]: str (len 4, memory 53 B)\nvalue: 'ours'"
+    )
+    assert "members: dtype, shape" in text(inspect, name="zw_class")
+    assert error(inspect, name="zw_plain.shape") == (
+        "zw_plain.shape is a property or other computed attribute of tests.Watchful: reading "
+        "it would run its code, so InspectVariable does not. Use RunCode to evaluate it."
+    )
+    assert error(inspect, name="zw_plain.nothing") == "zw_plain has no attribute 'nothing'."
+    assert error(inspect, name="zw_plain[0]").startswith("zw_plain is a tests.Watchful;")
+    assert summary(inspect, name="zw_watched") == "tests.Watchful"
+
+
+def test_subclasses_of_dataframes_and_arrays_show_their_real_data(
+    shell: Any, kernel_tools: dict[str, Tool], nothing_ran: list[str]
+) -> None:
+    frame = quietly(lambda: Tracked({"city": ["Paris", "Oslo"], "temp": [21.5, 12.0]}))
+    array = quietly(lambda: np.arange(4, dtype="int16").view(TrackedArray))
+    define(shell, zt_frame=frame, zt_array=array)
+    listing = text(kernel_tools["ListVariables"], name_contains="zt_")
+    assert listing.split("\n")[1:] == [
+        "zt_array  tests.TrackedArray  4      int16  8 B    [0 1 2 3]",
+        "zt_frame  tests.Tracked       2×2           164 B  columns: city, temp",
+    ]
+    inspect = kernel_tools["InspectVariable"]
+    assert text(inspect, name="zt_frame").split("\n") == [
+        "zt_frame: tests.Tracked (shape 2×2, memory 164 B (Python objects' contents not counted))",
+        "columns:",
+        "  city: str",
+        "  temp: float64",
+        "first 5 rows:",
+        "    city  temp",
+        "0  Paris  21.5",
+        "1   Oslo  12.0",
+    ]
+    assert text(inspect, name="zt_array") == (
+        "zt_array: tests.TrackedArray (shape 4, dtype int16, memory 8 B)\nvalues:\n[0 1 2 3]"
+    )
+    assert error(inspect, name="zt_frame['city']").startswith("zt_frame is a tests.Tracked;")
+
+
+def test_a_plain_dataframe_shows_user_objects_in_their_safe_form(
+    shell: Any, kernel_tools: dict[str, Tool], nothing_ran: list[str]
+) -> None:
+    cell = quietly(watched_class())
+    frame = quietly(lambda: pd.DataFrame({"thing": [cell, None], "n": [1, 2]}))
+    define(shell, zc_frame=frame)
+    rows = text(kernel_tools["InspectVariable"], name="zc_frame").split("\n")[-3:]
+    safe = object.__repr__(cell)[:39] + "…"  # cells are cut to 40 characters
+    assert rows == [f"   {'thing':>40}  n", f"0  {safe}  1", f"1  {'None':>40}  2"]
+
+
+@pytest.mark.parametrize("shown", ["watched", "frame", "array"])
+def test_plan_mode_still_lists_and_inspects(
+    shown: str, root: Path, shell: Any, fake_api: FakeAnthropicServer, nothing_ran: list[str]
+) -> None:
+    values = {
+        "watched": lambda: watched_class()(),
+        "frame": lambda: Tracked({"a": [1, 2]}),
+        "array": lambda: np.zeros(3).view(TrackedArray),
+    }
+    define(shell, zp_value=quietly(values[shown]))
+    registry = ToolRegistry(builtin_tools(ToolContext(root=root, shell=shell)))
+    registry.register(ToolSearch(registry).tool)
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "select:InspectVariable"}),
+        Reply.tool_uses(
+            ("ListVariables", {"name_contains": "zp_"}),
+            ("InspectVariable", {"name": "zp_value"}),
+        ),
+        Reply.text("Here is the plan."),
+    )
+    agent = Agent(registry=registry, client=fake_api.client(), policy=PermissionPolicy("plan"))
+    events = list(agent.events("Look at zp_value, change nothing."))
+    finished = {e.name: e for e in events if isinstance(e, ToolCallFinished)}
+    assert finished["ListVariables"].status == "ok", finished["ListVariables"].content
+    assert finished["InspectVariable"].status == "ok", finished["InspectVariable"].content
+    assert "zp_value" in str(finished["InspectVariable"].content)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(names=st.sets(st.sampled_from(DUNDERS), min_size=1))
+def test_no_recorded_method_runs_through_the_tools(
+    names: set[str], shell: Any, kernel_tools: dict[str, Tool]
+) -> None:
+    cls = watched_class(sorted(names))
+    value = quietly(cls)
+    define(shell, zh_value=value, zh_class=cls, zh_list=[value], zh_dict={"k": value})
+    text(kernel_tools["ListVariables"], name_contains="zh_")
+    for name in ("zh_value", "zh_class", "zh_list", "zh_dict", "zh_dict['k']", "zh_value.x"):
+        try:
+            kernel_tools["InspectVariable"].call({"name": name})
+        except ToolError:  # no attribute x when the class makes __dict__ a property
+            assert name == "zh_value.x" and "__dict__" in names
+    assert CALLS == [], names
