@@ -51,7 +51,7 @@ import shlex
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import product
+from itertools import islice, product
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -721,7 +721,7 @@ one allows that line only."""
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _FD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _MAX_DEPTH = 6
-_MAX_SCANS = 64
+_MAX_SCANS = 256
 
 # ------------------------------------------------------------------------------ public API
 
@@ -1051,7 +1051,7 @@ class _Reading:
 @functools.lru_cache(maxsize=512)
 def _read(line: str) -> _Reading:
     """Read a line (cached: the policy asks several questions about one line)."""
-    reader = _Reader(depth=0, via=(), dirs=(), values={})
+    reader = _Reader(depth=0, via=(), dirs=(), shared=_Shared())
     try:
         reader.code(line)
         if reader.evaluates:
@@ -1067,7 +1067,7 @@ def _read(line: str) -> _Reading:
             tuple(reader.possible),
         ),
         reader.path_words,
-        reader.values,
+        reader.shared.values,
     )
 
 
@@ -1150,6 +1150,16 @@ _Stdin = tuple[str, str]
 literal text)`` or ``("code", text with expansions)``."""
 
 
+@dataclass
+class _Shared:
+    """What the readers of one line (and of the code nested in it) share."""
+
+    values: dict[str, list[str]] = field(default_factory=dict)
+    """The values the line gives variables, for the paths that use them."""
+    scans: int = _MAX_SCANS
+    """How many more texts may be searched for commands (searching is recursive)."""
+
+
 class _Reader:
     """Walks a tree-sitter tree of bash and gathers what it runs."""
 
@@ -1158,12 +1168,12 @@ class _Reader:
         depth: int,
         via: tuple[str, ...],
         dirs: tuple[str, ...],
-        values: dict[str, list[str]],
+        shared: _Shared,
     ) -> None:
         self.depth = depth
         self.via = via
         self.dirs = dirs
-        self.values = values
+        self.shared = shared
         self.source = b""
         self.commands: list[SimpleCommand] = []
         self.possible: list[SimpleCommand] = []
@@ -1173,7 +1183,6 @@ class _Reader:
         self.strings: list[str] = []
         self.quoted: list[str] = []
         self.evaluates = False
-        self.scans = 0
         self.extra: dict[tuple[int, int], list[_Word]] = {}
         self.gap_words: dict[tuple[int, int], list[_Word]] = {}
 
@@ -1211,9 +1220,9 @@ class _Reader:
         The text is read as shell code; every command found, every tail of one that starts at
         a literal word, and the commands in its strings (recursively) become possible commands.
         """
-        if self.scans >= _MAX_SCANS or self.depth >= _MAX_DEPTH or not text.strip():
+        if self.shared.scans <= 0 or self.depth >= _MAX_DEPTH or not text.strip():
             return
-        self.scans += 1
+        self.shared.scans -= 1
         inner = self.child((*self.via, "code"))
         inner.code(text)
         for command in (*inner.commands, *inner.possible):
@@ -1222,13 +1231,12 @@ class _Reader:
                     self.possible.append(_tail(command, start))
         self.redirects += inner.redirects
         self.path_words += inner.path_words
-        self.scans += inner.scans
         for string in inner.quoted:
             self.scan(string)
 
     def child(self, via: tuple[str, ...]) -> _Reader:
         """A reader for code nested one level deeper."""
-        return _Reader(self.depth + 1, via, self.dirs, self.values)
+        return _Reader(self.depth + 1, via, self.dirs, self.shared)
 
     def merge(self, inner: _Reader) -> None:
         """Take in what a nested reader found."""
@@ -1241,7 +1249,6 @@ class _Reader:
         self.quoted += inner.quoted
         self.evaluates = self.evaluates or inner.evaluates
         self.dirs = inner.dirs
-        self.scans += inner.scans
 
     def hide(self, reason: str) -> None:
         """Record that the line may run a program no one can name from its text."""
@@ -1425,7 +1432,7 @@ class _Reader:
         """Keep a value the line gives a variable, for the paths that use it."""
         if word.known:
             value = os.path.expanduser(word.value) if word.tilde else word.value
-            self.values.setdefault(name, []).append(value)
+            self.shared.values.setdefault(name, []).append(value)
         self.path_words.append((word, self.dirs))
 
     def declaration(self, node: Node) -> None:
@@ -1511,7 +1518,7 @@ class _Reader:
             if child.type in ("command_substitution", "process_substitution"):
                 self.word(child)
             elif child.type in _STATEMENT_TYPES:
-                inner = _Reader(self.depth, self.via, self.dirs, self.values)
+                inner = _Reader(self.depth, self.via, self.dirs, self.shared)
                 inner.source = self.source
                 inner.statement(child, None)
                 self.possible += inner.commands + inner.possible
@@ -2495,7 +2502,7 @@ def _path_candidates(word: _Word, values: Mapping[str, list[str]]) -> list[str]:
         for expanded in _braces(text):
             found.append(expanded)
             if re.search(r"[*?[]", expanded):
-                found += glob.glob(expanded, include_hidden=True)[:64]
+                found += islice(glob.iglob(expanded, include_hidden=True), 64)
             if "=" in expanded:
                 found.append(os.path.expanduser(expanded.partition("=")[2]))
             tail = re.search(r"(?<=.)[/~].*", expanded)

@@ -178,6 +178,12 @@ def test_redirections_that_touch_no_file(line: str) -> None:
     assert parse(line).redirects == ()
 
 
+def test_words_tree_sitter_drops_or_misplaces_are_put_back() -> None:
+    assert words("python - <<'EOF'\nprint(1)\nEOF") == [("python", "-")]
+    assert words("cat a <<EOF b\nx\nEOF") == [("cat", "a", "b")]
+    assert ("rm", "f") in words("bash -s -- a b <<'EOF'\nrm f\nEOF")
+
+
 def test_words_after_a_redirection_belong_to_the_command() -> None:
     assert words("command >/dev/null rm x") == [("command", "rm", "x"), ("rm", "x")]
     assert ("rm", "x") in words("ls | exec 2>&1 rm x")
@@ -331,6 +337,24 @@ def test_allowed_prefixes_do_not_cover_code(line: str) -> None:
         ("python -c 'import os'", "python:*"),
         ("docker run -v /:/h img", "docker:*"),
         ("kubectl exec pod -- sh", "kubectl:*"),
+        ("git --work-tree=/ checkout .", "git:*"),
+        ("git --git-dir=/tmp/evil/.git status", "git:*"),
+        ("npm test --script-shell=evil", "npm test:*"),
+        ("pytest -p evil_plugin", "pytest:*"),
+        ("rg --pre 'touch x' pattern", "rg:*"),
+        ("uniq in.txt ~/.bashrc", "uniq:*"),
+        ("sqlite3 db '.shell touch x'", "sqlite3:*"),
+        ("sed --line 5 'w out' f", "sed:*"),
+        ("sed -n p -s -i f", "sed:*"),
+        ("sed --sandbox -n 'e touch x' f", "sed:*"),
+        ("find . -name x -o -delete", "find:*"),
+        ("tar -xPf a.tar", "tar:*"),
+        ("BASH_ENV=/tmp/evil bash -c ls", "ls:*"),
+        ("env BASH_ENV=/tmp/evil bash -c ls", "ls:*"),
+        ("LD_PRELOAD=x.so timeout 5 ls", "ls:*"),
+        ("timeout 5 --foreground ls", "ls:*"),
+        ("bash --rcfile evil -ic ls", "ls:*"),
+        ("bash -c 'ls $0' evil", "ls:*"),
     ],
 )
 def test_prefix_specs_do_not_cover_risky_words(line: str, spec: str) -> None:
@@ -495,6 +519,44 @@ RM_SPELLINGS = [
     "ls\t;\trm f",
     "timeout --weird 5 rm f",
     "nice -n 5 timeout 5 env A=1 sudo -u x bash -c \"eval 'xargs -0 rm'\"",
+    "shopt -s expand_aliases\nalias x=rm\nx f",
+    "trap 'rm f' EXIT",
+    "PS4='$(rm f)'; set -x; :",
+    "BASH_ENV=<(echo rm f) bash -c :",
+    "su root -c 'rm f'",
+    "runuser -u x rm f",
+    "script -qc 'rm f' /dev/null",
+    "flock /tmp/l -c 'rm f'",
+    "env - rm f",
+    "coproc rm f",
+    "coproc x { rm f; }",
+    "ssh -o ProxyCommand='rm f' host",
+    "tar -I 'rm f' -cf a.tar .",
+    "rm${IFS}f",
+    "bash -c 'exec \"$@\"' _ rm f",
+    "rg --pre rm x",
+    "find . -exec sh -c 'rm \"$1\"' _ {} \\;",
+    "xargs -0 -I % sh -c 'rm %'",
+    "nix-shell --run 'rm f'",
+    "npm exec -c 'rm f'",
+    "watch -n1 -x rm f",
+    "git difftool -x 'rm f'",
+    "make SHELL='rm f'",
+    'node -e \'require("child_process").execSync("rm f")\'',
+    "python3 - <<'EOF'\nimport os\nos.system('rm f')\nEOF",
+    "sed 's/.*/rm f/e' x",
+    "dc -e '!rm f'",
+    "vim -c '!rm f' -c q",
+    "echo ${x:=`rm f`}",
+    "a[$(rm f)]=1",
+    "local x=`rm f`",
+    "exec > >(rm f)",
+    "f() ( rm f )",
+    '$"rm" f',
+    "/bin/../bin/rm f",
+    "./rm f",
+    "~/bin/rm f",
+    "//bin//rm f",
 ]
 
 
@@ -515,6 +577,13 @@ def test_denied_in_every_spelling(line: str) -> None:
         "find . -name rm",
         "rmdir x",
         "echo 'rm f' > notes.txt",
+        "man rm",
+        "info rm",
+        "python -c 'print(1)'",
+        "python - <<'EOF'\nprint(1)\nEOF",
+        "if [ -f setup.py ]; then echo yes; fi",
+        "[[ -d .git ]] && echo repo",
+        "echo $'r\\\nm' f",
     ],
 )
 def test_not_denied_when_the_program_is_not_run(line: str) -> None:
