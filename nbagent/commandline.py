@@ -10,11 +10,12 @@ pipelines, ``!``, ``&``, subshells, ``{ }``, ``if``/``while``/``until``/``for``/
 ``case``, command and process substitutions, and the ones other programs start: the code of
 ``bash -c`` / ``sh -c`` / ``eval`` / a here-document fed to a shell, the program after a wrapper
 (``env``, ``command``, ``exec``, ``nice``, ``timeout``, ``sudo``, ``xargs``, ... with their
-options), ``find -exec``/``-execdir``/``-ok``/``-okdir`` (and ``find -delete`` as ``rm``). A
-command's words are what bash passes to the program: quotes and backslashes removed, ``$'..'``
-decoded, ``VAR=value`` prefixes set aside (:attr:`SimpleCommand.assignments`), the program
-reduced to its name (``/bin/rm`` is ``rm``). A word whose value only the run decides (``$x``, a
-glob, a brace expansion) is kept as written and listed in :attr:`SimpleCommand.unknown`.
+options), ``find -exec``/``-execdir``/``-ok``/``-okdir`` (and ``find -delete`` as ``rm``); the
+wrappers themselves are listed apart (:attr:`CommandLine.wrappers`). A command's words are what
+bash passes to the program: quotes and backslashes removed, ``$'..'`` decoded, ``VAR=value``
+prefixes set aside (:attr:`SimpleCommand.assignments`), the program reduced to its name
+(``/bin/rm`` is ``rm``). A word whose value only the run decides (``$x``, a glob, a brace
+expansion) is kept as written and listed in :attr:`SimpleCommand.unknown`.
 
 **Opaque.** Some lines run code that no rule can name, or cannot be read:
 :attr:`CommandLine.opaque` says why. Command and process substitution (their output becomes
@@ -32,7 +33,8 @@ opaque, never allowed. An opaque line is only allowed by an exact rule for the w
 command's words start with these words, compared after quote removal) or an exact command
 (``npm run test``, compared word for word, or the whole line as written). A line is allowed
 when it is not opaque, redirects no file, and every simple command matches a spec (a wrapper
-that only starts the next program, like ``timeout 5``, leaves the match to that program). A
+that only starts the next program, like ``timeout 5``, leaves the match to that program;
+``sudo`` needs a spec of its own). A
 prefix never covers a use of a program that can run other code or write anywhere through words
 the spec does not name (:data:`RISKS`): ``git:*`` does not cover ``git -c alias.x=.. x``,
 ``find:*`` does not cover ``find -delete``, ``awk:*`` covers no awk program at all. A deny spec
@@ -79,8 +81,10 @@ class SimpleCommand:
     path: str = ""
     """The program as written when it names a path (``/bin/rm``, ``./ls``), else empty."""
     launcher: bool = False
-    """A wrapper whose options were all understood and that only starts the next command
-    (``timeout 5``, ``nice -n 5``, ``env FOO=1``): rules look at that command instead."""
+    """For a wrapper (:attr:`CommandLine.wrappers`): its options were all understood and it
+    only starts the next command as the user (``timeout 5``, ``nice -n 5``, ``env FOO=1``,
+    ``bash -c``), so an allow rule for that command is enough. ``sudo``, ``ssh`` and the like
+    are no launchers: they need an allow rule of their own."""
 
 
 @dataclass(frozen=True)
@@ -88,13 +92,16 @@ class CommandLine:
     """What a command line runs, as far as it can be read."""
 
     commands: tuple[SimpleCommand, ...]
-    """Every simple command the line runs, nested ones included, in source order."""
+    """Every simple command the line runs, nested ones included, wrappers taken away."""
     opaque: tuple[str, ...]
     """Why the line can run code that no rule can name, or could not be read; empty when it
     can be judged by its commands alone."""
     redirects: tuple[str, ...]
     """The files that redirections write or read (not ``/dev/null``, ``/dev/stdout``,
     ``/dev/stderr`` or file descriptors)."""
+    wrappers: tuple[SimpleCommand, ...] = ()
+    """The wrappers, shells and ``eval`` that start those commands, with their own words
+    (``timeout 5 rm f``, ``sudo -u x rm f``, ``bash -c 'rm f'``): deny rules look at them too."""
     possible: tuple[SimpleCommand, ...] = ()
     """Commands the line may run that could not be told apart from other words: words after a
     wrapper whose options are not understood, code handed to other interpreters (``python -c``,
@@ -435,6 +442,139 @@ class Risk:
     """Finds the index of a risky script word (``sed``'s ``e`` and ``w`` commands)."""
 
 
+# ------------------------------------------------------------------------------- sed
+
+
+_SED_FLAGS = "nrEsuzb"
+_SED_LONG = (
+    "--quiet",
+    "--silent",
+    "--debug",
+    "--posix",
+    "--regexp-extended",
+    "--separate",
+    "--sandbox",
+    "--unbuffered",
+    "--null-data",
+    "--zero-terminated",
+    "--follow-symlinks",
+    "--binary",
+)
+
+
+def _sed_risk(words: tuple[str, ...]) -> int | None:
+    """Index of a ``sed`` word that runs a command or writes a file.
+
+    The scripts are the values of ``-e``/``--expression``, else the first operand (GNU sed
+    reads options anywhere). An option sed does not have, or that this does not know, counts.
+    """
+    scripts: list[tuple[int, str]] = []
+    operands: list[int] = []
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word == "--":
+            operands += range(index + 1, len(words))
+            break
+        if word.startswith("--") and len(word) > 2:
+            equals = "=" in word
+            if _is_option(word, ["--expression"]) or _is_option(word, ["--line-length"]):
+                value = word.partition("=")[2] if equals else None
+                if value is None and index + 1 < len(words):
+                    index += 1
+                    value = words[index]
+                if _is_option(word, ["--expression"]):
+                    scripts.append((index, value or ""))
+            elif not any(_is_option(word, [option]) for option in _SED_LONG) or equals:
+                return index
+        elif word.startswith("-") and len(word) > 1:
+            for position, letter in enumerate(word[1:]):
+                rest = word[position + 2 :]
+                if letter in "el":
+                    if not rest and index + 1 < len(words):
+                        index += 1
+                        rest = words[index]
+                    if letter == "e":
+                        scripts.append((index, rest))
+                    break
+                if letter not in _SED_FLAGS:
+                    return index
+        else:
+            operands.append(index)
+        index += 1
+    if not scripts and operands:
+        scripts.append((operands[0], words[operands[0]]))
+    for position, script in scripts:
+        if _sed_runs(script, brackets=False) or _sed_runs(script, brackets=True):
+            return position
+    return None
+
+
+def _sed_runs(script: str, brackets: bool) -> bool:
+    """Whether a sed script may run a command or write a file (text not understood counts).
+
+    Args:
+        script: The script.
+        brackets: Read ``[...]`` in regular expressions as hiding the delimiter.
+    """
+    size = len(script)
+
+    def delimited(start: int, sections: int) -> int:
+        """The index after ``sections`` sections ended by the delimiter at ``start``; -1."""
+        delimiter = script[start]
+        at = start + 1
+        while sections and at < size:
+            char = script[at]
+            if char == "\\":
+                at += 2
+                continue
+            if brackets and char == "[":
+                close = script.find("]", at + 2)
+                at = close + 1 if close > 0 else size
+                continue
+            sections -= char == delimiter
+            at += 1
+        return -1 if sections else at
+
+    def line_end(start: int, stop: str) -> int:
+        ends = [p for p in (script.find(c, start) for c in stop) if p >= 0]
+        return min(ends, default=size)
+
+    at = 0
+    while at < size:
+        char = script[at]
+        if char in " \t\n;{}!$,~+#" or char.isdigit():
+            at = line_end(at, "\n") if char == "#" else at + 1
+        elif char in "/\\":
+            start = at + 1 if char == "\\" else at
+            at = delimited(start, 1) if start < size else -1
+            if at < 0:
+                return True
+            while at < size and script[at] in "IM":
+                at += 1
+        elif char in "aicrR":
+            at = line_end(at, "\n")
+        elif char in "btT:":
+            at = line_end(at, ";\n")
+        elif char in "=dDgGhHlnNpPqQxzFL":
+            at += 1
+        elif char in "sy" and at + 1 < size and script[at + 1] not in "\n\\":
+            at = delimited(at + 1, 2)
+            if at < 0:
+                return True
+            while at < size and script[at] not in ";\n}":
+                if (
+                    char == "y"
+                    and script[at] not in " \t"
+                    or script[at] not in "gpiImM \t0123456789"
+                ):
+                    return True
+                at += 1
+        else:
+            return True
+    return False
+
+
 _ALL = ("*",)
 _EVERYTHING = Risk(everything=True)
 
@@ -468,6 +608,20 @@ _SCRIPT_RUNNERS = (
     "set",
     "dlx",
     "create",
+)
+_MAKE = Risk(
+    options=(
+        "-f",
+        "--file",
+        "--makefile",
+        "-E",
+        "--eval",
+        "-C",
+        "--directory",
+        "-I",
+        "--include-dir",
+    ),
+    assignments=True,
 )
 _PACKAGE_OPTIONS = ("--script-shell", "--userconfig", "--globalconfig", "--node-options")
 _PACKAGE_KNOWN = _names(
@@ -568,7 +722,7 @@ RISKS: Mapping[str, Risk] = {
             "-fls",
         )
     ),
-    "sed": Risk(options=("-i", "--in-place", "-f", "--file"), script=lambda w: _sed_risk(w)),
+    "sed": Risk(options=("-i", "--in-place", "-f", "--file"), script=_sed_risk),
     "tar": Risk(
         options=(
             "--checkpoint-action",
@@ -587,34 +741,8 @@ RISKS: Mapping[str, Risk] = {
         ),
         bundled=True,
     ),
-    "make": Risk(
-        options=(
-            "-f",
-            "--file",
-            "--makefile",
-            "-E",
-            "--eval",
-            "-C",
-            "--directory",
-            "-I",
-            "--include-dir",
-        ),
-        assignments=True,
-    ),
-    "gmake": Risk(
-        options=(
-            "-f",
-            "--file",
-            "--makefile",
-            "-E",
-            "--eval",
-            "-C",
-            "--directory",
-            "-I",
-            "--include-dir",
-        ),
-        assignments=True,
-    ),
+    "make": _MAKE,
+    "gmake": _MAKE,
     "sort": Risk(options=("-o", "--output", "--compress-program")),
     "zip": Risk(options=("-T", "--test", "--unzip-command")),
     "rsync": Risk(options=("-e", "--rsh", "--rsync-path")),
@@ -700,11 +828,6 @@ ALWAYS_EXACT = frozenset(
         *(name for name in WRAPPERS if " " not in name),
         *SHELLS,
         *INTERPRETERS,
-        "docker",
-        "podman",
-        "kubectl",
-        "make",
-        "gmake",
         *(p for p in RISKS if p not in SUBCOMMAND_PROGRAMS),
     }
 )
@@ -764,9 +887,11 @@ def allowed_by(line: str, specs: Iterable[str]) -> bool:
         return False
     rules = [rule for rule in map(_spec, specs) if rule is not None]
     return all(
-        (command.launcher and _safe_environment(command))
-        or any(_allows(rule, command) for rule in rules)
-        for command in parsed.commands
+        any(_allows(rule, command) for rule in rules) for command in parsed.commands
+    ) and all(
+        (wrapper.launcher and _safe_environment(wrapper))
+        or any(_allows(rule, wrapper) for rule in rules)
+        for wrapper in parsed.wrappers
     )
 
 
@@ -794,7 +919,10 @@ def denied_by(line: str, spec: str) -> bool:
     if not words:
         return False
     parsed = _read(line).line
-    return any(_may_be(command, words) for command in (*parsed.commands, *parsed.possible))
+    return any(
+        _may_be(command, words)
+        for command in (*parsed.commands, *parsed.wrappers, *parsed.possible)
+    )
 
 
 def always_spec(line: str) -> str:
@@ -817,7 +945,7 @@ def always_spec(line: str) -> str:
     """
     exact = line.strip()
     parsed = _read(line).line
-    if parsed.opaque or parsed.redirects or len(parsed.commands) != 1:
+    if parsed.opaque or parsed.redirects or parsed.wrappers or len(parsed.commands) != 1:
         return exact
     command = parsed.commands[0]
     words = command.words
@@ -900,8 +1028,10 @@ def _join_continuations(source: bytes) -> bytes:
     cut = []
     for match in re.finditer(rb"\\\n", source):
         at = match.start()
-        run = len(source[:at]) - len(source[:at].rstrip(b"\\"))
-        if run % 2:
+        before = at
+        while before and source[before - 1] == 0x5C:  # an escaped backslash ends no line
+            before -= 1
+        if (at - before) % 2:
             continue
         node: Node | None = root.descendant_for_byte_range(at, at + 1)
         inside = False
@@ -1064,6 +1194,7 @@ def _read(line: str) -> _Reading:
             tuple(reader.commands),
             tuple(dict.fromkeys(reader.opaque)),
             tuple(dict.fromkeys(reader.redirects)),
+            tuple(reader.wrappers),
             tuple(reader.possible),
         ),
         reader.path_words,
@@ -1176,6 +1307,7 @@ class _Reader:
         self.shared = shared
         self.source = b""
         self.commands: list[SimpleCommand] = []
+        self.wrappers: list[SimpleCommand] = []
         self.possible: list[SimpleCommand] = []
         self.opaque: list[str] = []
         self.redirects: list[str] = []
@@ -1225,7 +1357,7 @@ class _Reader:
         self.shared.scans -= 1
         inner = self.child((*self.via, "code"))
         inner.code(text)
-        for command in (*inner.commands, *inner.possible):
+        for command in (*inner.commands, *inner.wrappers, *inner.possible):
             for start in range(len(command.words)):
                 if start not in command.unknown:
                     self.possible.append(_tail(command, start))
@@ -1241,6 +1373,7 @@ class _Reader:
     def merge(self, inner: _Reader) -> None:
         """Take in what a nested reader found."""
         self.commands += inner.commands
+        self.wrappers += inner.wrappers
         self.possible += inner.possible
         self.opaque += inner.opaque
         self.redirects += inner.redirects
@@ -1521,7 +1654,7 @@ class _Reader:
                 inner = _Reader(self.depth, self.via, self.dirs, self.shared)
                 inner.source = self.source
                 inner.statement(child, None)
-                self.possible += inner.commands + inner.possible
+                self.possible += inner.commands + inner.wrappers + inner.possible
                 self.opaque += inner.opaque
                 self.redirects += inner.redirects
                 self.path_words += inner.path_words
@@ -1604,7 +1737,7 @@ class _Reader:
             self.shell(name, words, assignments, via, stdin, text, trusted)
         elif name == "eval":
             known = all(w.known for w in words[1:])
-            self.listed(_command(words, text, assignments, via, launcher=known), words)
+            self.listed(_command(words, text, assignments, via, launcher=known), words, True)
             self.code_of(words[1:], text, (*via, name))
         else:
             self.listed(_command(words, text, assignments, via, more), words)
@@ -1623,14 +1756,14 @@ class _Reader:
                 self.guess(words, 1, (*via, name))
             self.program_code(name, words, stdin)
 
-    def listed(self, command: SimpleCommand, words: list[_Word]) -> None:
-        """Record a command; search the words through which it may run code, for deny rules.
+    def listed(self, command: SimpleCommand, words: list[_Word], wrapper: bool = False) -> None:
+        """Record a command (or wrapper); search the words through which it may run code.
 
         A risky option's value (``tar -I CMD``, ``ssh -o ProxyCommand=CMD``) and every word of
         a risky command that looks like code (``trap 'rm f' EXIT``, ``alias x=rm``) are read
         as shell code.
         """
-        self.commands.append(command)
+        (self.wrappers if wrapper else self.commands).append(command)
         risky = _risky(command)
         if not risky:
             return
@@ -1693,8 +1826,8 @@ class _Reader:
         if not wrapper.command:
             self.guess(words, skip, inner_via)
             rest = []
-        launcher = wrapper.launcher and trusted and bool(rest or code)
-        self.listed(_command(words, text, assignments, via, launcher=launcher), words)
+        command = _command(words, text, assignments, via, launcher=wrapper.launcher and trusted)
+        self.listed(command, words, wrapper=trusted and bool(rest or code))
         if code:
             self.code_of([*code, *rest], text, inner_via)
             return
@@ -1761,8 +1894,8 @@ class _Reader:
             self.opaque.append(f"could not tell what {name} runs: {_short(text)}")
             self.guess(words, 1, (*via, name))
         if code_next:
-            launcher = known and trusted and len(operands) == 1
-            self.listed(_command(words, text, assignments, via, launcher=launcher), words)
+            launcher = known and len(operands) == 1
+            self.listed(_command(words, text, assignments, via, launcher=launcher), words, trusted)
             if operands:
                 self.code_of(operands[:1], text, (*via, name))
                 self.guess(operands, 1, (*via, name))
@@ -2185,10 +2318,10 @@ def _spec(spec: str) -> _Spec | None:
     prefix = spec.endswith(":*")
     body = spec[:-2] if prefix else spec
     parsed = _read(body).line
-    if parsed.opaque or parsed.redirects or len(parsed.commands) != 1:
+    if parsed.opaque or parsed.redirects or parsed.wrappers or len(parsed.commands) != 1:
         return None
     command = parsed.commands[0]
-    if command.unknown or command.via or command.assignments or command.launcher:
+    if command.unknown or command.via or command.assignments:
         return None
     return _Spec((command.path or command.words[0], *command.words[1:]), prefix)
 
@@ -2345,139 +2478,6 @@ def _may_be(command: SimpleCommand, spec: tuple[str, ...]) -> bool:
         if not found:
             return False
     return True
-
-
-# ------------------------------------------------------------------------------- sed
-
-
-_SED_FLAGS = "nrEsuzb"
-_SED_LONG = (
-    "--quiet",
-    "--silent",
-    "--debug",
-    "--posix",
-    "--regexp-extended",
-    "--separate",
-    "--sandbox",
-    "--unbuffered",
-    "--null-data",
-    "--zero-terminated",
-    "--follow-symlinks",
-    "--binary",
-)
-
-
-def _sed_risk(words: tuple[str, ...]) -> int | None:
-    """Index of a ``sed`` word that runs a command or writes a file.
-
-    The scripts are the values of ``-e``/``--expression``, else the first operand (GNU sed
-    reads options anywhere). An option sed does not have, or that this does not know, counts.
-    """
-    scripts: list[tuple[int, str]] = []
-    operands: list[int] = []
-    index = 1
-    while index < len(words):
-        word = words[index]
-        if word == "--":
-            operands += range(index + 1, len(words))
-            break
-        if word.startswith("--") and len(word) > 2:
-            equals = "=" in word
-            if _is_option(word, ["--expression"]) or _is_option(word, ["--line-length"]):
-                value = word.partition("=")[2] if equals else None
-                if value is None and index + 1 < len(words):
-                    index += 1
-                    value = words[index]
-                if _is_option(word, ["--expression"]):
-                    scripts.append((index, value or ""))
-            elif not any(_is_option(word, [option]) for option in _SED_LONG) or equals:
-                return index
-        elif word.startswith("-") and len(word) > 1:
-            for position, letter in enumerate(word[1:]):
-                rest = word[position + 2 :]
-                if letter in "el":
-                    if not rest and index + 1 < len(words):
-                        index += 1
-                        rest = words[index]
-                    if letter == "e":
-                        scripts.append((index, rest))
-                    break
-                if letter not in _SED_FLAGS:
-                    return index
-        else:
-            operands.append(index)
-        index += 1
-    if not scripts and operands:
-        scripts.append((operands[0], words[operands[0]]))
-    for position, script in scripts:
-        if _sed_runs(script, brackets=False) or _sed_runs(script, brackets=True):
-            return position
-    return None
-
-
-def _sed_runs(script: str, brackets: bool) -> bool:
-    """Whether a sed script may run a command or write a file (text not understood counts).
-
-    Args:
-        script: The script.
-        brackets: Read ``[...]`` in regular expressions as hiding the delimiter.
-    """
-    size = len(script)
-
-    def delimited(start: int, sections: int) -> int:
-        """The index after ``sections`` sections ended by the delimiter at ``start``; -1."""
-        delimiter = script[start]
-        at = start + 1
-        while sections and at < size:
-            char = script[at]
-            if char == "\\":
-                at += 2
-                continue
-            if brackets and char == "[":
-                close = script.find("]", at + 2)
-                at = close + 1 if close > 0 else size
-                continue
-            sections -= char == delimiter
-            at += 1
-        return -1 if sections else at
-
-    def line_end(start: int, stop: str) -> int:
-        ends = [p for p in (script.find(c, start) for c in stop) if p >= 0]
-        return min(ends, default=size)
-
-    at = 0
-    while at < size:
-        char = script[at]
-        if char in " \t\n;{}!$,~+#" or char.isdigit():
-            at = line_end(at, "\n") if char == "#" else at + 1
-        elif char in "/\\":
-            start = at + 1 if char == "\\" else at
-            at = delimited(start, 1) if start < size else -1
-            if at < 0:
-                return True
-            while at < size and script[at] in "IM":
-                at += 1
-        elif char in "aicrR":
-            at = line_end(at, "\n")
-        elif char in "btT:":
-            at = line_end(at, ";\n")
-        elif char in "=dDgGhHlnNpPqQxzFL":
-            at += 1
-        elif char in "sy" and at + 1 < size and script[at + 1] not in "\n\\":
-            at = delimited(at + 1, 2)
-            if at < 0:
-                return True
-            while at < size and script[at] not in ";\n}":
-                if (
-                    char == "y"
-                    and script[at] not in " \t"
-                    or script[at] not in "gpiImM \t0123456789"
-                ):
-                    return True
-                at += 1
-        else:
-            return True
-    return False
 
 
 # ----------------------------------------------------------------------------- paths

@@ -114,15 +114,55 @@ def test_words_only_known_at_run_time_are_marked() -> None:
     assert command.words == ("ls", "$HOME", '"${x}"', "*.py", "{a,b}", "plain")
 
 
-def test_wrappers_are_launchers_of_the_command_they_start() -> None:
+def test_wrappers_are_taken_away_from_the_command_they_start() -> None:
     parsed = parse("timeout -s KILL 5 nice -n 5 env -i FOO=1 rm -f x")
-    launchers = [c.words[0] for c in parsed.commands if c.launcher]
-    assert launchers == ["timeout", "nice", "env"]
-    rm = parsed.commands[-1]
+    assert [c.words[0] for c in parsed.wrappers] == ["timeout", "nice", "env"]
+    assert all(c.launcher for c in parsed.wrappers)
+    [rm] = parsed.commands
     assert rm.words == ("rm", "-f", "x")
     assert rm.via == ("timeout", "nice", "env")
     assert rm.assignments == ("FOO=1",)
     assert rm.text == "rm -f x"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "env rm f",
+        "command rm f",
+        "builtin rm f",
+        "exec rm f",
+        "nice -n 5 rm f",
+        "nohup rm f",
+        "timeout 5 rm f",
+        "stdbuf -o0 rm f",
+        "time rm f",
+        "sudo -u x rm f",
+        "doas rm f",
+        "setsid rm f",
+        "ionice -c 3 rm f",
+        "chrt -f 10 rm f",
+        "taskset -c 0 rm f",
+        "unbuffer rm f",
+        "caffeinate -i rm f",
+        "watch rm f",
+        "xargs rm f",
+        "FOO=1 rm f",
+        "bash -c 'rm f'",
+        "eval rm f",
+    ],
+)
+def test_the_command_after_a_wrapper(line: str) -> None:
+    assert [c.words[:2] for c in parse(line).commands] == [("rm", "f")]
+
+
+def test_privileged_wrappers_need_their_own_rule() -> None:
+    [sudo] = parse("sudo ls").wrappers
+    assert not sudo.launcher
+    assert not allowed_by("sudo ls", ["ls:*"])
+    assert allowed_by("sudo ls", ["sudo ls"])
+    assert denied_by("sudo ls", "sudo:*")
+    assert denied_by("timeout 5 ls", "timeout:*")
 
 
 def test_nested_code_is_read() -> None:
@@ -185,7 +225,7 @@ def test_words_tree_sitter_drops_or_misplaces_are_put_back() -> None:
 
 
 def test_words_after_a_redirection_belong_to_the_command() -> None:
-    assert words("command >/dev/null rm x") == [("command", "rm", "x"), ("rm", "x")]
+    assert words("command >/dev/null rm x") == [("rm", "x")]
     assert ("rm", "x") in words("ls | exec 2>&1 rm x")
     assert ("cat", "rm") in words("cat <<E > /dev/null rm\nE")
 
