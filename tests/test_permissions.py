@@ -422,3 +422,18 @@ def test_without_a_policy_credentials_and_the_working_folder_still_hold(
     assert decide(READ, {"file_path": "../elsewhere.txt"}, None).behavior == "ask"
     assert decide(WRITE, {"file_path": "notes.txt"}, None).behavior == "allow"
     assert decide(FETCH, {"url": "http://127.0.0.1/"}, None).behavior == "deny"
+
+
+def test_in_the_sandbox_bash_runs_unasked_but_deny_rules_and_credentials_hold(
+    home: Path, project: Path
+) -> None:
+    bash = Tool(name="Bash", touches=lambda i: [Touch("run", i["command"])])
+    policy = PermissionPolicy(root=project)
+    assert policy(bash, {"command": "make build"}).behavior == "ask"
+    policy.sandboxed = True
+    assert policy(bash, {"command": "make build"}) == allow("sandbox")
+    assert policy(bash, {"command": "echo $(date)"}).behavior == "allow"
+    assert policy(bash, {"command": "cat ~/.ssh/id_rsa"}).behavior == "deny"
+    policy.configure(deny=["Bash(rm:*)"])
+    assert policy(bash, {"command": "/bin/rm -r data"}).behavior == "deny"
+    assert policy(bash, {"command": "$(echo rm) -r data"}).behavior != "allow"
