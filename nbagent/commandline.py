@@ -842,6 +842,7 @@ CREDENTIALS = re.compile(
 one allows that line only."""
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+_ASSIGNMENT_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _FD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _MAX_DEPTH = 6
 _MAX_SCANS = 256
@@ -1274,7 +1275,8 @@ _EXPRESSIONS = frozenset(
 )
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
 _CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
-_GAP_WORDS = re.compile(rb"[\s\\]*[\w\-./=:,+@%]+(?:[\s\\]+[\w\-./=:,+@%]+)*[\s\\]*")
+_BLANK = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
+_GAP_WORDS = re.compile(rb"\s*[\w\-./=:,+@%]+(?:\s+[\w\-./=:,+@%]+)*\s*")
 _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/")
 _Stdin = tuple[str, str]
 """What a command reads on standard input: ``("pipe", "")``, ``("file", path)``, ``("text",
@@ -1458,7 +1460,7 @@ class _Reader:
         redirects = [c for c in node.children if c.type.endswith("_redirect")]
         extra = self.gap_words.pop((node.start_byte, node.end_byte), [])
         for redirect in redirects:
-            extra += [self.word(n) for n in _extra_words(redirect)]
+            extra += [self.concatenate(nodes) for nodes in _extra_words(redirect)]
         if extra:
             target = _rightmost_command(body)
             if target is None:
@@ -1472,20 +1474,27 @@ class _Reader:
         for redirect in redirects:
             self.after_heredoc(redirect)
 
-    def redirect(self, node: Node) -> _Stdin | None:
-        """Record a redirection; return what it feeds to standard input, if it does."""
+    def redirect(self, node: Node, more: list[Node] | None = None) -> _Stdin | None:
+        """Record a redirection; return what it feeds to standard input, if it does.
+
+        Args:
+            node: The redirection.
+            more: Nodes right after it that bash reads as part of its word.
+        """
         kind = node.type
         if kind == "herestring_redirect":
-            words = [self.word(c) for c in node.named_children if c.type in _WORDS]
-            word = words[0] if words else _literal("")
+            nodes = [c for c in node.named_children if c.type in _WORDS] + (more or [])
+            word = self.concatenate(nodes) if nodes else _literal("")
             return ("text" if word.known else "code", word.value + "\n")
         if kind == "heredoc_redirect":
+            if more:
+                self.hide("words stick to a here-document's delimiter")
             return self.heredoc(node)
         destinations = _destinations(node)
         if not destinations:
             return None
         operator = next((c.type for c in node.children if not c.is_named), "")
-        target = self.word(destinations[0])
+        target = self.concatenate(destinations[0] + (more or []))
         self.path_words.append((target, self.dirs))
         if operator in (">&", "<&") and target.known and re.fullmatch(r"\d+|-", target.value):
             return None
@@ -1533,8 +1542,14 @@ class _Reader:
                 self.statement(child, ("pipe", "") if piped else None)
                 piped = False
 
-    def assignment(self, node: Node, standalone: bool) -> str:
-        """Read ``NAME=value``; return it as a word (``NAME=value``)."""
+    def assignment(self, node: Node, standalone: bool, more: list[Node] | None = None) -> str:
+        """Read ``NAME=value``; return it as a word (``NAME=value``).
+
+        Args:
+            node: The assignment.
+            standalone: It is a statement of its own (not a command's prefix).
+            more: Nodes right after it that bash reads as part of the value.
+        """
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
         label = self.text(name) if name is not None else "?"
@@ -1546,12 +1561,11 @@ class _Reader:
                 self.word(index)
             base = name.child_by_field_name("name")
             label = self.text(base) if base is not None else label
-        if value is None:
-            words: list[_Word] = []
-        elif value.type == "array":
+        parts = [value, *(more or [])] if value is not None else more or []
+        if value is not None and value.type == "array":
             words = [self.word(c) for c in value.named_children if c.type != "comment"]
         else:
-            words = [self.word(value)]
+            words = [self.concatenate(parts)] if parts else []
         for word in words:
             self.remember(label, word)
         joined = " ".join(w.value for w in words)
@@ -1670,28 +1684,52 @@ class _Reader:
 
     def command(self, node: Node, stdin: _Stdin | None) -> None:
         """A simple command: prefix assignments, words, redirections."""
-        assignments: list[str] = []
+        prefixes: list[tuple[Node, list[Node]]] = []
+        redirects: list[tuple[Node, list[Node]]] = []
         groups: list[list[Node]] = []
         last_end = -1
+        target: list[Node] | None = None  # where a node right after the last one belongs
+        split = False  # target is an assignment's or redirection's: tree-sitter split a word
         for index, child in enumerate(node.children):
             field_name = node.field_name_for_child(index)
-            if child.type == "variable_assignment" and not groups:
-                assignments.append(self.assignment(child, standalone=False))
-            elif child.type.endswith("_redirect"):
-                stdin = self.redirect(child) or stdin
-                self.after_heredoc(child)
-                groups += [[extra] for extra in _extra_words(child)]
-            elif field_name in ("name", "argument") or child.type in _WORDS:
-                nodes = list(child.children) if child.type == "command_name" else [child]
-                if groups and child.start_byte == last_end:
-                    groups[-1] += nodes
-                else:
-                    groups.append(nodes)
-                last_end = child.end_byte
+            nodes = list(child.children) if child.type == "command_name" else [child]
+            adjacent = child.start_byte == last_end
+            last_end = child.end_byte
+            wordlike = field_name in ("name", "argument") or child.type in _WORDS
+            if child.type.endswith("_redirect"):
+                more: list[Node] = []
+                redirects.append((child, more))
+                extra = _extra_words(child)
+                groups += extra
+                target, split = (extra[-1], False) if extra else (more, True)
+            elif adjacent and target is not None and wordlike:
+                if split:  # x='a'\b, <a'b'\c: one word to bash, two to tree-sitter
+                    self.opaque.append(f"a word tree-sitter splits: {_short(self.text(node))}")
+                target.extend(nodes)
+            elif child.type == "variable_assignment" and not groups:
+                more = []
+                prefixes.append((child, more))
+                target, split = more, True
+            elif wordlike:
+                groups.append(nodes)
+                target, split = groups[-1], False
             elif child.is_named:
                 self.unknown(child)
+        for redirect, more in redirects:
+            stdin = self.redirect(redirect, more) or stdin
+            self.after_heredoc(redirect)
+        assignments = [self.assignment(prefix, False, more) for prefix, more in prefixes]
         words = [self.concatenate(group) for group in groups]
         words += self.extra.pop((node.start_byte, node.end_byte), [])
+        while words and _ASSIGNMENT_START.match(_unquoted_start(words[0])):
+            word = words.pop(0)
+            self.remember(word.value.partition("=")[0].rstrip("+"), word)
+            assignments.append(word.value)
+        if not words:
+            for assignment in assignments:
+                name = assignment.partition("=")[0]
+                if not SAFE_ENVIRONMENT.fullmatch(name):
+                    self.opaque.append(f"it sets {name}, which changes how programs run")
         self.emit(words, assignments, node, stdin)
 
     def emit(
@@ -2090,7 +2128,11 @@ def _gaps(root: Node, source: bytes) -> list[tuple[Node, bytes]]:
     ``python - <<EOF`` loses its ``-``: such plain words are put back; any other gap makes
     the line opaque.
     """
-    gaps = []
+    gaps = [
+        (root, text)
+        for text in (source[: root.start_byte], source[root.end_byte :])
+        if not _BLANK.fullmatch(text)
+    ]
     stack = [root]
     while stack:
         node = stack.pop()
@@ -2098,25 +2140,42 @@ def _gaps(root: Node, source: bytes) -> list[tuple[Node, bytes]]:
             continue
         position = node.start_byte
         for child in node.children:
-            if source[position : child.start_byte].strip(b" \t\r\n\\"):
+            if not _BLANK.fullmatch(source[position : child.start_byte]):
                 gaps.append((node, source[position : child.start_byte]))
             position = child.end_byte
             stack.append(child)
-        if node.children and source[position : node.end_byte].strip(b" \t\r\n\\"):
+        if node.children and not _BLANK.fullmatch(source[position : node.end_byte]):
             gaps.append((node, source[position : node.end_byte]))
     return gaps
 
 
-def _destinations(redirect: Node) -> list[Node]:
-    """The destination words of a file redirection (tree-sitter puts later words there)."""
-    return [
-        child
-        for index, child in enumerate(redirect.children)
-        if redirect.field_name_for_child(index) == "destination"
-    ]
+def _destinations(redirect: Node) -> list[list[Node]]:
+    """The destination words of a file redirection, each as its adjacent nodes.
+
+    Tree-sitter puts the words after the target there (``ls > out x``), and may split one word
+    in several nodes (``> a'b'\\c``).
+    """
+    words: list[list[Node]] = []
+    for index, child in enumerate(redirect.children):
+        if redirect.field_name_for_child(index) == "destination":
+            if words and words[-1][-1].end_byte == child.start_byte:
+                words[-1].append(child)
+            else:
+                words.append([child])
+    return words
 
 
-def _extra_words(redirect: Node) -> list[Node]:
+def _unquoted_start(word: _Word) -> str:
+    """The unquoted literal text a word starts with (where bash looks for ``NAME=``)."""
+    start = []
+    for kind, text in word.parts:
+        if kind != "u":
+            break
+        start.append(text)
+    return "".join(start)
+
+
+def _extra_words(redirect: Node) -> list[list[Node]]:
     """Words tree-sitter puts in a redirection that belong to the command.
 
     ``ls > out x``: ``x`` is an argument of ``ls``; so is ``b`` in ``cat a <<EOF b``.
@@ -2126,7 +2185,7 @@ def _extra_words(redirect: Node) -> list[Node]:
         if child.type == "file_redirect":
             words += _destinations(child)[1:]
         elif redirect.field_name_for_child(index) == "argument":
-            words.append(child)
+            words.append([child])
     return words
 
 

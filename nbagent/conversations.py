@@ -48,10 +48,10 @@ from typing import Any
 
 from nbagent.agent import SUMMARY_TAG
 from nbagent.delta import COMPACTION, LEGACY_TAG
-from nbagent.display import table_cell
 from nbagent.errors import NbAgentError
 from nbagent.events import Usage
 from nbagent.execution import interrupted
+from nbagent.markup import code_markdown, plain_markdown, table_cell
 from nbagent.registry import TOOL_SEARCH_NAME
 from nbagent.secrets import get_logger, redact, secret_values
 from nbagent.server_tools import SERVER_TOOLS
@@ -502,7 +502,9 @@ class Recorder:
 
             from nbagent.display import Markdown
 
-            display(Markdown(f"> **The conversation is not being saved**: {exc}"))
+            display(
+                Markdown(f"> **The conversation is not being saved**: {plain_markdown(str(exc))}")
+            )
 
 
 def agent_state(agent: Any) -> dict[str, Any]:
@@ -858,8 +860,9 @@ def sessions_table(conversations: Sequence[SavedConversation], current: str | No
         first = " ".join(saved.first_prompt.split())
         mark = " (this one)" if saved.id == current else ""
         rows.append(
-            f"| `{saved.id}`{mark} | {local_time(saved.started)} | "
-            f"{local_time(saved.updated)} | {saved.turns} | {table_cell(cut(first, 60))} |"
+            f"| {code_markdown(saved.id)}{mark} | {table_cell(local_time(saved.started))} | "
+            f"{table_cell(local_time(saved.updated))} | {table_cell(str(saved.turns))} | "
+            f"{table_cell(cut(first, 60))} |"
         )
     header = "| id | started | last written | turns | first prompt |\n|---|---|---|---|---|\n"
     return header + "\n".join(rows)

@@ -10,7 +10,6 @@ This module depends on the events only, never on the agent loop.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -26,8 +25,8 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
+from nbagent.markup import model_markdown, show_controls
 from nbagent.notices import Notices
-from nbagent.text import first_line, plain_markdown
 from nbagent.transcript import STATE_WORDS, Answer, Call, Item, Transcript, item_text, visible
 
 STREAM_INTERVAL = 0.1
@@ -41,6 +40,9 @@ class Markdown:
     """Markdown that renders as Markdown in notebooks and as plain text in a terminal.
 
     (IPython's own ``Markdown`` shows ``<IPython.core.display.Markdown object>`` as text.)
+    Both show control characters and direction overrides as escapes
+    (:func:`~nbagent.markup.show_controls`); text from outside in the Markdown is escaped by
+    its maker (:mod:`nbagent.markup`).
 
     Args:
         text: The Markdown source.
@@ -48,8 +50,8 @@ class Markdown:
     """
 
     def __init__(self, text: str, plain: str | None = None) -> None:
-        self.text = text
-        self.plain = text if plain is None else plain
+        self.text = show_controls(text)
+        self.plain = self.text if plain is None else show_controls(plain)
 
     def _repr_markdown_(self) -> str:
         """The Markdown, for rich front ends."""
@@ -165,7 +167,8 @@ class CellTranscript:
         """Replace the live view by the static transcript (or show the answer alone)."""
         transcript = self.transcript
         if self.quiet:
-            display(Markdown(transcript.answer or "(no answer)"))
+            answer = transcript.answer or "(no answer)"
+            display(Markdown(model_markdown(answer, "nbagent-answer"), plain=answer))
             return
         final = Markdown(
             transcript.to_markdown(MAX_STATIC_CARDS, self.verbose),
@@ -178,34 +181,6 @@ class CellTranscript:
             for item in transcript.items[self._printed :]:
                 self._print(item)
             print(transcript.meter())
-
-
-def table_cell(text: str | None, width: int = 80) -> str:
-    """Text for one Markdown table cell: its first line, cut, shown as written.
-
-    Args:
-        text: Any text, or None.
-        width: The most characters before escaping.
-
-    Returns:
-        The cell's text (:func:`plain_markdown`; a pipe is escaped inside code spans too,
-        where a table would otherwise split the cell).
-    """
-    return re.sub(r"(?<!\\)\|", r"\\|", plain_markdown(first_line(text, width)))
-
-
-def code_block(text: str) -> str:
-    """A Markdown fenced block that shows a text as it is (a fence longer than any inside).
-
-    Args:
-        text: Any text, e.g. a server's stderr.
-
-    Returns:
-        The block.
-    """
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
 
 
 def show_notices(notices: Notices) -> None:

@@ -24,10 +24,10 @@ from nbagent.config import NbAgent
 from nbagent.display import Markdown, in_kernel
 from nbagent.errors import NbAgentError
 from nbagent.magics import AgentMagics
+from nbagent.markup import code_markdown, plain_markdown
 from nbagent.mcp_magics import FIX_CONFIG, McpMagics, approval_notice
 from nbagent.registry import ToolRegistry
 from nbagent.session import Session
-from nbagent.text import plain_markdown
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
@@ -163,10 +163,10 @@ def _not_started_notice(config: McpConfig) -> str:
     """The notice naming each bad entry of a configuration and its faults (the rest start)."""
     from nbagent.mcp.config import fault_text
 
-    where = f" (in {config.source})" if config.source else ""
+    where = f" (in {plain_markdown(str(config.source))})" if config.source else ""
     names = dict.fromkeys(str(problem.server) for problem in config.problems)
     lines = "\n".join(
-        f"> - `{name}`: "
+        f"> - {code_markdown(name)}: "
         + "; ".join(
             plain_markdown(fault_text(fault, config.source)) for fault in config.faults(name)
         )

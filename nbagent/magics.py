@@ -26,7 +26,7 @@ from nbagent.conversations import (
     saved_conversations,
     sessions_table,
 )
-from nbagent.display import CellTranscript, Markdown, show_notices, table_cell
+from nbagent.display import CellTranscript, Markdown, show_notices
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.events import (
     Notice,
@@ -37,13 +37,14 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
+from nbagent.markup import code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.permissions import PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
 from nbagent.schema_view import description_line, parameters_markdown
 from nbagent.server_tools import ServerTool, options_line
 from nbagent.session import Session
-from nbagent.text import plain_markdown
+from nbagent.text import cut
 from nbagent.tool import Tool
 from nbagent.tools import sandbox
 from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
@@ -272,8 +273,8 @@ class AgentMagics(Magics):
         deferred = self.registry.deferred()
         fallback = agent.search.fallback
         lines = [
-            f"**model** `{agent.model}` · **mode** `{agent.mode}` · **ranker** "
-            f"`{agent.search.ranker.name}`"
+            f"**model** {code_markdown(agent.model)} · **mode** {code_markdown(agent.mode)} · "
+            f"**ranker** {code_markdown(agent.search.ranker.name)}"
             + (f" (now {plain_markdown(fallback)})" if fallback else ""),
             f"**tools**: {len(self.registry)} registered, {len(self.registry.loaded())} loaded, "
             f"{len(deferred)} deferred",
@@ -281,18 +282,21 @@ class AgentMagics(Magics):
             f"**announced to the model**: {plural(len(agent.announced_names()), 'name')}",
             f"**conversation**: {plural(len(agent.messages), 'message')} · "
             f"{usage_line(agent.usage)} · "
-            f"{self.session.cost(agent.usage, agent.model)} at `{agent.model}` list prices",
+            f"{self.session.cost(agent.usage, agent.model)} at "
+            f"{code_markdown(agent.model)} list prices",
             f"**context**: {_context_line(agent).removeprefix('context: ')}",
             f"**permissions**: {_permissions(agent.runner.policy)}",
             f"**server tools**: {_server_tools(self.session.server_tools())}",
             f"**Bash sandbox**: {sandbox.status()}",
         ]
         if agent.usage_store is not None:
-            used = ", ".join(f"`{u.tool}` ({u.uses})" for u in agent.usage_store.usage()[:10])
+            used = ", ".join(
+                f"{code_markdown(u.tool)} ({u.uses})" for u in agent.usage_store.usage()[:10]
+            )
             lines.append(f"**usage** (promotion on): {used or 'nothing counted yet'}")
         tasks = self.session.tasks.snapshot()
         if tasks:
-            lines.append(tasks_markdown(Tasks(tasks)).replace("\n", "  \n"))
+            lines.append(tasks_markdown(Tasks(tasks)))
         display(Markdown("  \n".join(lines)))
 
     def _add_rule(self, behavior: str, text: str) -> None:
@@ -305,7 +309,7 @@ class AgentMagics(Magics):
             rule = policy.add(behavior, text)  # type: ignore[union-attr]
         except NbAgentError as exc:
             raise UsageError(str(exc)) from None
-        display(Markdown(f"{behavior.capitalize()} rule added: `{rule.text}`"))
+        display(Markdown(f"{behavior.capitalize()} rule added: {code_markdown(rule.text)}"))
 
     def _compact(self) -> None:
         agent = self.agent_instance
@@ -313,7 +317,7 @@ class AgentMagics(Magics):
             events = list(agent.compact())
         except ModelAPIError as exc:
             raise UsageError(str(exc)) from None
-        lines = [e.message for e in events if isinstance(e, Notice)]
+        lines = [plain_markdown(e.message) for e in events if isinstance(e, Notice)]
         usage = sum((e.usage for e in events if isinstance(e, UsageReported)), Usage())
         if usage.total_input_tokens:
             lines.append(f"{usage_line(usage)} · {self.session.cost(usage, agent.model)}")
@@ -328,15 +332,17 @@ class AgentMagics(Magics):
 
     def _config(self) -> None:
         rows = "\n".join(
-            f"| `{name}` | `{getattr(self.settings, name)!r}` | {trait.help.splitlines()[0]} |"
+            f"| `{name}` | {code_markdown(repr(getattr(self.settings, name)))} | "
+            f"{trait.help.splitlines()[0]} |"
             for name, trait in sorted(self.settings.traits(config=True).items())
         )
         table = f"| c.NbAgent | value | |\n|---|---|---|\n{rows}"
         policy = self.agent_instance.runner.policy if self.session.agent_built else None
         if isinstance(policy, PermissionPolicy) and policy.mode != self.settings.permission_mode:
             table += (
-                f"\n\nIn effect now: permission mode `{policy.mode}` (the agent entered plan "
-                f"mode; `{self.settings.permission_mode}` applies again once you approve its "
+                f"\n\nIn effect now: permission mode {code_markdown(policy.mode)} (the agent "
+                f"entered plan mode; {code_markdown(self.settings.permission_mode)} applies again "
+                "once you approve its "
                 "plan, or when you set `%config NbAgent.permission_mode`)."
             )
         display(Markdown(table))
@@ -345,13 +351,13 @@ class AgentMagics(Magics):
         notebook = notebook_path(self.shell)
         found = saved_conversations(notebook)
         if not found:
-            display(Markdown(f"No saved conversation for `{notebook}` yet."))
+            display(Markdown(f"No saved conversation for {code_markdown(str(notebook))} yet."))
             return
         table = sessions_table(found, self.recorder.current_id)
         display(
             Markdown(
-                f"{table}\n\nSaved conversations of `{notebook}`, last written first; "
-                "`%agent resume ID` continues one."
+                f"{table}\n\nSaved conversations of {code_markdown(str(notebook))}, last written "
+                "first; `%agent resume ID` continues one."
             )
         )
 
@@ -364,8 +370,8 @@ class AgentMagics(Magics):
         if saved is None:
             display(
                 Markdown(
-                    f"Nothing to resume: no conversation of `{notebook}` is saved. The next "
-                    "`%%agent` cell starts one."
+                    f"Nothing to resume: no conversation of {code_markdown(str(notebook))} is "
+                    "saved. The next `%%agent` cell starts one."
                 )
             )
             return
@@ -380,7 +386,8 @@ class AgentMagics(Magics):
             )
         display(
             Markdown(
-                f"Resumed conversation `{saved.id}` (started {local_time(saved.started)}): "
+                f"Resumed conversation {code_markdown(saved.id)} (started "
+                f"{plain_markdown(local_time(saved.started))}): "
                 f"{plural(saved.turns, 'turn')}, {plural(len(repair.messages), 'message')}."
                 f"{notes} `%agent history` shows it; the next `%%agent` cell continues it."
             )
@@ -388,7 +395,7 @@ class AgentMagics(Magics):
 
     def _history(self) -> None:
         lines = [
-            f"{i}. **{m['role']}**: {summarise_content(m['content'])}"
+            f"{i}. **{plain_markdown(str(m['role']))}**: {summarise_content(m['content'])}"
             for i, m in enumerate(self.agent_instance.messages, 1)
         ]
         display(Markdown("\n".join(lines) or "No conversation yet."))
@@ -434,7 +441,7 @@ def tools_table(tools: list[Tool], registry: ToolRegistry, loaded: Collection[st
         The table.
     """
     rows = "\n".join(
-        f"| `{t.name}` | {t.source} | "
+        f"| {code_markdown(t.name)} | {table_cell(t.source)} | "
         f"{registry.state(t, loaded)} | "
         f"{'yes' if t.read_only else ''} | {table_cell(description_line(t.description))} |"
         for t in tools
@@ -458,11 +465,11 @@ def tool_card(tool: Tool, state: str) -> str:
         if getattr(tool, name)
     ]
     return (
-        f"### `{tool.name}`\n\n{state}"
+        f"### {code_markdown(tool.name)}\n\n{state}"
         f"{' · ' + ', '.join(flags) if flags else ''}"
-        f"{' · server ' + tool.server if tool.server else ''}"
-        f"{' · hint: ' + tool.search_hint if tool.search_hint else ''}\n\n"
-        f"{tool.description}\n\n{parameters_markdown(tool.input_schema)}"
+        f"{' · server ' + plain_markdown(tool.server) if tool.server else ''}"
+        f"{' · hint: ' + plain_markdown(tool.search_hint) if tool.search_hint else ''}\n\n"
+        f"{model_markdown(tool.description)}\n\n{parameters_markdown(tool.input_schema)}"
     )
 
 
@@ -482,14 +489,14 @@ def summarise_content(content: Any, limit: int = 100) -> str:
     for block in content:
         kind = block.get("type")
         if kind == "text":
-            text = " ".join(block["text"].split())
-            parts.append(text if len(text) <= limit else text[: limit - 1] + "…")
+            text = " ".join(str(block["text"]).split())
+            parts.append(plain_markdown(cut(text, limit)))
         elif kind == "tool_use":
-            parts.append(f"→ `{block['name']}`")
+            parts.append(f"→ {code_markdown(str(block['name']))}")
         elif kind == "tool_result":
             parts.append("← error" if block.get("is_error") else "← result")
         else:
-            parts.append(f"[{kind}]")
+            parts.append(plain_markdown(f"[{kind}]"))
     return " · ".join(parts)
 
 
@@ -499,19 +506,19 @@ def _permissions(policy: Any) -> str:
         return "custom policy"
     allowed = _names([r.text for r in policy.allow_rules]) or "none"
     denied = _names([r.text for r in policy.deny_rules]) or "none"
-    return f"mode `{policy.mode}` · allow {allowed} · deny {denied} (+ credentials)"
+    return f"mode {code_markdown(policy.mode)} · allow {allowed} · deny {denied} (+ credentials)"
 
 
 def _server_tools(tools: list[ServerTool]) -> str:
     """The server tools on, with their options and price; or how to turn web search on."""
     if not tools:
         return 'none (`c.NbAgent.server_tools = ["web_search"]` turns web search on)'
-    return " · ".join(f"`{t.name}` ({plain_markdown(options_line(t))})" for t in tools)
+    return " · ".join(f"{code_markdown(t.name)} ({plain_markdown(options_line(t))})" for t in tools)
 
 
 def _names(names: list[str]) -> str:
     """``a``, ``b`` as inline code."""
-    return ", ".join(f"`{name}`" for name in names)
+    return ", ".join(code_markdown(name) for name in names)
 
 
 def _context_line(agent: Agent) -> str:

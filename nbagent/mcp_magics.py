@@ -13,10 +13,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
-from nbagent.display import Markdown, notices_markdown, show_notices, table_cell
+from nbagent.display import Markdown, notices_markdown, show_notices
 from nbagent.errors import NbAgentError
+from nbagent.markup import code_markdown, plain_markdown, table_cell
 from nbagent.mcp.report import approval_request, problems, server_log, waiting_list
-from nbagent.text import plain_markdown
 
 USAGE = (
     "%mcp list | log NAME | approve NAME...|--all | deny NAME...|--all | "
@@ -130,7 +130,7 @@ class McpMagics(Magics):
             for server in (project.servers.values() if project is not None else [])
             if server.decision != "approved" and server.name not in listed
         ]
-        starts = tuple(f"MCP server `{name}` " for name in {s.name for s in statuses})
+        starts = tuple(f"MCP server {code_markdown(name)} " for name in {s.name for s in statuses})
         news = [n for n in self.manager.notices.take() if not n.startswith(starts)]
         parts = [notices_markdown(news)] if news else []
         if fault:
@@ -143,19 +143,21 @@ class McpMagics(Magics):
             return
         rows = (
             [
-                f"| `{s.name}` | {s.state} | {s.transport} | {s.tool_count} | {s.pid or ''} | "
-                f"{s.restarts} | {table_cell(problems(s), 200)} |"
+                f"| {code_markdown(s.name)} | {s.state} | {table_cell(s.transport)} | "
+                f"{s.tool_count} | {s.pid or ''} | {s.restarts} | {table_cell(problems(s), 200)} |"
                 for s in statuses
             ]
             + [
-                f"| `{name}` | {why if why == 'disabled' else 'not started'} |  |  |  |  | "
+                f"| {code_markdown(name)} | {why if why == 'disabled' else 'not started'} "
+                "|  |  |  |  | "
                 f"{'' if why == 'disabled' else table_cell(why, 400)} |"
                 for name, why in not_started.items()
             ]
             + [
-                f"| `{server.name}` | "
+                f"| {code_markdown(server.name)} | "
                 f"{'denied' if server.decision else 'waiting for approval'} | "
-                f"{table_cell(server.transport)} |  |  |  | `%mcp approve {server.name}` |"
+                f"{table_cell(server.transport)} |  |  |  | "
+                f"{code_markdown('%mcp approve ' + server.name)} |"
                 for server in undecided
             ]
         )
@@ -183,16 +185,17 @@ class McpMagics(Magics):
             text = (
                 "is disabled in its configuration"
                 if why == "disabled"
-                else f"was not started: {why}"
+                else f"was not started: {plain_markdown(why)}"
             )
-            display(Markdown(f"`{name}` {text}"))
+            display(Markdown(f"{code_markdown(name)} {text}"))
             return
         if undecided is not None and undecided.decision != "approved" and name not in running:
             state = "is denied" if undecided.decision else "waits for your approval"
             display(
                 Markdown(
-                    f"`{name}` {state} (a server of {plain_markdown(str(project.source))}, a "
-                    f"project file; `%mcp approve {name}` starts it).\n\n"
+                    f"{code_markdown(name)} {state} (a server of "
+                    f"{plain_markdown(str(project.source))}, a project file; "
+                    f"{code_markdown('%mcp approve ' + name)} starts it).\n\n"
                     + approval_request(undecided)
                 )
             )
@@ -204,15 +207,16 @@ class McpMagics(Magics):
         started = [name for name, why in outcome.items() if why is None]
         parts = []
         if started:
-            names = ", ".join(f"`{name}`" for name in started)
+            names = ", ".join(code_markdown(name) for name in started)
             parts.append(
                 f"Approved {names}: connecting in the background; `%mcp list` shows the state. "
                 f"The approval is kept in {plain_markdown(str(self.manager.approvals.path))} "
                 "for these very entries: a changed entry is asked about again."
             )
         parts += [
-            f"> Approved `{name}`, but it was not started: {plain_markdown(why)} Once that "
-            "is fixed, `%reload_ext nbagent` starts it (a changed entry is asked about again)."
+            f"> Approved {code_markdown(name)}, but it was not started: {plain_markdown(why)} "
+            "Once that is fixed, `%reload_ext nbagent` starts it (a changed entry is asked about "
+            "again)."
             for name, why in outcome.items()
             if why is not None
         ]
@@ -220,8 +224,8 @@ class McpMagics(Magics):
 
     def _deny(self, args: list[str]) -> None:
         outcome = self.manager.deny(_names(args, "deny"))
-        names = ", ".join(f"`{name}`" for name in outcome)
-        stopped = [f"`{name}`" for name, running in outcome.items() if running]
+        names = ", ".join(code_markdown(name) for name in outcome)
+        stopped = [f"{code_markdown(name)}" for name, running in outcome.items() if running]
         stop = f" Stopped {', '.join(stopped)}." if stopped else ""
         display(
             Markdown(
@@ -260,28 +264,30 @@ class McpMagics(Magics):
         )
         display(
             Markdown(
-                f"Connecting `{name}` in the background; `%mcp list` shows its state.{ignored}"
+                f"Connecting {code_markdown(name)} in the background; `%mcp list` shows its "
+                f"state.{ignored}"
             )
         )
 
     def _remove(self, args: list[str]) -> None:
         name = _one_name(args, "remove")
         self.manager.remove(name)
-        display(Markdown(f"Removed `{name}` and its tools."))
+        display(Markdown(f"Removed {code_markdown(name)} and its tools."))
 
     def _restart(self, args: list[str]) -> None:
         name = _one_name(args, "restart")
         self.manager.restart(name)
-        display(Markdown(f"Restarting `{name}` in the background."))
+        display(Markdown(f"Restarting {code_markdown(name)} in the background."))
 
     def _tools(self, args: list[str]) -> None:
         name = _one_name(args, "tools")
         tools = self.manager.tools(name)
         if not tools:
-            display(Markdown(f"`{name}` has no tools in the registry (yet)."))
+            display(Markdown(f"{code_markdown(name)} has no tools in the registry (yet)."))
             return
         rows = "\n".join(
-            f"| `{t.name}` | {'yes' if t.read_only else ''} | {table_cell(t.description)} |"
+            f"| {code_markdown(t.name)} | {'yes' if t.read_only else ''} | "
+            f"{table_cell(t.description)} |"
             for t in tools
         )
         display(Markdown(f"| tool | read-only | description |\n|---|---|---|\n{rows}"))
@@ -319,7 +325,7 @@ def approval_notice(manager: Any) -> str | None:
     project = manager.project()
     if project is None or not project.deciding(None):
         return None
-    names = ", ".join(f"`{server.name}`" for server in project.deciding(None))
+    names = ", ".join(f"{code_markdown(server.name)}" for server in project.deciding(None))
     where = plain_markdown(str(project.source))
     waiting = (
         f"> **MCP servers waiting for your approval** (in {where}): {names}. `%mcp list` "

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import html
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from nbagent.errors import DuplicateToolError, UnknownToolError
+from nbagent.markup import escape_html
 from nbagent.schema_view import description_line
 from nbagent.tool import Tool
 
@@ -330,9 +330,9 @@ class ToolRegistry:
         rows = [(t, self.state(t, found)) for t in self.tools()]
         left = 'style="text-align: left"'  # JupyterLab aligns table cells right
         cells = "".join(
-            f"<tr><td><code>{html.escape(t.name)}</code></td><td>{html.escape(t.source)}</td>"
+            f"<tr><td><code>{escape_html(t.name)}</code></td><td>{escape_html(t.source)}</td>"
             f"<td>{state}</td><td>{'yes' if t.read_only else ''}</td>"
-            f"<td {left}>{html.escape(description_line(t.description))}</td></tr>"
+            f"<td {left}>{escape_html(description_line(t.description))}</td></tr>"
             for t, state in rows
         )
         deferred = sum(state == DEFERRED for _, state in rows)

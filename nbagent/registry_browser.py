@@ -9,13 +9,13 @@ is idle while the user looks, so the filters (ipywidgets) work.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
 
+from nbagent.markup import escape_html
 from nbagent.registry import DEFERRED, LOADED, LOADED_BY_SEARCH, STATES, ToolRegistry
 from nbagent.schema_view import description_line, parameters_html
 from nbagent.tool import Tool
@@ -153,7 +153,7 @@ class RegistryBrowser:
     @staticmethod
     def _row_html(row: Row) -> str:
         """One tool: a summary line that opens on its description and parameter table."""
-        name, line = html.escape(row.name), html.escape(row.description)
+        name, line = escape_html(row.name), escape_html(row.description)
         flags = "".join(
             f'<span class="nbagent-flag" title="{flag}=True">{_FLAG_LABELS[flag]}</span>'
             for flag in row.flags
@@ -161,11 +161,11 @@ class RegistryBrowser:
         color = _STATE_COLORS[row.state]
         summary = (
             f'<span class="nbagent-row"><span title="{name}"><code>{name}</code></span>'
-            f'<span class="nbagent-muted">{html.escape(row.source)}</span>'
+            f'<span class="nbagent-muted">{escape_html(row.source)}</span>'
             f'<span style="color: {color}">{row.state}</span>'
             f'<span title="{line}">{line}</span><span>{flags}</span></span>'
         )
-        description = html.escape(row.tool.description.strip())
+        description = escape_html(row.tool.description.strip())
         return (
             f'<details class="nbagent-tool"><summary>{summary}</summary>'
             f'<div class="nbagent-body"><div class="nbagent-description">{description}</div>'

@@ -17,7 +17,6 @@ name). Any JSON value is accepted: what is not a schema shows as ``any``, never 
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from itertools import islice
 from typing import Any
 from urllib.parse import unquote
 
+from nbagent.markup import code_markdown, escape_html, plain_markdown
 from nbagent.text import cut
 
 MAX_ROWS = 200
@@ -146,12 +146,11 @@ def parameters_markdown(schema: Any) -> str:
         "|---|---|---|---|---|",
     ]
     for row in rows:
-        default = f"`{_md_code(row.default)}`" if row.default else ""
         cells = (
-            f"`{_md_code(row.name)}`",
+            code_markdown(row.name),
             _md_text(row.type),
             "yes" if row.required else "",
-            default,
+            code_markdown(row.default) if row.default else "",
             _md_text(row.description),
         )
         lines.append("| " + " | ".join(cells) + " |")
@@ -167,30 +166,24 @@ _CODE = "font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-
 
 def _html_row(row: ParameterRow) -> str:
     parent, dot, leaf = row.name.rpartition(".")
-    name = html.escape(leaf if dot else row.name)
-    prefix = f'<span style="{_MUTED}">{html.escape(parent + dot)}</span>' if dot else ""
+    name = escape_html(leaf if dot else row.name)
+    prefix = f'<span style="{_MUTED}">{escape_html(parent + dot)}</span>' if dot else ""
     indent = f"padding-left: {8 + 16 * row.depth}px"
-    default = html.escape(row.default) if row.default else ""
+    default = escape_html(row.default) if row.default else ""
     return (
         "<tr>"
         f'<td style="{_CELL}; {indent}; {_CODE}; white-space: nowrap">{prefix}{name}</td>'
-        f'<td style="{_CELL}">{html.escape(row.type)}</td>'
+        f'<td style="{_CELL}">{escape_html(row.type)}</td>'
         f'<td style="{_CELL}">{"yes" if row.required else ""}</td>'
         f'<td style="{_CELL}; {_CODE}">{default}</td>'
-        f'<td style="{_CELL}; white-space: pre-wrap">{html.escape(row.description)}</td>'
+        f'<td style="{_CELL}; white-space: pre-wrap">{escape_html(row.description)}</td>'
         "</tr>"
     )
 
 
 def _md_text(text: str) -> str:
-    """Text for a Markdown table cell: one line, Markdown and HTML characters escaped."""
-    escaped = re.sub(r"([\\`*_\[\]|#~])", r"\\\1", " ".join(text.split()))
-    return escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _md_code(text: str) -> str:
-    """Text for inline code in a table cell: one line, no backticks, pipes escaped."""
-    return " ".join(text.split()).replace("`", "'").replace("|", "\\|")
+    """Text for a Markdown table cell: one line, shown as written."""
+    return plain_markdown(" ".join(text.split()))
 
 
 def _rows_and_more(schema: Any) -> tuple[list[ParameterRow], str]:

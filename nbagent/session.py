@@ -22,13 +22,14 @@ from nbagent.agent import Agent
 from nbagent.config import NbAgent
 from nbagent.context import parse_windows
 from nbagent.events import PermissionRequested, Usage
+from nbagent.markup import code_markdown, plain_markdown, show_controls
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import Answer, PermissionPolicy
 from nbagent.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
 from nbagent.server_tools import SERVER_TOOLS, ServerTool, server_tool
-from nbagent.text import cut, plain_markdown
+from nbagent.text import cut
 from nbagent.tools import sandbox
 
 logger = get_logger("nbagent.session")
@@ -321,7 +322,7 @@ class Session:
                 for name, why in self.mcp_manager.not_started().items():
                     if why != "disabled":
                         self.mcp_manager.notices.add(
-                            f"MCP server `{name}` not started: {plain_markdown(why)}"
+                            f"MCP server {code_markdown(name)} not started: {plain_markdown(why)}"
                         )
             except Exception as exc:  # noqa: BLE001 - told at the next %%agent or %mcp
                 logger.warning("MCP configuration not used: %s", exc)
@@ -361,7 +362,7 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
     always = f", a = always (allow {request.always})" if request.always else ""
     what = cut(" ".join(request.request.split()), 80)
     asked = f"{request.reason.rstrip()}\n\n" if request.reason else ""
-    prompt = f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} "
+    prompt = show_controls(f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} ")
     try:
         while True:
             typed = input(prompt).strip().lower()

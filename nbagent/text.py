@@ -120,36 +120,3 @@ def first_line(text: str | None, width: int = 80) -> str:
     stripped = (text or "").strip()
     line = stripped.splitlines()[0] if stripped else ""
     return cut(line, width)
-
-
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-_SPECIAL = re.compile(r"([\\*_\[\]<>$|])")
-
-
-def plain_markdown(text: str) -> str:
-    """Escape a text so that Markdown shows it as written, code spans kept as code.
-
-    Error messages and server output hold ``$``, ``*``, ``_``, ``|`` and ``<``: the rest
-    would read as emphasis, table cells or HTML. Inside a code span nothing is escaped
-    (nothing needs to be there). A text with two dollars is also wrapped in a span of the
-    class MathJax ignores: JupyterLab typesets the rendered page, where an escaped ``\\$`` is
-    a plain dollar again, and would set the text between two of them as mathematics.
-
-    Args:
-        text: Any text, e.g. ``cost $5 or $10 *now*``.
-
-    Returns:
-        The Markdown, e.g. ``<span class="tex2jax_ignore">cost \\$5 or \\$10
-        \\*now\\*</span>``.
-    """
-    parts, start = [], 0
-    for span in _CODE_SPAN.finditer(text):
-        parts += [_SPECIAL.sub(r"\\\1", text[start : span.start()]), span.group(0)]
-        start = span.end()
-    parts.append(_SPECIAL.sub(r"\\\1", text[start:]))
-    markdown = "".join(parts)
-    return f'<span class="{NO_MATH}">{markdown}</span>' if text.count("$") > 1 else markdown
-
-
-NO_MATH = "tex2jax_ignore"
-"""The class of the elements whose text MathJax leaves alone (JupyterLab's and nbconvert's)."""

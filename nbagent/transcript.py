@@ -14,7 +14,6 @@ Pure Python: no IPython, no widgets.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,16 +38,25 @@ from nbagent.events import (
     UsageReported,
     WebSearched,
 )
+from nbagent.markup import (
+    NO_MATH,
+    code_markdown,
+    escape_html,
+    html_block,
+    model_html,
+    plain_markdown,
+    show_controls,
+)
 from nbagent.secrets import redact
 from nbagent.text import MCP_PREFIX, cut, first_line
 from nbagent.web_view import (
     Mark,
     Source,
-    cited_markdown,
+    citation_inserts,
     cited_text,
     pages_html,
     pages_text,
-    sources_markdown,
+    sources_html,
     sources_text,
     web_summary,
 )
@@ -119,11 +127,16 @@ class Answer:
     """Where it cites web pages, and which."""
 
     @property
+    def html(self) -> str:
+        """The text rendered (:func:`~nbagent.markup.model_html`), with its citation markers,
+        then its sources."""
+        return model_html(self.text, citation_inserts(self.marks)) + sources_html(self.marks)
+
+    @property
     def markdown(self) -> str:
-        """The Markdown shown: the text with its citation markers, then its sources."""
-        cited = cited_markdown(self.text, self.marks)
-        listed = sources_markdown(self.marks)
-        return f"{cited}\n\n{listed}" if listed else cited
+        """The Markdown shown: the rendered text as one HTML block, in a ``<div>`` of its class
+        (``nbagent-answer`` or ``nbagent-narration``)."""
+        return html_block(f'<div class="{answer_class(self)}">{self.html}</div>')
 
     @property
     def plain(self) -> str:
@@ -445,7 +458,7 @@ class Transcript:
         Returns:
             The HTML.
         """
-        meter = f'<div class="nbagent-meter">{html.escape(self.meter())}</div>'
+        meter = f'<div class="nbagent-meter">{escape_html(self.meter())}</div>'
         body = self._render(lambda i: item_html(i, verbose), max_calls, verbose, meter, "")
         return f'<div class="nbagent-transcript">{body}</div>'
 
@@ -460,7 +473,7 @@ class Transcript:
         Returns:
             The Markdown.
         """
-        meter = f'<sub class="nbagent-meter">{html.escape(self.meter())}</sub>'
+        meter = f'<sub class="nbagent-meter">{plain_markdown(self.meter())}</sub>'
         return self._render(lambda i: item_markdown(i, verbose), max_calls, verbose, meter)
 
     def to_text(self, max_calls: int | None = None, verbose: bool = False) -> str:
@@ -493,7 +506,7 @@ class Transcript:
                 continue
             if visible(item, verbose):
                 parts.append(render(item))
-        return redact(joiner.join([*parts, footer]))
+        return redact(show_controls(joiner.join([*parts, footer])))
 
     def meter(self) -> str:
         """The one-line token and cache meter."""
@@ -747,17 +760,17 @@ def item_html(item: Item, verbose: bool = False) -> str:
         The HTML fragment.
     """
     if isinstance(item, Answer):
-        return f'<div class="{answer_class(item)}">{markdown_html(item.plain)}</div>'
+        return f'<div class="{answer_class(item)}">{item.html}</div>'
     if isinstance(item, Call):
         return call_html(item, verbose)
     if isinstance(item, Tasks):
-        return f'<div class="nbagent-tasks">{tasks_markdown(item).replace(chr(10), "<br>")}</div>'
+        return tasks_html(item)
     if isinstance(item, Search):
         return search_html(item)
     if isinstance(item, Delta):
-        return f'<div class="nbagent-delta">{html.escape(delta_line(item))}</div>'
+        return f'<div class="nbagent-delta">{escape_html(delta_line(item))}</div>'
     cls = "nbagent-notice warning" if item.level == "warning" else "nbagent-notice"
-    return f'<div class="{cls}">{html.escape(item.message)}</div>'
+    return f'<div class="{cls}">{escape_html(item.message)}</div>'
 
 
 def answer_class(answer: Answer) -> str:
@@ -784,8 +797,8 @@ def call_html(call: Call, verbose: bool = False) -> str:
     """
     opened = " open" if call.status == "waiting" else ""
     return (
-        f'<details class="nbagent-call nbagent-{call.status}"{opened}>'
-        f'<summary title="{html.escape(head_line(call, verbose))}">'
+        f'<details class="nbagent-call nbagent-{call.status} {NO_MATH}"{opened}>'
+        f'<summary title="{escape_html(head_line(call, verbose))}">'
         f"{call_head_html(call, verbose)}</summary>"
         f'<div class="nbagent-body">{call_body_html(call, verbose)}</div></details>'
     )
@@ -830,7 +843,7 @@ def call_head_html(call: Call, verbose: bool = False) -> str:
     """
     parts = head_parts(call, verbose)
     return " ".join(
-        f'<{HEAD_TAGS[part]} class="nbagent-{part}">{html.escape(text)}</{HEAD_TAGS[part]}>'
+        f'<{HEAD_TAGS[part]} class="nbagent-{part}">{escape_html(text)}</{HEAD_TAGS[part]}>'
         for part, text in parts
     )
 
@@ -859,16 +872,16 @@ def call_body_html(call: Call, verbose: bool = False) -> str:
     Returns:
         The HTML.
     """
-    full_input = f"<pre>{html.escape(json.dumps(call.input, indent=2, ensure_ascii=False))}</pre>"
+    full_input = f"<pre>{escape_html(json.dumps(call.input, indent=2, ensure_ascii=False))}</pre>"
     if call.status == "waiting":
         return (full_input if verbose else "") + ask_html(call)
     body = []
     if asked_line(call):
-        body.append(f'<div class="nbagent-asked">{html.escape(asked_line(call))}</div>')
+        body.append(f'<div class="nbagent-asked">{escape_html(asked_line(call))}</div>')
     if verbose:
         body.append(full_input)
     elif call.input:
-        body.append(f'<pre class="nbagent-input">{html.escape(input_lines(call.input))}</pre>')
+        body.append(f'<pre class="nbagent-input">{escape_html(input_lines(call.input))}</pre>')
     if call.search is not None:
         body.append(search_html(call.search, caption=False))
     if call.web is not None:
@@ -889,14 +902,14 @@ def ask_html(call: Call) -> str:
     Returns:
         The HTML (the request as code, not JSON).
     """
-    reason = f'<div class="nbagent-reason">{html.escape(call.reason)}</div>' if call.reason else ""
+    reason = f'<div class="nbagent-reason">{escape_html(call.reason)}</div>' if call.reason else ""
     keys = [("y", "yes"), ("n", "no"), *([("a", "always")] if call.always else [])]
     choices = " · ".join(f"<kbd>{key}</kbd> {word}" for key, word in keys)
     if call.always:
-        choices += f" (adds <code>{html.escape(call.always)}</code>)"
+        choices += f" (adds <code>{escape_html(call.always)}</code>)"
     return (
         f'<div class="nbagent-ask">{reason}'
-        f'<pre class="nbagent-request"><code>{html.escape(call.request)}</code></pre>'
+        f'<pre class="nbagent-request"><code>{escape_html(call.request)}</code></pre>'
         f'<div class="nbagent-choices">answer below: {choices}</div></div>'
     )
 
@@ -910,12 +923,12 @@ def result_html(result: str) -> str:
     Returns:
         The HTML.
     """
-    preview = f'<pre class="nbagent-output">{html.escape(result[:PREVIEW_CHARS])}</pre>'
+    preview = f'<pre class="nbagent-output">{escape_html(result[:PREVIEW_CHARS])}</pre>'
     if len(result) <= PREVIEW_CHARS:
         return preview
     return (
         f"{preview}<details><summary>show more ({len(result):,} characters)</summary>"
-        f'<pre class="nbagent-output">{html.escape(result)}</pre></details>'
+        f'<pre class="nbagent-output">{escape_html(result)}</pre></details>'
     )
 
 
@@ -929,9 +942,9 @@ def search_html(search: Search, caption: bool = True) -> str:
     Returns:
         The HTML table.
     """
-    title = f"ToolSearch <code>{html.escape(search.query)}</code>"
+    title = f"ToolSearch <code>{escape_html(search.query)}</code>"
     note = (
-        f'<div class="nbagent-search-note">Ranked by {html.escape(search.fallback)}.</div>'
+        f'<div class="nbagent-search-note">Ranked by {escape_html(search.fallback)}.</div>'
         if search.fallback
         else ""
     )
@@ -939,8 +952,8 @@ def search_html(search: Search, caption: bool = True) -> str:
         return f'<div class="nbagent-search">{title}: no match</div>{note}'
     shown = search.loaded is not None
     rows = "".join(
-        f'<tr><td><code>{html.escape(name)}</code></td><td class="nbagent-score">{score}</td>'
-        f"<td>{html.escape('; '.join(reasons))}</td>"
+        f'<tr><td><code>{escape_html(name)}</code></td><td class="nbagent-score">{score}</td>'
+        f"<td>{escape_html('; '.join(reasons))}</td>"
         + (f"<td>{search.context(name)}</td>" if shown else "")
         + "</tr>"
         for name, score, reasons in search.printed_hits()
@@ -975,26 +988,6 @@ def delta_line(delta: Delta) -> str:
     return " · ".join(parts)
 
 
-def html_block(markup: str) -> str:
-    """HTML that Markdown keeps whole, as one HTML block, whatever text it holds.
-
-    In CommonMark (JupyterLab, nbconvert, GitHub) an HTML block that starts with a tag such as
-    ``<details>`` ends at the first blank line; what follows is Markdown again, so a tool
-    result's ``## heading`` would become a heading of the notebook and an indented line a code
-    block. Blank lines inside become a zero-width space, which shows as the same empty line.
-    A carriage return ends a line for Markdown too; it becomes a newline first (as HTML
-    reads it anyway).
-
-    Args:
-        markup: HTML whose text is escaped.
-
-    Returns:
-        The HTML with no blank line.
-    """
-    lines = markup.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "\n".join(line if line.strip() else "&#8203;" for line in lines)
-
-
 # Markdown: what the cell keeps.
 
 
@@ -1017,16 +1010,16 @@ def item_markdown(item: Item, verbose: bool = False) -> str:
     if isinstance(item, Search):
         return search_markdown(item)
     if isinstance(item, Delta):
-        return f"**{delta_line(item)}**"
-    return f"> Warning: {item.message}" if item.level == "warning" else f"> {item.message}"
+        return f"**{plain_markdown(delta_line(item))}**"
+    message = plain_markdown(item.message)
+    return f"> Warning: {message}" if item.level == "warning" else f"> {message}"
 
 
 def answer_markdown(answer: Answer) -> str:
     """A stretch of text as Markdown; the run's answer is set apart from the narration.
 
-    The answer goes after a rule, in a ``<div class="nbagent-answer">`` whose blank lines
-    leave its Markdown to Markdown (a fence the text left open is closed first, so the
-    ``</div>`` stays HTML).
+    The text is rendered here (:func:`~nbagent.markup.model_html`: no raw HTML, web links
+    only) and kept as one HTML block; the answer goes after a rule.
 
     Args:
         answer: The stretch.
@@ -1036,33 +1029,7 @@ def answer_markdown(answer: Answer) -> str:
     """
     if not answer.final:
         return answer.markdown
-    listed = sources_markdown(answer.marks)
-    return (
-        f'<hr class="nbagent-rule">\n\n<div class="nbagent-answer">\n\n'
-        f"{closed_fences(cited_markdown(answer.text, answer.marks))}\n\n"
-        f"{listed + chr(10) * 2 if listed else ''}</div>"
-    )
-
-
-def closed_fences(text: str) -> str:
-    """Markdown with a closing fence added when a code fence is left open (a cut answer).
-
-    Args:
-        text: Markdown.
-
-    Returns:
-        The Markdown, every fence closed.
-    """
-    fence = ""
-    for line in text.splitlines():
-        stripped = line.lstrip(" ")
-        if len(line) - len(stripped) > 3:
-            continue
-        if fence and stripped.startswith(fence) and not stripped.strip(fence[0]).strip():
-            fence = ""
-        elif not fence and stripped[:3] in ("```", "~~~"):
-            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
-    return f"{text}\n{fence}" if fence else text
+    return html_block(f'<hr class="nbagent-rule">\n{answer.markdown}')
 
 
 def search_markdown(search: Search) -> str:
@@ -1074,17 +1041,19 @@ def search_markdown(search: Search) -> str:
     Returns:
         The Markdown.
     """
-    note = f"\n\nRanked by {search.fallback}." if search.fallback else ""
+    note = f"\n\nRanked by {plain_markdown(search.fallback)}." if search.fallback else ""
+    query = code_markdown(search.query)
     if not search.hits:
-        return f"ToolSearch `{search.query}`: no match{note}"
+        return f"ToolSearch {query}: no match{note}"
     shown = search.loaded is not None
     rows = "\n".join(
-        f"| `{n}` | {s} | {'; '.join(r)} |" + (f" {search.context(n)} |" if shown else "")
+        f"| {code_markdown(n)} | {s} | {plain_markdown('; '.join(r))} |"
+        + (f" {search.context(n)} |" if shown else "")
         for n, s, r in search.printed_hits()
     )
     header = "| tool | score | why |" + (" context |" if shown else "")
     rule = "|---|--:|---|" + ("---|" if shown else "")
-    return f"ToolSearch `{search.query}`\n\n{header}\n{rule}\n{rows}{note}"
+    return f"ToolSearch {query}\n\n{header}\n{rule}\n{rows}{note}"
 
 
 # Plain text: a terminal.
@@ -1108,7 +1077,9 @@ def item_text(item: Item, verbose: bool = False) -> str:
         return search_line(item)
     if isinstance(item, Delta):
         return delta_line(item)
-    return item_markdown(item)
+    if isinstance(item, Tasks):
+        return tasks_text(item)
+    return f"> Warning: {item.message}" if item.level == "warning" else f"> {item.message}"
 
 
 def call_text(call: Call, verbose: bool = False) -> str:
@@ -1191,26 +1162,46 @@ def tasks_markdown(item: Tasks) -> str:
         item: The task list.
 
     Returns:
-        E.g. ``☑ 1. Load the data`` lines under a heading.
+        E.g. ``☑ 1. Load the data`` lines under a heading (each subject shown as written).
     """
-    rows = [f"{TASK_MARK[t.status]} {t.id}. {t.subject}" for t in item.tasks]
-    done = sum(t.status == "completed" for t in item.tasks)
-    return "\n".join([f"**Tasks** ({done}/{len(item.tasks)} done)", *rows])
+    rows = [f"{TASK_MARK[t.status]} {plain_markdown(f'{t.id}. {t.subject}')}" for t in item.tasks]
+    return "  \n".join([f"**{tasks_heading(item)}**", *rows])
 
 
-def markdown_html(text: str) -> str:
-    """Show Markdown source as HTML without a Markdown library: escaped, line breaks kept.
-
-    The rich rendering of the answer is the Markdown output itself; this is the HTML
-    fallback, readable as it is.
+def tasks_html(item: Tasks) -> str:
+    """The task list as HTML, one task a line.
 
     Args:
-        text: Markdown.
+        item: The task list.
 
     Returns:
-        HTML.
+        The ``<div class="nbagent-tasks">``.
     """
-    return f'<div style="white-space: pre-wrap">{html.escape(text)}</div>'
+    rows = [escape_html(f"{TASK_MARK[t.status]} {t.id}. {t.subject}") for t in item.tasks]
+    return (
+        '<div class="nbagent-tasks">'
+        + "<br>".join([f"<b>{tasks_heading(item)}</b>", *rows])
+        + "</div>"
+    )
+
+
+def tasks_text(item: Tasks) -> str:
+    """The task list as plain text, one task a line.
+
+    Args:
+        item: The task list.
+
+    Returns:
+        The lines.
+    """
+    rows = [f"{TASK_MARK[t.status]} {t.id}. {t.subject}" for t in item.tasks]
+    return "\n".join([tasks_heading(item), *rows])
+
+
+def tasks_heading(item: Tasks) -> str:
+    """The task list's heading: ``Tasks (1/3 done)``."""
+    done = sum(t.status == "completed" for t in item.tasks)
+    return f"Tasks ({done}/{len(item.tasks)} done)"
 
 
 def result_text(content: Any) -> str:

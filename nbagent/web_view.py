@@ -1,28 +1,30 @@
-r"""How web search shows in a transcript: the card of a search, and an answer's citations.
+"""How web search shows in a transcript: the card of a search, and an answer's citations.
 
 A search's card lists its pages (title, site, link); an answer that cites pages gets a
 numbered marker after each cited passage, linking to the page, and its sources under it.
-Every text from the web is escaped (HTML for the cards, :func:`~nbagent.text.plain_markdown`
-for Markdown), and only ``http`` and ``https`` addresses become links: any other address
-shows as text. Pure Python: no IPython, no widgets.
+Every text from the web goes out through :mod:`nbagent.markup` (escaped), and only ``http``
+and ``https`` addresses become links: any other address shows as text. Pure Python: no
+IPython, no widgets.
 
->>> page = Citation("https://a.org/x", "A *page*", "a is so")
+>>> page = Citation("https://a.org/x", "A <b>page</b>", "a is so")
 >>> marks = [Mark(8, Source(1, page), "a is so")]
->>> print(cited_markdown("A is so.", marks))
-A is so.<sup>[\[1\]](https://a.org/x "a is so")</sup>
->>> sources_markdown(marks).splitlines()[1]
-'\\[1\\] [A \\*page\\*](https://a.org/x) · a.org'
+>>> citation_inserts(marks)
+[(8, '<sup><a href="https://a.org/x" title="a is so" target="_blank" \
+rel="noopener noreferrer">[1]</a></sup>')]
+>>> sources_html(marks).split("<br>")[1]
+'[1] <a href="https://a.org/x" target="_blank" rel="noopener noreferrer">A &lt;b&gt;page&lt;/b&gt;\
+</a> · a.org</div>'
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from nbagent.events import Citation, WebPage, WebSearched
-from nbagent.text import NO_MATH, cut, plain_markdown
+from nbagent.markup import NO_MATH, escape_html, web_link
+from nbagent.text import cut
 
 ERROR_TEXTS = {
     "max_uses_exceeded": "the searches one request may make were used up (raise "
@@ -41,9 +43,6 @@ TITLE_CHARS = 120
 
 QUOTE_CHARS = 200
 """The most characters of a cited passage shown when a marker is hovered."""
-
-_URL_SAFE = ":/?#[]@!$&'*+,;=%~"
-"""Characters kept in a link's address; others (spaces, parentheses, quotes) are encoded."""
 
 
 @dataclass(frozen=True)
@@ -66,22 +65,6 @@ class Mark:
     """The source cited."""
     cited_text: str = ""
     """The words of the page this passage cites."""
-
-
-def link(url: str) -> str | None:
-    """A web address fit to be a link: ``http`` or ``https`` with a host, else None.
-
-    Args:
-        url: An address from the web.
-
-    Returns:
-        The address with spaces, parentheses, quotes and angle brackets percent-encoded
-        (so it cannot end a Markdown link or an HTML attribute early), or None.
-    """
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
-    return quote(url.strip(), safe=_URL_SAFE).replace("'", "%27")
 
 
 def site(url: str) -> str:
@@ -145,7 +128,7 @@ def pages_html(search: WebSearched) -> str:
         cut); empty when there is no page.
     """
     if search.error:
-        return f'<p class="nbagent-web-error">{html.escape(web_summary(search))}</p>'
+        return f'<p class="nbagent-web-error">{escape_html(web_summary(search))}</p>'
     if not search.pages:
         return ""
     items = "".join(f"<li>{_page_html(page)}</li>" for page in search.pages)
@@ -154,29 +137,29 @@ def pages_html(search: WebSearched) -> str:
 
 def _page_html(page: WebPage) -> str:
     """One page of a search as HTML."""
-    title = html.escape(cut(page.title, TITLE_CHARS) or site(page.url) or page.url)
-    href = link(page.url)
+    title = escape_html(cut(page.title, TITLE_CHARS) or site(page.url) or page.url)
+    href = web_link(page.url)
     shown = (
-        f'<a href="{html.escape(href)}" target="_blank" rel="noopener noreferrer">{title}</a>'
+        f'<a href="{escape_html(href)}" target="_blank" rel="noopener noreferrer">{title}</a>'
         if href
-        else f"{title} <code>{html.escape(page.url)}</code>"
+        else f"{title} <code>{escape_html(page.url)}</code>"
     )
     details = [site(page.url), page.page_age]
-    notes = " · ".join(html.escape(d) for d in details if d)
+    notes = " · ".join(escape_html(d) for d in details if d)
     return f'{shown} <span class="nbagent-site">· {notes}</span>' if notes else shown
 
 
-def cited_markdown(text: str, marks: Sequence[Mark]) -> str:
-    """An answer's Markdown with a linked marker after each passage that cites a page.
+def citation_inserts(marks: Sequence[Mark]) -> list[tuple[int, str]]:
+    """The markers of an answer's citations, for :func:`~nbagent.markup.model_html`.
 
     Args:
-        text: The answer's Markdown, as the model wrote it.
         marks: Its citation markers, in the order they came.
 
     Returns:
-        The Markdown, e.g. ``Python 3.14 is out.<sup>[1](https://…)</sup>``.
+        Where each goes in the answer's text, and its HTML: the source's number, linking to
+        its page, the cited words on hover (``<sup><a href="https://…">[1]</a></sup>``).
     """
-    return _with_markers(text, marks, _marker_markdown)
+    return [(end, "".join(_marker_html(m) for m in group)) for end, group in _grouped(marks)]
 
 
 def cited_text(text: str, marks: Sequence[Mark]) -> str:
@@ -209,15 +192,17 @@ def _grouped(marks: Sequence[Mark]) -> list[tuple[int, list[Mark]]]:
     return [(end, list(group.values())) for end, group in sorted(places.items())]
 
 
-def _marker_markdown(mark: Mark) -> str:
+def _marker_html(mark: Mark) -> str:
     """One marker: the source's number, linking to its page, the cited words on hover."""
     number = mark.source.number
-    href = link(mark.source.citation.url)
+    href = web_link(mark.source.citation.url)
     if href is None:
-        return f"<sup>\\[{number}\\]</sup>"
-    quoted = cut(" ".join(mark.cited_text.split()), QUOTE_CHARS)
-    hover = quoted.replace("\\", "\\\\").replace('"', '\\"')
-    return f'<sup>[\\[{number}\\]]({href} "{hover}")</sup>'
+        return f"<sup>[{number}]</sup>"
+    hover = escape_html(cut(" ".join(mark.cited_text.split()), QUOTE_CHARS))
+    return (
+        f'<sup><a href="{escape_html(href)}" title="{hover}" target="_blank" '
+        f'rel="noopener noreferrer">[{number}]</a></sup>'
+    )
 
 
 def sources(marks: Sequence[Mark]) -> list[Source]:
@@ -233,24 +218,34 @@ def sources(marks: Sequence[Mark]) -> list[Source]:
     return [found[n] for n in sorted(found)]
 
 
-def sources_markdown(marks: Sequence[Mark]) -> str:
+def sources_html(marks: Sequence[Mark]) -> str:
     """The sources under an answer: number, title linking to the page, and site.
 
     Args:
         marks: The answer's citation markers.
 
     Returns:
-        The Markdown (a line each); empty when the answer cites nothing.
+        The HTML (a line each); empty when the answer cites nothing.
     """
     lines = []
     for source in sources(marks):
         citation = source.citation
-        title = plain_markdown(cut(citation.title, TITLE_CHARS) or site(citation.url))
-        href = link(citation.url)
-        shown = f"[{title}]({href})" if href else f"{title} {plain_markdown(citation.url)}"
-        where = f" · {plain_markdown(site(citation.url))}" if href and site(citation.url) else ""
-        lines.append(f"\\[{source.number}\\] {shown}{where}")
-    return "  \n".join(["**Sources**", *lines]) if lines else ""
+        title = escape_html(cut(citation.title, TITLE_CHARS) or site(citation.url))
+        href = web_link(citation.url)
+        shown = (
+            f'<a href="{escape_html(href)}" target="_blank" rel="noopener noreferrer">{title}</a>'
+            if href
+            else f"{title} <code>{escape_html(citation.url)}</code>"
+        )
+        where = f" · {escape_html(site(citation.url))}" if href and site(citation.url) else ""
+        lines.append(f"[{source.number}] {shown}{where}")
+    if not lines:
+        return ""
+    return (
+        f'<div class="nbagent-sources {NO_MATH}">'
+        + "<br>".join(["<b>Sources</b>", *lines])
+        + "</div>"
+    )
 
 
 def sources_text(marks: Sequence[Mark]) -> str:

@@ -11,11 +11,11 @@ outputs, so the question is the last thing above it.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as widgets
 
+from nbagent.markup import escape_html, show_controls
 from nbagent.secrets import redact
 from nbagent.transcript import Answer, Call, Item, Transcript, item_html, plural, visible
 
@@ -76,7 +76,7 @@ class TranscriptView:
     def refresh_meter(self) -> None:
         """Show the current token meter."""
         self._meter.value = (
-            f'<span class="nbagent-meter">{html.escape(self.transcript.meter())}</span>'
+            f'<span class="nbagent-meter">{escape_html(self.transcript.meter())}</span>'
         )
 
     def close(self) -> None:
@@ -101,7 +101,7 @@ class TranscriptView:
         return widgets.HTML(self._html(item))
 
     def _html(self, item: Item) -> str:
-        return redact(item_html(item, self.verbose))
+        return redact(show_controls(item_html(item, self.verbose)))
 
     def _place(self, call: Call, card: widgets.Widget) -> None:
         """Show a waiting call's card at the bottom, right above the stdin box; else in place.
@@ -136,7 +136,7 @@ class TranscriptView:
 
 def _markdown_output(text: str) -> dict[str, Any]:
     """An output of an Output widget showing Markdown."""
-    text = redact(text)
+    text = redact(show_controls(text))
     return {
         "output_type": "display_data",
         "metadata": {},

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -35,6 +37,11 @@ def words(line: str) -> list[tuple[str, ...]]:
 
 
 # ------------------------------------------------------------------------------- parse
+
+
+def test_import_leaves_tree_sitter_for_first_use() -> None:
+    code = "import sys, nbagent.commandline; assert 'tree_sitter' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_parse_gives_simple_commands_of_lists_and_pipelines() -> None:
@@ -312,6 +319,9 @@ def test_opaque_constructs(line: str) -> None:
         "bash -c 'ls; touch pwned'",
         "eval 'ls; touch pwned'",
         "ls $(ls)",
+        "x=a'b'\\ls touch pwned",
+        "\\ ls; touch pwned",
+        'ls "a"\\ b; touch pwned',
         'ls <<< "$(touch pwned)"',
         "cat <<EOF\n$(touch pwned)\nEOF",
     ],
@@ -751,6 +761,22 @@ def test_always_spec_is_the_exact_line(line: str) -> None:
 )
 def test_paths_named_spells_out_home(line: str) -> None:
     assert f"{HOME}/.ssh/id_rsa" in paths_named(line), paths_named(line)
+
+
+@st.composite
+def secret_paths(draw: st.DrawFn) -> str:
+    """``~/.ssh/id_rsa`` in the spellings bash accepts."""
+    home = draw(st.sampled_from(["~", "$HOME", "${HOME}", '"$HOME"', HOME]))
+    middle = draw(st.sampled_from(["/", "/./", "/.ssh/../", "//"]))
+    tail = "".join(spelled(draw, part) for part in (".ssh", "/", "id_rsa"))
+    return home + middle + tail
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret_paths(), st.sampled_from(["cat {}", "cp {} /tmp/x", "x={}; cat $x", "< {} wc"]))
+def test_property_paths_named_spells_out_secrets(path: str, template: str) -> None:
+    line = template.format(path)
+    assert f"{HOME}/.ssh/id_rsa" in paths_named(line), line
 
 
 def test_paths_named_keeps_plain_words() -> None:

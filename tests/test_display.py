@@ -45,7 +45,7 @@ def test_live_view_is_a_widget_then_the_cell_keeps_static_markdown() -> None:
     assert set(last) == {"text/markdown", "text/plain"}
     assert last["text/markdown"].count('<details class="nbagent-call') == 2
     assert "Let me look." in last["text/markdown"]
-    assert '<div class="nbagent-answer">\n\nDone.\n\n</div>' in last["text/markdown"]
+    assert '<div class="nbagent-answer"><p>Done.</p></div>' in last["text/markdown"]
     assert "<details" not in last["text/plain"]
     assert printed == ""
 
@@ -122,7 +122,8 @@ def test_in_a_terminal_a_running_call_holds_back_what_follows_it() -> None:
 
 def test_quiet_shows_the_answer_alone() -> None:
     shown, printed = outputs(quiet=True, live=True)
-    assert [o.data["text/markdown"] for o in shown] == ["Done."] and printed == ""
+    answer = '<div class="nbagent-answer"><p>Done.</p></div>'
+    assert [o.data["text/markdown"] for o in shown] == [answer] and printed == ""
 
 
 def test_markdown_has_a_plain_text_fallback() -> None:

@@ -158,7 +158,7 @@ def test_max_turns_option_stops_the_loop(
 def test_quiet_shows_only_the_answer(ip: InteractiveShell, fake_api: FakeAnthropicServer) -> None:
     fake_api.enqueue(Reply.tool_use("ToolSearch", {"query": "weather"}), Reply.text("Done."))
     _, shown = run(ip, "%%agent --quiet\ngo")
-    assert shown.strip() == "Done."
+    assert shown.strip() == '<div class="nbagent-answer"><p>Done.</p></div>'
 
 
 def test_status_reset_config_history(ip: InteractiveShell, fake_api: FakeAnthropicServer) -> None:

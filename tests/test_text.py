@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import markdown_it
-import markdown_it.common.utils
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.text import NO_MATH, Units, cjk_grams, plain_markdown, split_name, words
+from nbagent.text import Units, cjk_grams, split_name, words
 
 
 @pytest.mark.parametrize(
@@ -52,22 +50,3 @@ def test_units_of_a_mixed_term() -> None:
     units = Units.of("发送message")
     assert units.words == ("message",) and units.grams == frozenset({"发送"})
     assert not Units.of("...")
-
-
-SPECIAL_TEXT = st.text(alphabet="ab $*_[]<>|\\()!.", min_size=1, max_size=40)
-
-
-@settings(max_examples=300, deadline=None)
-@given(SPECIAL_TEXT.filter(lambda t: t.strip() == t))
-def test_plain_markdown_renders_as_the_text_itself(text: str) -> None:
-    html = markdown_it.MarkdownIt("commonmark").render(plain_markdown(text))
-    shown = markdown_it.common.utils.escapeHtml(text)
-    if text.count("$") > 1:  # kept away from MathJax
-        shown = f'<span class="{NO_MATH}">{shown}</span>'
-    assert html == f"<p>{shown}</p>\n"
-
-
-def test_plain_markdown_keeps_code_spans_as_written() -> None:
-    assert plain_markdown("cost $5, see `$HOME | *x*` and *y*") == (
-        f'<span class="{NO_MATH}">cost \\$5, see `$HOME | *x*` and \\*y\\*</span>'
-    )

@@ -45,13 +45,17 @@ def test_a_scripted_run_becomes_this_widget_tree() -> None:
     assert kinds == ["HTML", "Output", "HTML", "HTML", "HTML", "Output"]
     banner, answer, search_card, error_card, notice, last = items.children
     assert "3 deferred tools available" in banner.value
-    assert answer.outputs[0]["data"]["text/markdown"] == "Let me look."
+    assert answer.outputs[0]["data"]["text/markdown"] == (
+        '<div class="nbagent-narration"><p>Let me look.</p></div>'
+    )
     assert "nbagent-narration" in answer._dom_classes
-    assert search_card.value.startswith('<details class="nbagent-call nbagent-ok">')
+    assert search_card.value.startswith('<details class="nbagent-call nbagent-ok tex2jax_ignore">')
     assert "<td>loaded</td>" in search_card.value  # the table is the card's body
     assert "nbagent-error" in error_card.value and "deny: rule" not in error_card.value
     assert "Sending the turn again." in notice.value
-    assert last.outputs[0]["data"]["text/markdown"] == "Done."
+    assert (
+        last.outputs[0]["data"]["text/markdown"] == '<div class="nbagent-answer"><p>Done.</p></div>'
+    )
     assert "tokens: 130 in" in meter.value
     assert more.layout.display == "none" and asking.children == ()
 
@@ -92,7 +96,9 @@ def test_an_answer_widget_is_refreshed_in_place() -> None:
     for piece in ("a", "b", "c"):
         view.show(transcript.apply(TextDelta(piece)))  # type: ignore[arg-type]
     [output] = view.box.children[1].children
-    assert output.outputs[0]["data"]["text/markdown"] == "abc"
+    assert output.outputs[0]["data"]["text/markdown"] == (
+        '<div class="nbagent-narration"><p>abc</p></div>'
+    )
 
 
 def test_hundreds_of_calls_keep_a_bounded_number_of_widgets() -> None:
@@ -128,5 +134,8 @@ def test_a_web_search_is_a_card_and_the_live_answer_links_its_citations() -> Non
     card, answer = view.box.children[1].children
     assert 'href="https://docs.python.org/3/"' in card.value and "web_search" in card.value
     markdown = answer.outputs[0]["data"]["text/markdown"]
-    assert markdown.startswith('Read the docs.<sup>[\\[1\\]](https://docs.python.org/3/ "docs")')
-    assert "**Sources**" in markdown
+    assert markdown.startswith(
+        '<div class="nbagent-narration"><p>Read the docs.<sup><a href="https://docs.python.org/3/" '
+        'title="docs"'
+    )
+    assert "<b>Sources</b>" in markdown

@@ -40,6 +40,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from nbagent.errors import ToolError
+from nbagent.markup import code_markdown, plain_markdown
 from nbagent.mcp.config import HttpSpec, ServerSpec, StdioSpec
 from nbagent.mcp.content import resource_content, tool_result
 from nbagent.mcp.listing import ListingGuard
@@ -50,7 +51,6 @@ from nbagent.mcp.transports import HttpStatus, describe_failure, http_transport
 from nbagent.notices import Notices
 from nbagent.registry import ToolRegistry
 from nbagent.secrets import get_logger
-from nbagent.text import plain_markdown
 from nbagent.tool import Tool, ToolResult
 
 logger = get_logger("nbagent.mcp")
@@ -504,7 +504,7 @@ class Connection:
         )
         skipped = self._tools.publish(listing)
         if skipped and skipped != self._skipped:
-            names = ", ".join(f"`{line.split(':')[0]}`" for line in skipped)
+            names = ", ".join(code_markdown(line.split(":")[0]) for line in skipped)
             self._tell(f"had {len(skipped)} of its tools left out ({names})")
         self._update(skipped=skipped, adjusted=listing.adjusted)
 
@@ -519,7 +519,8 @@ class Connection:
             what: What happened, as Markdown, after the server's name: ``failed: ...``.
         """
         self._notices.add(
-            f"MCP server `{self.name}` {what.rstrip('.')}. `%mcp log {self.name}` tells more."
+            f"MCP server {code_markdown(self.name)} {what.rstrip('.')}. "
+            f"{code_markdown('%mcp log ' + self.name)} tells more."
         )
 
     def _drop_tools(self) -> None:

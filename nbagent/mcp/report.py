@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import re
 
-from nbagent.display import code_block
+from nbagent.markup import code_block, code_markdown, plain_markdown
 from nbagent.mcp.approvals import ProjectServer, ProjectServers
 from nbagent.mcp.state import ServerStatus
-from nbagent.text import plain_markdown
 
 _URL = re.compile(r"https?://\S+")
 
@@ -49,9 +48,9 @@ def server_log(status: ServerStatus) -> str:
         facts.append(f"protocol {status.protocol_version}")
     if status.restarts:
         facts.append(f"{status.restarts} restarts")
-    parts = [f"**`{status.name}`**: {' · '.join(facts)}"]
+    parts = [f"**{code_markdown(status.name)}**: {plain_markdown(' · '.join(facts))}"]
     if status.target:
-        parts.append(f"Runs: `{status.target}`")
+        parts.append(f"Runs: {code_markdown(status.target)}")
     if status.last_error:
         parts.append(f"**Last error**: {plain_markdown(status.problem)}")
     stderr = "\n".join(status.stderr) or (status.last_error or "").partition("; stderr: ")[2]
@@ -107,10 +106,11 @@ def approval_request(server: ProjectServer) -> str:
     variables = server.variables()
     gets = (
         "Approved, it would get the values of your environment variables "
-        + ", ".join(f"`{name}`" for name in variables)
+        + ", ".join(code_markdown(name) for name in variables)
         + "."
         if variables
         else "It reads none of your environment variables."
     )
-    kind = f" ({server.transport})" if server.transport else ""
-    return f"`{server.name}`{kind}, as written:\n\n{code_block(server.written())}\n\n{gets}"
+    kind = f" ({plain_markdown(server.transport)})" if server.transport else ""
+    written = code_block(server.written())
+    return f"{code_markdown(server.name)}{kind}, as written:\n\n{written}\n\n{gets}"
