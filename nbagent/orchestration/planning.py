@@ -4,13 +4,21 @@ In plan mode the permission policy lets only read-only tools run. ExitPlanMode p
 plan and asks the user to approve it; only then are write tools allowed again. The tools share
 the mode with :class:`~nbagent.permissions.PermissionPolicy` (``%config
 NbAgent.permission_mode`` shows the same state).
+
+ExitPlanMode runs on the cell's thread (``main_thread``), like every question: it waits as long
+as the person takes. In a sub-agent, its question is withdrawn when the sub-agent's call is
+stopped or abandoned at its time limit; the mode then stays as it is, and an answer typed
+later does nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
+from nbagent import cellthread
 from nbagent.errors import ToolError
 from nbagent.permissions import PermissionPolicy
 from nbagent.tool import Tool, tool
@@ -30,13 +38,19 @@ def approve_on_stdin(plan: str) -> bool:
 
     Returns:
         Whether the user typed yes.
+
+    Raises:
+        Cancelled: The question was withdrawn (its call was stopped or abandoned).
     """
     from IPython.core.error import StdinNotImplementedError
-    from IPython.display import Markdown, display
+    from IPython.display import display
 
-    display(Markdown(f"**Plan**\n\n{plan}"))
+    from nbagent.display import Markdown
+    from nbagent.markup import model_markdown
+
+    display(Markdown(f"**Plan**\n\n{model_markdown(plan)}", plain=f"Plan\n\n{plan}"))
     try:
-        return input("Approve this plan? [y/N] ").strip().lower() in ("y", "yes")
+        return cellthread.ask("Approve this plan? [y/N] ").strip().lower() in ("y", "yes")
     except (StdinNotImplementedError, EOFError):
         return False
 
@@ -93,7 +107,7 @@ def plan_tools(agent: Agent, approver: Approver | None = None) -> list[Tool]:
         current = policy()
         if current.mode != "plan":
             return "Plan mode is not on; nothing to approve."
-        if not approve(plan):
+        if not cellthread.question(partial(approve, plan)):
             return (
                 "The user did not approve the plan. Stay in plan mode: revise the plan, or "
                 "ask what to change."
@@ -101,4 +115,5 @@ def plan_tools(agent: Agent, approver: Approver | None = None) -> list[Tool]:
         current.mode = previous.pop("mode", "default")
         return f"The user approved the plan. Write tools are allowed again (mode {current.mode})."
 
-    return [enter_plan_mode, exit_plan_mode]
+    # Its question belongs on the cell's thread, and so does the switch it answers.
+    return [enter_plan_mode, dataclasses.replace(exit_plan_mode, main_thread=True)]

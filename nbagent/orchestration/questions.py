@@ -1,19 +1,23 @@
 """AskUserQuestion: the agent asks the user and waits for the answer (deferred).
 
 The default answerer asks on the kernel's stdin, which works while the cell is busy. Like a
-permission question, it is asked on the cell's own thread and waits as long as the person
-takes: a time limit would leave the input box live after the call was given up, and an
-answer typed later would land in a cell that no longer listens. Stop (an interrupt) ends the
-run, as anywhere else; a missing stdin comes back to the model as a clear result.
+permission question, it runs on the cell's own thread (a ``main_thread`` tool, a sub-agent's
+included) and waits as long as the person takes. Stop (an interrupt) ends the run, as
+anywhere else; in a sub-agent, the question is withdrawn when the sub-agent's call is stopped
+or abandoned at its time limit, and an answer typed after that does nothing. A missing stdin
+comes back to the model as a clear result.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from IPython.core.error import StdinNotImplementedError
 
+from nbagent import cellthread
+from nbagent.markup import show_controls
 from nbagent.tool import Tool, tool
 
 Answerer = Callable[[str, Sequence[str]], str]
@@ -29,9 +33,13 @@ def ask_on_stdin(question: str, options: Sequence[str]) -> str:
 
     Returns:
         The answer (the option's text when a number was given).
+
+    Raises:
+        Cancelled: The question was withdrawn (its call was stopped or abandoned).
     """
-    lines = [question, *(f"  {i}. {option}" for i, option in enumerate(options, 1))]
-    answer = input("\n".join(lines) + "\n> ").strip()
+    asked = [question, *(f"  {i}. {option}" for i, option in enumerate(options, 1))]
+    lines = [show_controls(line) for line in asked]
+    answer = cellthread.ask("\n".join(lines) + "\n> ").strip()
     if answer.isdigit() and 1 <= int(answer) <= len(options):
         return options[int(answer) - 1]
     return answer
@@ -63,7 +71,7 @@ def ask_user_question_tool(answerer: Answerer | None = None) -> Tool:
             options: Choices to offer (the user may still answer freely).
         """
         try:
-            answer = ask(question, options or []).strip()
+            answer = cellthread.question(partial(ask, question, options or [])).strip()
         except (StdinNotImplementedError, EOFError, OSError):  # no stdin, closed or captured
             return (
                 "No one can answer questions here (no interactive input). Decide yourself "
