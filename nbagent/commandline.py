@@ -1015,6 +1015,41 @@ def _tree(source: bytes) -> Node:
         return parser.parse(source).root_node
 
 
+def _parse_source(source: bytes) -> tuple[bytes, Node]:
+    """Parse shell code, first mending the text where tree-sitter would misread it.
+
+    Backslash-newlines are removed where bash removes them (:func:`_join_continuations`),
+    and a line that starts with a backslash gets a space in front: tree-sitter takes the line
+    break and ``\\rm`` for one word (``ls\\n\\rm f`` would read as ``ls`` with arguments).
+    """
+    source = _join_continuations(source)
+    root = _tree(source)
+    for _ in range(8):
+        breaks = sorted(
+            {
+                node.start_byte + match.end()
+                for node in _descendants(root)
+                if node.type == "word"
+                for match in re.finditer(rb"\n", node.text or b"")
+            },
+            reverse=True,
+        )
+        if not breaks:
+            break
+        for at in breaks:
+            source = source[:at] + b" " + source[at:]
+        root = _tree(source)
+    return source, root
+
+
+def _descendants(root: Node) -> list[Node]:
+    """Every node under a root, the root included."""
+    nodes = [root]
+    for node in nodes:
+        nodes.extend(node.children)
+    return nodes
+
+
 def _join_continuations(source: bytes) -> bytes:
     """Remove backslash-newlines where bash does, before tree-sitter splits words at them.
 
@@ -1324,9 +1359,8 @@ class _Reader:
 
     def code(self, text: str) -> None:
         """Read shell code (the line, or code nested in it)."""
-        source = _join_continuations(text.encode("utf-8", "surrogatepass"))
+        source, root = _parse_source(text.encode("utf-8", "surrogatepass"))
         self.source = source
-        root = _tree(source)
         if root.has_error:
             self.hide("it has a syntax error (as tree-sitter-bash reads it)")
         for node, gap in _gaps(root, source):
@@ -2075,7 +2109,12 @@ class _Reader:
     def string(self, node: Node) -> list[tuple[str, str]]:
         """The parts of a double-quoted string (everything in it is quoted)."""
         parts: list[tuple[str, str]] = []
+        position = node.start_byte
         for child in node.children:
+            if child.start_byte > position:  # tree-sitter leaves line breaks out of the content
+                gap = self.source[position : child.start_byte].decode("utf-8", "surrogatepass")
+                parts.append(("q", _double_quoted(gap)))
+            position = child.end_byte
             if child.type == "string_content":
                 parts.append(("q", _double_quoted(self.text(child))))
             elif child.type == "$":

@@ -104,6 +104,22 @@ def test_backslash_newline_joins_words_as_bash_does() -> None:
     assert words("echo \\\\\nrm f") == [("echo", "\\"), ("rm", "f")]
 
 
+def test_a_line_starting_with_a_backslash_is_a_command() -> None:
+    # tree-sitter-bash reads the line break and "\rm" as one word of the line before.
+    assert words("ls\n\\rm -rf x") == [("ls",), ("rm", "-rf", "x")]
+    assert words("x=1\n\\rm f") == [("rm", "f")]
+    assert words("ls # c\n\\rm f") == [("ls",), ("rm", "f")]
+    assert words('echo "a\n\\rm"') == [("echo", "a\n\\rm")]
+
+
+def test_words_tree_sitter_splits_are_one_word() -> None:
+    assert words("x=a'b'\\ls touch pwned") == [("touch", "pwned")]
+    assert parse("x=a'b'\\ls touch pwned").commands[0].assignments == ("x=abls",)
+    assert words("x='a'\\b c=1 rm f") == [("rm", "f")]
+    assert words("echo a'b'\\cd") == [("echo", "abcd")]
+    assert "abc" in parse("cat < a'b'\\c").redirects
+
+
 def test_assignment_prefixes_are_set_aside() -> None:
     command = parse("FOO=1 BAR='x y' rm f").commands[0]
     assert command.words == ("rm", "f")
