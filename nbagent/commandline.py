@@ -1309,6 +1309,9 @@ _EXPRESSIONS = frozenset(
     }
 )
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+_RESERVED = _names(
+    "{ } if then else elif fi do done while until for case esac select function in ! [[ ]]"
+)
 _CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
 _BLANK = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
 _GAP_WORDS = re.compile(rb"\s*[\w\-./=:,+@%]+(?:\s+[\w\-./=:,+@%]+)*\s*")
@@ -1795,6 +1798,13 @@ class _Reader:
             self.opaque.append(f"the program {_short(first.text)} is only known at run time")
             self.listed(_command(words, text, assignments, via, more), words)
             return
+        if first.text in _RESERVED:
+            # ! { ...; }, time if ...: tree-sitter reads the keyword as a program.
+            self.opaque.append(f"a compound command tree-sitter did not read: {_short(text)}")
+            self.listed(_command(words, text, assignments, via, more), words)
+            if len(words) > 1:
+                self.run(words[1:], assignments, via, end, stdin, more)
+            return
         program = first.value
         name = posixpath.basename(program.rstrip("/")) or program
         trusted = "/" not in program or program.startswith(_SYSTEM_DIRS)
@@ -2060,7 +2070,10 @@ class _Reader:
         if kind == "word":
             parts = _unquoted(text)
             mask = "".join(t if k == "u" else "\0" for k, t in parts)
-            if "`" in mask or "$(" in mask:
+            if re.search(r"\s", mask):
+                self.hide(f"tree-sitter read a blank inside a word: {_short(text)}")
+                parts = [("?", text)]
+            elif "`" in mask or "$(" in mask:
                 self.opaque.append(f"a substitution tree-sitter did not read: {_short(text)}")
                 self.scan(text)
                 parts = [("?", text)]

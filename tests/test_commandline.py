@@ -112,6 +112,23 @@ def test_a_line_starting_with_a_backslash_is_a_command() -> None:
     assert words('echo "a\n\\rm"') == [("echo", "a\n\\rm")]
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "! { rm f; }",
+        "! if true; then rm f; fi",
+        "time { rm f; }",
+        "while ! if true; then rm f; fi; do :; done",
+        "! { bash <<< 'rm f'; }",
+        "! for c in rm; do $c f; done",
+    ],
+)
+def test_compound_commands_tree_sitter_reads_as_programs(line: str) -> None:
+    # After "!" or "time", tree-sitter-bash takes "{" or "if" for a program name.
+    assert parse(line).opaque
+    assert denied_by(line, "rm:*")
+
+
 def test_words_tree_sitter_splits_are_one_word() -> None:
     assert words("x=a'b'\\ls touch pwned") == [("touch", "pwned")]
     assert parse("x=a'b'\\ls touch pwned").commands[0].assignments == ("x=abls",)
