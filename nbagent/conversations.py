@@ -25,6 +25,23 @@ Only the messages that changed since the last record are written, each record wi
 at any moment loses at most the line being written, which reading skips. Secrets are
 redacted (:func:`nbagent.secrets.redact`) from every string before it is written.
 
+Every line ends with a MAC (HMAC-SHA256, keyed by a secret of the user's), the last field of
+its object: ``{"i": 0, "message": {...}, "mac": "9f86d0..."}``. It covers the line's bytes
+without that field and the MAC of the line before; the first line's covers the file's place
+(the name of its notebook's folder and the conversation's id). So editing, inserting,
+removing or reordering a line, or copying the file under another id or into another
+notebook's folder, breaks the chain, while a file that ends at a line's end still verifies:
+appending stays one ``write`` per line. A line cut short by a crash is acknowledged when the
+conversation goes on, by a record ``{"cut": "<SHA-256 of that line>"}`` chained after it
+(:func:`verify`). The key is 32 random bytes, in hexadecimal, in the file
+``conversations.key`` beside the conversations folder: ``~/.nbagent/conversations.key``
+(beside the folder ``NBAGENT_CONVERSATIONS`` names, when set; tests use that), of mode 0600
+in a folder of mode 0700, made when the first conversation is saved
+(:func:`conversation_key`). A file whose chain does not verify (written before nbagent
+signed conversations, written by something else, or changed) is listed as not written by
+nbagent and is resumed only when the person says ``--trust``: what it holds would reach the
+model as the person's own words.
+
 :func:`repaired` makes a saved history one the API accepts again (every ``tool_use``
 answered, an unanswered one as interrupted; roles alternating from a user message; a
 compaction block whose summary lost a secret, and so its signature, replaced by that
@@ -35,14 +52,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
 import re
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +106,17 @@ _NOT_PROMPTS = ("<system-reminder>", f"<{LEGACY_TAG}>", f"<{SUMMARY_TAG}>")
 """How the texts nbagent adds to user turns start: announcements, summaries."""
 
 _REDACTED = re.compile(r"\[redacted [A-Za-z_][A-Za-z0-9_]*\]")
+
+KEY_FILE = "conversations.key"
+"""The file of the key that signs conversations, beside the conversations folder."""
+
+NOT_SIGNED = "not written by nbagent (unsigned or changed)"
+"""How a conversation whose file does not verify is listed."""
+
+_MAC_FIELD = b',"mac":"'
+_MAC_TAIL = len(_MAC_FIELD) + 64 + len(b'"}')
+"""The bytes a line's MAC field takes at its end."""
+_SEED = b"nbagent conversation\0"
 
 
 def conversations_folder() -> Path:
@@ -151,6 +181,188 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode("ascii")
 
 
+class ConversationKeyError(OSError):
+    """The key that signs conversations cannot be kept or read safely."""
+
+
+def key_path() -> Path:
+    """The key file: ``conversations.key`` beside the conversations folder."""
+    return conversations_folder().parent / KEY_FILE
+
+
+def conversation_key(create: bool = False) -> bytes | None:
+    """The key that signs conversations, made on first use if asked.
+
+    The folder must belong to the user and be writable by no one else (one of the user's
+    that is open to others is made 0700), the file must belong to the user and be readable
+    by no one else (0600); a new key is written whole before it appears (linked into place),
+    so two kernels making one at once agree on the first.
+
+    Args:
+        create: Make the folder and the key when missing.
+
+    Returns:
+        The 32 bytes, or None when there is no key and none was to be made.
+
+    Raises:
+        ConversationKeyError: The folder or the file is open to others, another user's, or
+            not a key; or the key could not be made.
+    """
+    path = key_path()
+    folder = path.parent
+    try:
+        if create:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            info = folder.stat()
+            if info.st_uid == os.getuid() and info.st_mode & 0o077:
+                folder.chmod(0o700)
+        info = folder.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConversationKeyError(f"The conversation key's folder {folder}: {exc}") from exc
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise ConversationKeyError(
+            f"The folder of the conversation key, {folder}, belongs to another user or others "
+            "can write in it: nbagent keeps no key there (chmod 700 it, or set "
+            f"{FOLDER_ENV} to a folder of yours)."
+        )
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return _new_key(path) if create else None
+    except OSError as exc:
+        raise ConversationKeyError(f"The conversation key {path} cannot be read: {exc}") from exc
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        text = file.read(200).strip()
+    if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise ConversationKeyError(
+            f"The conversation key {path} belongs to another user or others can read it "
+            f"(mode {info.st_mode & 0o777:o}): it is not used (chmod 600 it, if it is yours)."
+        )
+    if not re.fullmatch(rb"[0-9a-f]{64}", text):
+        raise ConversationKeyError(
+            f"The conversation key {path} is not a key (64 hexadecimal digits): remove it, "
+            "and conversations saved until now will be listed as not written by nbagent."
+        )
+    return bytes.fromhex(text.decode("ascii"))
+
+
+def _new_key(path: Path) -> bytes | None:
+    """Make the key file whole under another name, then link it into place."""
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.write(handle, os.urandom(32).hex().encode("ascii") + b"\n")
+        os.fsync(handle)
+        os.close(handle)
+        try:
+            os.link(temp, path)
+        except FileExistsError:  # another kernel made it first: use theirs
+            pass
+    except OSError as exc:
+        raise ConversationKeyError(f"The conversation key {path} cannot be made: {exc}") from exc
+    finally:
+        Path(temp).unlink(missing_ok=True)
+    return conversation_key()
+
+
+def _seed(key: bytes, path: Path) -> bytes:
+    """What the first line's MAC chains from: the file's notebook folder and id."""
+    place = f"{path.parent.name}\0{path.stem.rpartition('-')[2]}"
+    return hmac.new(key, _SEED + place.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
+
+
+def _signed(key: bytes, previous: bytes, body: bytes) -> bytes:
+    """The MAC of a line's bytes (without its MAC field) after the line before."""
+    return hmac.new(key, previous + body, hashlib.sha256).digest()
+
+
+def _verified(key: bytes, previous: bytes, line: bytes) -> tuple[dict[str, Any] | None, bytes]:
+    """A line's record and MAC if its MAC is right after ``previous``, else (None, b"")."""
+    if len(line) <= _MAC_TAIL or not line.endswith(b'"}'):
+        return None, b""
+    if line[-_MAC_TAIL : -_MAC_TAIL + len(_MAC_FIELD)] != _MAC_FIELD:
+        return None, b""
+    body = line[:-_MAC_TAIL] + b"}"
+    mac = _signed(key, previous, body)
+    if not hmac.compare_digest(mac.hex().encode("ascii"), line[-66:-2]):
+        return None, b""
+    try:
+        record = json.loads(body)
+    except ValueError:
+        return None, b""
+    return (record, mac) if isinstance(record, dict) else (None, b"")
+
+
+@dataclass
+class Chain:
+    """What verifying a conversation's file found."""
+
+    records: list[dict[str, Any]]
+    """The records whose MAC is right, in order (acknowledgements of cut lines left out)."""
+    end: bytes
+    """The MAC the next record chains from."""
+    damage: str = ""
+    """Why the file is not as nbagent wrote it; empty when it is."""
+    skipped: int = 0
+    """Lines cut short by a crash: the last, or one acknowledged by the next record."""
+
+    @property
+    def signed(self) -> bool:
+        """Whether every line is as nbagent wrote it (the file may end early)."""
+        return not self.damage
+
+
+def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
+    """Check a conversation file's chain of MACs.
+
+    A line whose MAC is wrong is left out and the chain goes on from the line before it; it
+    is damage unless it is the last line, cut short (no newline, and not a whole line whose
+    newline was changed), or the next line is the record that acknowledges it
+    (``{"cut": "<its SHA-256>"}``). Verifying stops at the first damage.
+
+    Args:
+        data: The file's bytes.
+        path: The file (its folder's name and its id are part of the first MAC).
+        key: The key (:func:`conversation_key`); None when there is none.
+
+    Returns:
+        The records that verify and what is wrong, if anything.
+    """
+    if key is None:
+        return Chain([], b"", damage="there is no conversation key to check it with")
+    previous = _seed(key, path)
+    chain = Chain([], previous)
+    lines = data.split(b"\n")
+    tail = lines.pop()
+    failed: tuple[int, bytes] | None = None
+    for number, line in enumerate(lines, 1):
+        record, mac = _verified(key, chain.end, line)
+        if record is None:
+            if failed is not None:
+                break
+            failed = (number, line)
+            continue
+        chain.end = mac
+        if failed is not None:
+            if record == {"cut": hashlib.sha256(failed[1]).hexdigest()}:
+                chain.skipped, failed = chain.skipped + 1, None
+                continue
+            break
+        if "cut" not in record:
+            chain.records.append(record)
+    if failed is None and tail:  # cut short by a crash, unless a whole line lost its newline
+        if _verified(key, chain.end, tail[:-1])[0] is None:
+            chain.skipped += 1
+        else:
+            failed = (len(lines) + 1, tail)
+    if failed is not None:
+        where = "its first line" if failed[0] == 1 else f"line {failed[0]}"
+        chain.damage = f"{where} has no valid MAC"
+    return chain
+
+
 class ConversationLog:
     """One conversation's file, appended to one whole line at a time.
 
@@ -161,6 +373,8 @@ class ConversationLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._key: bytes | None = None
+        self._previous: bytes | None = None
 
     @property
     def id(self) -> str:
@@ -188,7 +402,7 @@ class ConversationLog:
         Returns:
             The log.
         """
-        started = started or datetime.now(timezone.utc)
+        started = started or datetime.now(UTC)
         ident = ident or uuid.uuid4().hex[:8]
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         log = cls(folder / f"{started.strftime('%Y%m%dT%H%M%S')}-{ident}.jsonl")
@@ -204,37 +418,68 @@ class ConversationLog:
         return log
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """Append one record: one ``write`` of the whole line, then ``fsync``.
+        """Append one record, signed: one ``write`` of the whole line, then ``fsync``.
+
+        The first append of a log over an existing file goes on from the last line of it
+        that verifies.
 
         Raises:
-            OSError: The file could not be written.
+            OSError: The file could not be written, or the key not kept
+                (:class:`ConversationKeyError`).
+            ValueError: The record has a ``mac`` field of its own.
         """
-        data = _line(record)
+        if "mac" in record:
+            raise ValueError("A conversation record has no 'mac' field of its own.")
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self._append(record)
+
+    def _append(self, record: Mapping[str, Any]) -> None:
+        previous = self._chain_end()
+        body = _line(record)[:-1]
+        mac = _signed(self._signing_key(), previous, body)
+        data = body[:-1] + _MAC_FIELD + mac.hex().encode("ascii") + b'"}\n'
+        self._write(data)
+        self._previous = mac
+
+    def _signing_key(self) -> bytes:
+        if self._key is None:
+            key = conversation_key(create=True)
+            if key is None:  # only if the folder vanished at once
+                raise ConversationKeyError(f"No conversation key could be made at {key_path()}")
+            self._key = key
+        return self._key
+
+    def _chain_end(self) -> bytes:
+        """The MAC the next record chains from (read from the file the first time)."""
+        if self._previous is None:
             try:
-                written = os.write(fd, data)
-                while written < len(data):  # only on a full disk or the like
-                    written += os.write(fd, data[written:])
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+                data = self.path.read_bytes()
+            except FileNotFoundError:
+                data = b""
+            self._previous = verify(data, self.path, self._signing_key()).end
+        return self._previous
+
+    def _write(self, data: bytes) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            written = os.write(fd, data)
+            while written < len(data):  # only on a full disk or the like
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def mend(self) -> None:
-        """End a line cut short by a crash, so that the next record starts a line of its own."""
-        with self._lock, open(self.path, "rb") as file:
-            file.seek(0, os.SEEK_END)
-            if file.tell() == 0:
+        """End a line cut short by a crash, so that the next record starts a line of its own,
+        and acknowledge it in a record chained after it (the chain goes on verifying)."""
+        with self._lock:
+            data = self.path.read_bytes()
+            if not data or data.endswith(b"\n"):
                 return
-            file.seek(-1, os.SEEK_END)
-            cut_short = file.read(1) != b"\n"
-        if cut_short:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            try:
-                os.write(fd, b"\n")
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            self._chain_end()
+            self._write(b"\n")
+            remnant = data[data.rfind(b"\n") + 1 :]
+            self._append({"cut": hashlib.sha256(remnant).hexdigest()})
 
 
 @dataclass
@@ -264,6 +509,15 @@ class SavedConversation:
     prompt whose request failed)."""
     first_prompt: str = ""
     """The conversation's first prompt (kept when a compaction summarised it)."""
+    damage: str = ""
+    """Why the file is not as nbagent wrote it (:func:`verify`); empty when it is. The
+    messages are then those of the lines that verify, if its first line does, else those of
+    every line that parses."""
+
+    @property
+    def signed(self) -> bool:
+        """Whether the file is as nbagent wrote it (it may end early), so safe to resume."""
+        return not self.damage
 
     @property
     def prompts(self) -> list[str]:
@@ -272,10 +526,14 @@ class SavedConversation:
 
 
 def read_conversation(path: Path) -> SavedConversation | None:
-    """Read a conversation's file, replaying its records.
+    """Read a conversation's file, checking its MACs (:func:`verify`) and replaying its
+    records.
 
-    A line that does not parse (the last one, cut short by a crash) is skipped, and so is a
-    record for an index past the end of the history.
+    When the file verifies, or its first line does, only the lines that verify count. When
+    its first line does not (a file from before conversations were signed, or not nbagent's)
+    every line that parses counts, for the listing: :attr:`SavedConversation.signed` is
+    False and it is resumed only when trusted. A line that does not parse (the last one, cut
+    short by a crash) is skipped, and so is a record for an index past the end of the history.
 
     Args:
         path: The ``.jsonl`` file.
@@ -289,11 +547,14 @@ def read_conversation(path: Path) -> SavedConversation | None:
         updated = path.stat().st_mtime
     except OSError:
         return None
-    lines = data.split(b"\n")
     try:
-        header = json.loads(lines[0])
-    except ValueError:
-        return None
+        key = conversation_key()
+    except ConversationKeyError as exc:
+        chain = Chain([], b"", damage=str(exc))
+    else:
+        chain = verify(data, path, key)
+    records, skipped = (chain.records, chain.skipped) if chain.records else _parsed(data)
+    header = records[0] if records else None
     if not isinstance(header, dict) or header.get("nbagent") != FORMAT:
         return None
     saved = SavedConversation(
@@ -303,19 +564,12 @@ def read_conversation(path: Path) -> SavedConversation | None:
         started=str(header.get("started", "")),
         model=str(header.get("model", "")),
         updated=updated,
+        skipped=skipped,
+        damage=chain.damage,
     )
     messages = saved.messages
-    for line in lines[1:]:
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            saved.skipped += 1
-            continue
-        if not isinstance(record, dict):
-            saved.skipped += 1
-        elif isinstance(record.get("i"), int) and isinstance(record.get("message"), dict):
+    for record in records[1:]:
+        if isinstance(record.get("i"), int) and isinstance(record.get("message"), dict):
             index, message = record["i"], record["message"]
             if not 0 <= index <= len(messages):
                 continue
@@ -334,8 +588,31 @@ def read_conversation(path: Path) -> SavedConversation | None:
     return saved
 
 
+def _parsed(data: bytes) -> tuple[list[dict[str, Any]], int]:
+    """Every line of a file that parses as a JSON object (without a ``mac`` field), and how
+    many did not: the first line must, or there are none."""
+    records: list[dict[str, Any]] = []
+    skipped = 0
+    for number, line in enumerate(data.split(b"\n")):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            if number == 0:
+                return [], 0
+            skipped += 1
+            continue
+        record.pop("mac", None)
+        records.append(record)
+    return records, skipped
+
+
 def saved_conversations(notebook: str, root: Path | None = None) -> list[SavedConversation]:
-    """A notebook's saved conversations with at least one message, last written first.
+    """A notebook's saved conversations with at least one message (and every one not written
+    by nbagent), last written first.
 
     Args:
         notebook: The notebook's path (:func:`notebook_path`).
@@ -345,32 +622,43 @@ def saved_conversations(notebook: str, root: Path | None = None) -> list[SavedCo
     found = []
     for path in folder.glob("*.jsonl") if folder.is_dir() else ():
         saved = read_conversation(path)
-        if saved is not None and saved.messages:
+        if saved is not None and (saved.messages or not saved.signed):
             found.append(saved)
     return sorted(found, key=lambda s: (s.updated, s.started), reverse=True)
 
 
+class UnsignedConversationError(NbAgentError):
+    """A conversation to resume was not written by nbagent, and was not trusted."""
+
+
 def find_conversation(
-    notebook: str, ident: str | None = None, root: Path | None = None
+    notebook: str, ident: str | None = None, root: Path | None = None, trust: bool = False
 ) -> SavedConversation | None:
-    """The conversation to resume: the last written, or the one an id (or its start) names.
+    """The conversation to resume: the last written by nbagent, or the one an id (or its
+    start) names.
 
     Args:
         notebook: The notebook's path.
         ident: An id or the start of one; None for the last written.
         root: The folder of all conversations.
+        trust: Resume one not written by nbagent (unsigned or changed) too.
 
     Returns:
-        The conversation, or None when the notebook has none saved.
+        The conversation, or None when the notebook has none saved (none written by
+        nbagent, unless trusted).
 
     Raises:
         NbAgentError: The id names none of them, or several.
+        UnsignedConversationError: The one it names was not written by nbagent, and
+            ``trust`` is not set.
     """
     found = saved_conversations(notebook, root)
     if not ident:
-        return found[0] if found else None
+        return next((s for s in found if trust or s.signed), None)
     matches = [s for s in found if s.id.lower().startswith(ident.lower())]
     if len(matches) == 1:
+        if not (trust or matches[0].signed):
+            raise UnsignedConversationError(unsigned_message(matches[0]))
         return matches[0]
     if not matches:
         known = ", ".join(s.id for s in found[:5]) or "none"
@@ -788,7 +1076,21 @@ def _references(value: Any) -> list[str]:
     return [name for item in value.values() for name in _references(item)]
 
 
-def resume(agent: Any, saved: SavedConversation) -> Repair:
+def unsigned_message(saved: SavedConversation) -> str:
+    """Why a conversation not written by nbagent is not resumed, and how to resume it anyway.
+
+    Args:
+        saved: A conversation that is not :attr:`~SavedConversation.signed`.
+    """
+    kept = "what nbagent did write of it" if saved.damage.startswith("line ") else "it as it is"
+    return (
+        f"Conversation {saved.id} was {NOT_SIGNED}: {saved.damage}. It is not resumed, since "
+        "what it says you said would reach the model as your own words. If you know where it "
+        f"comes from, `%agent resume {saved.id} --trust` resumes {kept}."
+    )
+
+
+def resume(agent: Any, saved: SavedConversation, trust: bool = False) -> Repair:
     """Replace an agent's conversation by a saved one, repaired.
 
     The agent's state is that of the last record (:func:`agent_state`): the tools the
@@ -803,10 +1105,16 @@ def resume(agent: Any, saved: SavedConversation) -> Repair:
     Args:
         agent: The :class:`~nbagent.agent.Agent`.
         saved: The conversation.
+        trust: Resume it even if nbagent did not write it (unsigned or changed).
 
     Returns:
         What was repaired.
+
+    Raises:
+        UnsignedConversationError: nbagent did not write it, and ``trust`` is not set.
     """
+    if not (trust or saved.signed):
+        raise UnsignedConversationError(unsigned_message(saved))
     repair = repaired(saved.messages)
     state = saved.state
     agent.reset()
@@ -859,6 +1167,7 @@ def sessions_table(conversations: Sequence[SavedConversation], current: str | No
     for saved in conversations:
         first = " ".join(saved.first_prompt.split())
         mark = " (this one)" if saved.id == current else ""
+        mark += "" if saved.signed else f" — {NOT_SIGNED}"
         rows.append(
             f"| {code_markdown(saved.id)}{mark} | {table_cell(local_time(saved.started))} | "
             f"{table_cell(local_time(saved.updated))} | {table_cell(str(saved.turns))} | "

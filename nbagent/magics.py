@@ -18,7 +18,9 @@ from IPython.display import display
 from nbagent.agent import Agent, AgentResult
 from nbagent.context import context_line
 from nbagent.conversations import (
+    NOT_SIGNED,
     Recorder,
+    SavedConversation,
     find_conversation,
     local_time,
     notebook_path,
@@ -109,6 +111,12 @@ class AgentMagics(Magics):
     @argument("--max-turns", type=int, help="Model requests for this cell at most.")
     @argument("--mode", choices=MODES, help="How deferred tools reach the model.")
     @argument("--new", action="store_true", help="Start a new conversation.")
+    @argument(
+        "--trust",
+        action="store_true",
+        help="%%agent resume only: resume a conversation not written by nbagent (unsigned or "
+        "changed) too.",
+    )
     @argument("-o", "--output", metavar="VAR", help="Store the AgentResult in this variable.")
     @argument("--quiet", action="store_true", help="Show only the final answer.")
     @argument(
@@ -130,7 +138,8 @@ class AgentMagics(Magics):
 
         Each conversation is saved as it goes, under ``~/.nbagent/conversations`` (never in
         the notebook). ``%agent sessions`` lists this notebook's; ``%agent resume [ID]``
-        continues the last one (or the one named), after a kernel restart too.
+        continues the last one (or the one named), after a kernel restart too. A file that
+        nbagent did not write (unsigned or changed) is resumed only with ``--trust``.
         """
         self.wait_for()
         args = parse_argstring(self.agent, line)
@@ -144,7 +153,7 @@ class AgentMagics(Magics):
             elif args.command == "resume":
                 if len(args.rule) > 1:
                     raise UsageError("%agent resume takes one id at most (see %agent sessions).")
-                self._resume(args.rule[0] if args.rule else None)
+                self._resume(args.rule[0] if args.rule else None, args.trust)
             elif args.rule:
                 raise UsageError(f"%agent {args.command} takes no argument.")
             else:
@@ -354,6 +363,12 @@ class AgentMagics(Magics):
             display(Markdown(f"No saved conversation for {code_markdown(str(notebook))} yet."))
             return
         table = sessions_table(found, self.recorder.current_id)
+        if not all(saved.signed for saved in found):
+            table += (
+                f"\n\nA conversation {NOT_SIGNED} is not resumed by `%agent resume`: what it "
+                "says you said would reach the model as your own words. "
+                "`%agent resume ID --trust` resumes one you know."
+            )
         display(
             Markdown(
                 f"{table}\n\nSaved conversations of {code_markdown(str(notebook))}, last written "
@@ -361,12 +376,16 @@ class AgentMagics(Magics):
             )
         )
 
-    def _resume(self, ident: str | None) -> None:
+    def _resume(self, ident: str | None, trust: bool = False) -> None:
         notebook = notebook_path(self.shell)
         try:
-            saved = find_conversation(notebook, ident)
+            saved = find_conversation(notebook, ident, trust=trust)
         except NbAgentError as exc:
             raise UsageError(str(exc)) from None
+        skipped = "" if ident or trust else _skipped(notebook, saved)
+        if saved is None and skipped:
+            display(Markdown(f"Nothing to resume that nbagent wrote.{skipped}"))
+            return
         if saved is None:
             display(
                 Markdown(
@@ -375,8 +394,11 @@ class AgentMagics(Magics):
                 )
             )
             return
-        repair = resume(self.agent_instance, saved)
-        self.recorder.attach(saved)
+        repair = resume(self.agent_instance, saved, trust=trust)
+        if saved.signed:
+            self.recorder.attach(saved)
+        else:  # trusted: it goes on in a file nbagent signs, the other stays as it is
+            self.recorder.new()
         self.session.tasks.clear()
         notes = ""
         if repair.interrupted:
@@ -384,6 +406,12 @@ class AgentMagics(Magics):
                 f" Unanswered when it stopped: {_names(repair.interrupted)}, now answered as "
                 "interrupted."
             )
+        if not saved.signed:
+            notes += (
+                f" It was {NOT_SIGNED} ({saved.damage}); resumed as you asked, it goes on in a "
+                "new saved conversation."
+            )
+        notes += skipped
         display(
             Markdown(
                 f"Resumed conversation {code_markdown(saved.id)} (started "
@@ -514,6 +542,23 @@ def _server_tools(tools: list[ServerTool]) -> str:
     if not tools:
         return 'none (`c.NbAgent.server_tools = ["web_search"]` turns web search on)'
     return " · ".join(f"{code_markdown(t.name)} ({plain_markdown(options_line(t))})" for t in tools)
+
+
+def _skipped(notebook: str, chosen: SavedConversation | None) -> str:
+    """What ``%agent resume`` passed over: the conversations not written by nbagent last
+    written after the one it resumes (all of them when it resumes none)."""
+    passed = []
+    for saved in saved_conversations(notebook):
+        if chosen is not None and saved.path == chosen.path:
+            break
+        if not saved.signed:
+            passed.append(saved.id)
+    if not passed:
+        return ""
+    return (
+        f" Passed over, as {NOT_SIGNED}: {_names(passed)}; `%agent resume ID --trust` resumes "
+        "one anyway."
+    )
 
 
 def _names(names: list[str]) -> str:
