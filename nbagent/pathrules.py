@@ -65,6 +65,7 @@ HOME_PROTECTED = (
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    ".bash_aliases",
     ".profile",
     ".zshrc",
     ".zprofile",
@@ -80,6 +81,9 @@ HOME_PROTECTED = (
     ".config/git",
     ".local/share/jupyter/kernels",
     ".config/autostart",
+    ".config/environment.d",
+    ".local/bin",
+    ".local/lib",
     ".config/systemd",
     ".pam_environment",
     ".xprofile",
@@ -102,6 +106,9 @@ PROJECT_PROTECTED = (
     "**/usercustomize.py",
     "**/*.pth",
     "**/ipykernel_launcher.py",
+    "**/conftest.py",
+    "**/site-packages",
+    "**/.venv",
     "**/jupyter_*_config.py",
     "**/jupyter_*_config.json",
     "**/ipython_config.py",
@@ -139,9 +146,15 @@ def spellings(text: str, root: Path) -> tuple[str, ...]:
 
     Returns:
         One or two absolute paths.
+
+    Raises:
+        ValueError: The path holds a NUL character (no file can be named so).
     """
+    if "\0" in text:
+        raise ValueError(f"{text!r} holds a NUL character")
     written = expand(text, root)
-    resolved = os.path.realpath(written)
+    joined = os.path.join(root, os.path.expanduser(text.strip()))
+    resolved = os.path.realpath(joined)  # links first, then "..", as the system reads it
     return (written,) if resolved == written else (written, resolved)
 
 
@@ -307,8 +320,8 @@ def shadows_a_module(path: str, folders: Iterable[Path]) -> str | None:
     """Tell whether writing ``path`` would shadow a module the kernel imports.
 
     A kernel puts the notebook's folder (and the working folder) first on ``sys.path``, and
-    Jupyter starts kernels there with ``python -m ipykernel_launcher``: a ``pandas.py`` or
-    ``json.py`` written there runs at the next ``import``.
+    Jupyter starts kernels there with ``python -m ipykernel_launcher``: a ``pandas.py``, a
+    ``json.py`` or a ``pandas/__init__.py`` written there runs at the next ``import``.
 
     Args:
         path: The absolute path about to be written.
@@ -318,13 +331,17 @@ def shadows_a_module(path: str, folders: Iterable[Path]) -> str | None:
         The module's name when the write would shadow one, else None.
     """
     target = Path(path)
-    if target.parent not in {Path(f) for f in folders}:
+    top = next((Path(f) for f in folders if target.is_relative_to(f) and target != Path(f)), None)
+    if top is None:
         return None
-    name = target.stem if target.suffix == ".py" else target.name
-    if target.suffix not in (".py", "") or not name.isidentifier():
+    first = target.relative_to(top).parts[0]
+    package = first != target.name  # a file inside a folder named like a package
+    name = first if package else target.stem
+    if package and not (target.name == "__init__.py" or (top / first / "__init__.py").exists()):
+        return None  # a plain folder is a namespace package: it never wins over a module
+    if (not package and target.suffix != ".py") or not name.isidentifier():
         return None
-    if target.suffix == "" and not (target / "__init__.py").exists() and not target.is_dir():
-        return None
+    target = top / first if package else target
     if name in sys.stdlib_module_names or name in ("ipykernel_launcher", "__main__"):
         return name
     try:

@@ -97,6 +97,24 @@ READ_NAMES = frozenset({"Read"})
 WRITE_NAMES = frozenset({"Edit", "Write"})
 """Rule names that stand for every write."""
 
+RECURSIVE_READERS: dict[str, tuple[str, ...] | None] = {
+    "grep": ("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse"),
+    "egrep": ("-r", "-R", "--recursive"),
+    "fgrep": ("-r", "-R", "--recursive"),
+    "rg": None,
+    "ag": None,
+    "ack": None,
+    "find": None,
+    "tar": None,
+    "zip": ("-r", "--recurse-paths"),
+    "cp": ("-r", "-R", "-a", "--recursive", "--archive"),
+    "scp": ("-r",),
+    "rsync": None,
+}
+"""Programs that read a whole folder (with these options; None: always): given a folder that
+holds credentials (the home folder, or a working folder that is the home folder), they would
+read or list them, so such a line is asked about whatever the rules, unless sandboxed."""
+
 PLAN_MESSAGE = (
     "Plan mode: only read-only tools run. Finish the plan and present it for approval before "
     "changing anything."
@@ -345,6 +363,8 @@ class PermissionPolicy:
             The decision, naming the rule or mode that made it.
         """
         touches = self.touches(tool, tool_input)
+        if any("\0" in t.target for t in touches):
+            return deny("The input holds a NUL character; no path or command has one.", "NUL")
         for rule in self.deny_rules:
             if self._denies(rule, tool, touches):
                 return deny(f"Permission denied by the rule {rule.text}.", f"deny rule {rule.text}")
@@ -421,8 +441,32 @@ class PermissionPolicy:
             path: An absolute path, or one relative to the root.
         """
         touch = Touch("read", str(path))
+        if "\0" in touch.target:
+            return False
         names = spellings(touch.target, self.root)
-        if self._credential(names) is not None and not self._names_credential(_ANY_TOOL, touch, names):
+        if self._credential(names) is not None and not self._names_credential(
+            _ANY_TOOL, touch, names
+        ):
+            return False
+        return not any(
+            r.covers(_ANY_TOOL, touch) and self._path_rule_matches(r, names)
+            for r in self.deny_rules
+        )
+
+    def writable(self, path: str | Path) -> bool:
+        """Tell whether any tool may write a path at all: not a credential, not denied by an
+        Edit rule. The file tools check the path they really write (after links) with it.
+
+        Args:
+            path: An absolute path, or one relative to the root.
+        """
+        touch = Touch("write", str(path))
+        if "\0" in touch.target:
+            return False
+        names = spellings(touch.target, self.root)
+        if self._credential(names) is not None and not self._names_credential(
+            _ANY_TOOL, touch, names
+        ):
             return False
         return not any(
             r.covers(_ANY_TOOL, touch) and self._path_rule_matches(r, names)
@@ -506,6 +550,8 @@ class PermissionPolicy:
 
     def _refused_in_every_mode(self, tool: Tool, touch: Touch) -> PermissionDecision | None:
         """Credentials in any spelling, and private addresses, whatever the mode."""
+        if "\0" in touch.target:
+            return deny("The input holds a NUL character; no path or command has one.", "NUL")
         if touch.access in ("read", "write"):
             names = spellings(touch.target, self.root)
             if self._credential(names) is not None and not self._names_credential(
@@ -596,8 +642,16 @@ class PermissionPolicy:
         or in the sandbox; a line the parser cannot read through is asked about."""
         from nbagent import commandline
 
-        opaque = commandline.parse(touch.target).opaque
+        line = commandline.parse(touch.target)
+        opaque = line.opaque
         bash_denies = any(r.tool == "Bash" for r in self.deny_rules)
+        walked = None if self.sandboxed else self._walks_credentials(line.commands)
+        if walked:
+            return ask(
+                f"This line reads the whole of {walked}, which holds credentials.",
+                "folder with credentials",
+                self._always(tool, touch),
+            )
         if opaque and not (self.sandboxed and not bash_denies):
             return ask(
                 f"nbagent cannot tell everything this line runs ({opaque[0]}).",
@@ -619,6 +673,29 @@ class PermissionPolicy:
         if self.sandboxed:
             return allow("sandbox")
         return ask("", f"mode {self.mode}", self._always(tool, touch))
+
+    def _walks_credentials(self, commands: Iterable[Any]) -> str:
+        """The folder holding credentials that a recursive reader in the line walks, if any."""
+        for command in commands:
+            words = command.words
+            flags = RECURSIVE_READERS.get(words[0]) if words else ()
+            if words and words[0] in RECURSIVE_READERS:
+                if flags is not None and not any(_has_flag(w, flags) for w in words[1:]):
+                    continue
+                operands = [w for w in words[1:] if not w.startswith("-")]
+                existing = [w for w in operands if os.path.exists(spellings(w, self.root)[-1])]
+                for word in existing or ["."]:
+                    if self._holds_credentials(spellings(word, self.root)):
+                        return word
+        return ""
+
+    def _holds_credentials(self, names: Sequence[str]) -> bool:
+        """Tell whether a folder holds a credential place (or is one)."""
+        for pattern in credential_paths(self.root):
+            for fixed in pattern.fixed:
+                if any(fixed == n or fixed.startswith(n.rstrip("/") + "/") for n in names):
+                    return True
+        return False
 
     def _protected(self, target: str) -> str:
         """Why writing a path asks in every mode but bypass (empty: it does not)."""
@@ -683,6 +760,14 @@ def _names_home_credential(word: str) -> bool:
             if all(fnmatch.fnmatchcase(parts[start + i], w) for i, w in enumerate(wanted)):
                 return True
     return False
+
+
+def _has_flag(word: str, flags: tuple[str, ...]) -> bool:
+    """A word gives one of the flags, alone or among combined short options (``-rn``)."""
+    if word in flags or any(f.startswith("--") and word.startswith(f + "=") for f in flags):
+        return True
+    short = {f[1] for f in flags if len(f) == 2 and f[0] == "-"}
+    return word.startswith("-") and not word.startswith("--") and bool(short & set(word[1:]))
 
 
 def _inside(path: str, root: Path) -> bool:

@@ -437,3 +437,50 @@ def test_in_the_sandbox_bash_runs_unasked_but_deny_rules_and_credentials_hold(
     policy.configure(deny=["Bash(rm:*)"])
     assert policy(bash, {"command": "/bin/rm -r data"}).behavior == "deny"
     assert policy(bash, {"command": "$(echo rm) -r data"}).behavior != "allow"
+
+
+BASH_TOOL = Tool(name="Bash", touches=lambda i: [Touch("run", i["command"])])
+
+
+@pytest.mark.parametrize(
+    "line", ["grep -r PRIVATE .", "grep -rn PRIVATE", "rg PRIVATE", "tar -cf - ~", "cp -a ~ /tmp/x"]
+)
+def test_a_recursive_read_of_a_folder_holding_credentials_is_asked(home: Path, line: str) -> None:
+    for mode in ("default", "bypassPermissions"):
+        allowing = ["Bash(grep:*)", "Bash(rg:*)", "Bash(tar:*)", "Bash(cp:*)"]
+        decision = PermissionPolicy(mode, allow=allowing, root=home)(BASH_TOOL, {"command": line})
+        assert decision.behavior == "ask" and decision.rule == "folder with credentials"
+    project = PermissionPolicy(allow=["Bash(grep:*)"], root=home)
+    (home / "src").mkdir()
+    assert project(BASH_TOOL, {"command": "grep -r TODO src"}).behavior == "allow"
+
+
+def test_a_path_through_a_link_and_dotdot_is_read_as_the_system_reads_it(
+    project: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere" / "deep"
+    elsewhere.mkdir(parents=True)
+    (project / "jump").symlink_to(elsewhere)
+    policy = PermissionPolicy(
+        "bypassPermissions", deny=["Edit(./secrets/**)"], root=tmp_path / "elsewhere"
+    )
+    # jump/.. is elsewhere/ for the system (the link first), not the project for normpath
+    tricky = f"{project}/jump/../../project/secrets/new.txt"
+    assert os.path.realpath(tricky) == str(project / "secrets" / "new.txt")
+    strict = PermissionPolicy("bypassPermissions", deny=[f"Edit({project}/secrets/**)"])
+    assert strict(WRITE, {"file_path": tricky}).behavior == "deny"
+    assert policy(WRITE, {"file_path": "x\0y"}).behavior == "deny"
+
+
+@pytest.mark.parametrize(
+    "path", ["pandas/__init__.py", "json/__init__.py", ".bash_aliases", ".local/bin/git"]
+)
+def test_more_places_that_run_code_later_ask(home: Path, path: str) -> None:
+    assert PermissionPolicy("acceptEdits", root=home)(WRITE, {"file_path": path}).behavior == "ask"
+
+
+def test_a_plain_folder_named_like_a_module_is_no_shadow(project: Path) -> None:
+    (project / "test").mkdir()
+    policy = PermissionPolicy("acceptEdits", root=project)
+    assert policy(WRITE, {"file_path": "test/results.csv"}).behavior == "allow"
+    assert policy(WRITE, {"file_path": "test/__init__.py"}).behavior == "ask"

@@ -306,7 +306,7 @@ def write_tool(context: ToolContext) -> Tool:
             file_path: The file, absolute or relative to the working folder.
             content: The complete new content.
         """
-        path = resolve(context, file_path)
+        path = resolve(context, file_path, write=True)
         name = shown(context, path)
         refuse_open_notebook(context, path, "Write")
         if path.is_dir():
@@ -358,7 +358,7 @@ def edit_tool(context: ToolContext) -> Tool:
             new_string: The text to put in its place.
             replace_all: Replace every occurrence instead of requiring a single one.
         """
-        path = resolve(context, file_path)
+        path = resolve(context, file_path, write=True)
         name = shown(context, path)
         refuse_open_notebook(context, path, "Edit")
         if old_string == new_string:

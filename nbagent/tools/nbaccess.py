@@ -105,12 +105,15 @@ def running_cell_id(shell: Any) -> str | None:
     return cell_id if isinstance(cell_id, str) else None
 
 
-def target(context: ToolContext, notebook_path: str | None) -> tuple[Path, str, bool]:
+def target(
+    context: ToolContext, notebook_path: str | None, write: bool = False
+) -> tuple[Path, str, bool]:
     """Resolve the notebook a call is about.
 
     Args:
         context: The tools' context.
         notebook_path: The path the model gave, or None for the open notebook.
+        write: The notebook is about to be edited: Edit deny rules apply too.
 
     Returns:
         The resolved path, how it is shown in messages, and whether it is the kernel's own.
@@ -120,7 +123,7 @@ def target(context: ToolContext, notebook_path: str | None) -> tuple[Path, str, 
     """
     open_notebook = context.notebook_path()
     if notebook_path:
-        path = resolve(context, notebook_path)
+        path = resolve(context, notebook_path, write=write)
     elif open_notebook is None:
         raise ToolError(NO_NOTEBOOK)
     else:

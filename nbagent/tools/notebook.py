@@ -187,7 +187,7 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
             edit_mode: `replace`, `insert` or `delete`.
             notebook_path: A notebook other than the open one.
         """
-        path, name, is_open = target(context, notebook_path)
+        path, name, is_open = target(context, notebook_path, write=True)
         running = context.cell_id if is_open else _no_cell
         request = _Request(cell_id, new_source, cell_type, edit_mode, running)
         found = route(context, path, is_open, editing=True)

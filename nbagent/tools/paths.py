@@ -10,12 +10,13 @@ from nbagent.permissions import PermissionPolicy
 from nbagent.tools.context import ToolContext
 
 
-def resolve(context: ToolContext, raw: str) -> Path:
+def resolve(context: ToolContext, raw: str, write: bool = False) -> Path:
     """Turn a path the model gave into an absolute path without ``..`` or symlinks.
 
     Args:
         context: The tools' context; relative paths start at its root.
         raw: An absolute path, a path relative to the root, or one starting with ``~``.
+        write: The path is about to be written: Edit deny rules apply too.
 
     Returns:
         The resolved path (which may not exist).
@@ -27,7 +28,8 @@ def resolve(context: ToolContext, raw: str) -> Path:
         raise ToolError("The path is empty: give a file path, absolute or relative to the root.")
     path = Path(raw).expanduser()
     path = (path if path.is_absolute() else context.root / path).resolve()
-    if not policy_of(context).readable(path):
+    policy = policy_of(context)
+    if not policy.readable(path) or (write and not policy.writable(path)):
         raise ToolError(
             f"{raw} is off limits: it holds credentials or a permission rule denies it."
         )

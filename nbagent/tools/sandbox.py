@@ -44,7 +44,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,7 +129,9 @@ class Sandbox:
     network: bool = False
     write_paths: tuple[Path, ...] = ()
 
-    def argv(self, command: str, root: Path) -> list[str]:
+    def argv(
+        self, command: str, root: Path, extra: Mapping[str, str] | None = None
+    ) -> list[str]:
         """The ``bwrap`` command line that runs ``bash -c command`` in the sandbox.
 
         The home folder, the environment and the Jupyter runtime folder are read now, so a
@@ -138,6 +140,7 @@ class Sandbox:
         Args:
             command: The command line for ``bash -c``.
             root: The working folder (writable, and the command's working directory).
+            extra: Variables set in the sandbox beside the allow-listed ones.
 
         Returns:
             The argument vector, ``bwrap`` first.
@@ -157,7 +160,7 @@ class Sandbox:
             args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
         args += ["--unshare-all", *(["--share-net"] if self.network else [])]
         args += ["--die-with-parent", "--new-session", "--clearenv"]
-        for name, value in _environment().items():
+        for name, value in {**_environment(), **(extra or {})}.items():
             args += ["--setenv", name, value]
         args += ["--chdir", str(root), "--", "bash", "-c", command]
         return args

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
@@ -31,6 +32,11 @@ from nbagent.tools.sandbox import Sandbox, current, problem
 
 _GRACE = 2.0
 """Seconds a process group has to exit after SIGTERM before it gets SIGKILL."""
+
+GIT_GUARD = (("safe.bareRepository", "explicit"),)
+"""Git settings every command runs with: a folder the agent wrote that looks like a bare
+repository (``HEAD``, ``config``, ``objects/``, ``refs/``) is not taken as one, so its
+``core.fsmonitor`` or hooks never run under an allowed ``git status``."""
 
 _DRAIN = 0.5
 """Seconds to wait for the output to close after the shell exits (a background child
@@ -101,6 +107,7 @@ def run_command(
         KeyboardInterrupt: The user interrupted; the process group was killed first.
     """
     argv = ["bash", "-c", command]
+    guard = git_guard(os.environ)
     if sandbox is not None and sandbox.enabled:
         why = problem()
         if why is not None:
@@ -108,12 +115,13 @@ def run_command(
                 "Bash runs commands only in the sandbox (`c.NbAgent.sandbox` is on), and the "
                 f"sandbox cannot run here, so the command was not run. {why}"
             )
-        argv = sandbox.argv(command, Path(cwd))
+        argv = sandbox.argv(command, Path(cwd), guard)
     output = HeadTail(output_chars)
     started = time.monotonic()
     process = subprocess.Popen(
         argv,
         cwd=cwd,
+        env={**os.environ, **guard},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -157,6 +165,27 @@ def run_command(
             "summary": f"exit {code}",
         },
     )
+
+
+def git_guard(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables that give git :data:`GIT_GUARD` after the settings already passed in
+    ``GIT_CONFIG_COUNT`` (which stay).
+
+    Args:
+        environ: The environment the command would get.
+
+    Returns:
+        ``GIT_CONFIG_COUNT`` and the ``GIT_CONFIG_KEY_n`` / ``GIT_CONFIG_VALUE_n`` to add.
+    """
+    try:
+        first = max(int(environ.get("GIT_CONFIG_COUNT", "0")), 0)
+    except ValueError:
+        first = 0
+    added = {"GIT_CONFIG_COUNT": str(first + len(GIT_GUARD))}
+    for index, (key, value) in enumerate(GIT_GUARD, start=first):
+        added[f"GIT_CONFIG_KEY_{index}"] = key
+        added[f"GIT_CONFIG_VALUE_{index}"] = value
+    return added
 
 
 def _pump(stream: IO[bytes], output: HeadTail) -> None:

@@ -65,3 +65,17 @@ def test_the_open_notebook_is_refused_by_name(root: Path) -> None:
     with pytest.raises(ToolError, match="nb.ipynb is the open notebook"):
         refuse_open_notebook(context, notebook, "Write")
     refuse_open_notebook(context, root / "other.ipynb", "Write")
+
+
+def test_a_write_is_checked_where_it_really_lands(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "hop").symlink_to(tmp_path / "a" / "b")
+    context = ToolContext(root=tmp_path)
+    denied = PermissionPolicy("bypassPermissions", deny=["Edit(./secrets/**)"], root=tmp_path)
+    context.policy = lambda: denied
+    # hop/../../secrets is a/secrets for normpath, but secrets/ once the link is followed
+    assert resolve(context, "hop/../../secrets/x") == tmp_path / "secrets" / "x"
+    with pytest.raises(ToolError, match="off limits"):
+        resolve(context, "hop/../../secrets/x", write=True)
+    assert resolve(context, "notes.txt", write=True) == tmp_path / "notes.txt"

@@ -12,7 +12,7 @@ import pytest
 
 from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext
-from nbagent.tools.shell import run_command
+from nbagent.tools.shell import git_guard, run_command
 from tests.tools.helpers import LazyTools, call, error
 
 
@@ -106,3 +106,25 @@ def test_bad_inputs(tools: dict[str, Tool]) -> None:
     )
     assert error(tools["Bash"], command="  ") == "The command is empty."
     assert "The timeout is 120 s unless given, 600 s at most." in tools["Bash"].description
+
+
+def test_a_planted_bare_repository_runs_nothing_under_git_status(tmp_path: Path) -> None:
+    marker = tmp_path / "PWNED"
+    evil = tmp_path / "evil"
+    for folder in ("objects", "refs"):
+        (evil / folder).mkdir(parents=True)
+    (evil / "HEAD").write_text("ref: refs/heads/main\n")
+    (evil / "config").write_text(f"[core]\n\tworktree = .\n\tfsmonitor = touch {marker}\n")
+    result = run_command("git status", str(evil), 30, 10_000)
+    assert not marker.exists()
+    assert "safe.bareRepository" in result.content
+
+
+def test_the_git_guard_keeps_the_settings_already_given() -> None:
+    added = git_guard({"GIT_CONFIG_COUNT": "2"})
+    assert added == {
+        "GIT_CONFIG_COUNT": "3",
+        "GIT_CONFIG_KEY_2": "safe.bareRepository",
+        "GIT_CONFIG_VALUE_2": "explicit",
+    }
+    assert git_guard({"GIT_CONFIG_COUNT": "x"})["GIT_CONFIG_COUNT"] == "1"
