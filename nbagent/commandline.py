@@ -1370,7 +1370,7 @@ class _Reader:
             if node.type == "redirected_statement" and _GAP_WORDS.fullmatch(gap):
                 key = (node.start_byte, node.end_byte)
                 self.gap_words.setdefault(key, []).extend(
-                    _Word(tuple(_unquoted(w)), w) for w in gap.decode().split()
+                    _Word(tuple(_unquoted(w)), w) for w in _decode(gap).split()
                 )
             else:
                 self.hide("part of it could not be read")
@@ -1429,7 +1429,7 @@ class _Reader:
 
     def text(self, node: Node) -> str:
         """The source text of a node."""
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+        return _decode(self.source[node.start_byte : node.end_byte])
 
     # ----------------------------------------------------------------- statements
 
@@ -1790,7 +1790,7 @@ class _Reader:
     ) -> None:
         """Record the command ``words`` (started by ``via``) and what it starts in turn."""
         first = words[0]
-        text = self.source[first.start : max(end, first.end)].decode("utf-8", "surrogatepass")
+        text = _decode(self.source[first.start : max(end, first.end)])
         for assignment in assignments:
             if not SAFE_ENVIRONMENT.fullmatch(assignment.partition("=")[0]):
                 self.scan(assignment.partition("=")[2])
@@ -1868,7 +1868,7 @@ class _Reader:
             if not word.known:
                 self.possible.append(SimpleCommand(("?",), word.text, frozenset({0}), via=via))
             elif not word.value.startswith("-"):
-                text = self.source[word.start : words[-1].end].decode("utf-8", "surrogatepass")
+                text = _decode(self.source[word.start : words[-1].end])
                 self.possible.append(_command(words[index:], text, [], via))
                 self.scan(word.value)
 
@@ -1893,7 +1893,7 @@ class _Reader:
         trusted: bool,
     ) -> None:
         """A program that starts another one: read its options, then the command it starts."""
-        text = self.source[words[0].start : end].decode("utf-8", "surrogatepass")
+        text = _decode(self.source[words[0].start : end])
         inner_via = (*via, name)
         parsed = _options(wrapper, words, skip)
         if parsed is None:
@@ -2059,7 +2059,7 @@ class _Reader:
             else:
                 parts += self.word(node).parts
         start, end = nodes[0].start_byte, nodes[-1].end_byte
-        text = self.source[start:end].decode("utf-8", "surrogatepass")
+        text = _decode(self.source[start:end])
         return _Word(tuple(parts), text, start, end)
 
     def word(self, node: Node) -> _Word:
@@ -2125,7 +2125,7 @@ class _Reader:
         position = node.start_byte
         for child in node.children:
             if child.start_byte > position:  # tree-sitter leaves line breaks out of the content
-                gap = self.source[position : child.start_byte].decode("utf-8", "surrogatepass")
+                gap = _decode(self.source[position : child.start_byte])
                 parts.append(("q", _double_quoted(gap)))
             position = child.end_byte
             if child.type == "string_content":
@@ -2166,6 +2166,11 @@ class _Reader:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _decode(data: bytes) -> str:
+    """Text from source bytes (tree-sitter may cut inside a character that is not UTF-8)."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _short(text: str, width: int = 60) -> str:

@@ -953,6 +953,25 @@ def test_property_every_spelling_of_rm_is_denied(line: str) -> None:
     assert denied_by(line, "rm:*"), line
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        st.one_of(
+            st.sampled_from(list("rm ls;&|<>(){}[]$`'\"\\\n\t#=*?!~-/.,:@%+^0123456789")),
+            st.characters(),
+        ),
+        max_size=60,
+    )
+)
+def test_property_any_text_is_read_without_error(line: str) -> None:
+    parsed = parse(line)
+    assert isinstance(parsed, CommandLine)
+    allowed_by(line, ALLOWED)
+    denied_by(line, "rm:*")
+    always_spec(line)
+    paths_named(line)
+
+
 SAFE_LINES = [
     "ls -la data",
     "ls",
