@@ -18,7 +18,10 @@ use (a NUL character, a bad port, a line break in a header) is refused here, nam
 server and the field, not when the server starts. A bad entry does not stop the others:
 every fault of it is collected (:attr:`McpConfig.problems`) and it is left out, while a file
 that is not JSON or has no ``mcpServers`` object is refused whole. An entry with
-``"disabled": true`` is left out too (:attr:`McpConfig.disabled`). Keys this module does not
+``"disabled": true`` is left out too (:attr:`McpConfig.disabled`). ``"max_tools": N`` (a
+positive integer) registers the server's first N tools only; all servers together register
+at most 9,000 (below the API's 10,000 deferred tools), the first servers of the file first
+(:mod:`nbagent.mcp.budget`). Keys this module does not
 know (other clients' ``autoApprove``, ...) are ignored, so the same file serves every client.
 
 Files are looked up in the notebook's folder (``.mcp.json``), then in
@@ -29,6 +32,7 @@ found is the project's, not the user's: none of its servers starts, and none of 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -76,6 +80,8 @@ class StdioSpec:
     ``PATH``, ``USER``, ...); the kernel's other variables (API keys) are not passed on."""
     cwd: str | None = None
     """The working folder; the kernel's when ``None``."""
+    max_tools: int | None = None
+    """Of its tools, the first this many are registered; all when ``None``."""
 
     @property
     def transport(self) -> Literal["stdio"]:
@@ -99,6 +105,8 @@ class HttpSpec:
     """Headers sent with every request (``Authorization``, ...)."""
     transport: Literal["http", "sse"] = "http"
     """``http`` (streamable HTTP) or ``sse`` (HTTP+SSE, deprecated by the protocol)."""
+    max_tools: int | None = None
+    """Of its tools, the first this many are registered; all when ``None``."""
 
     def describe(self) -> str:
         """Say what is reached, for the user: the URL (secrets redacted), and the names (not
@@ -352,7 +360,21 @@ class _EntryReader:
         except McpConfigError as exc:
             self.faults.append(exc)
             return None
-        return None if self.faults else spec
+        max_tools = self.attempt(self.max_tools)
+        if self.faults or spec is None:
+            return None
+        return dataclasses.replace(spec, max_tools=max_tools) if max_tools is not None else spec
+
+    def max_tools(self) -> int | None:
+        """Return how many of the server's tools to register at most (``None``: all)."""
+        value = self.entry.get("max_tools")
+        if value is None:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise self.fail(
+                f"must be a whole number of tools, 1 or more, not {value!r}.", "max_tools"
+            )
+        return value
 
     def attempt(self, read: Callable[..., _T], *args: Any) -> _T | None:
         """Return what ``read(*args)`` reads, or ``None`` with its fault kept in :attr:`faults`."""

@@ -41,12 +41,13 @@ from pydantic import ValidationError
 
 from nbagent.errors import ToolError
 from nbagent.markup import code_markdown, plain_markdown
+from nbagent.mcp.budget import ToolBudget
 from nbagent.mcp.config import HttpSpec, ServerSpec, StdioSpec
 from nbagent.mcp.content import resource_content, tool_result
 from nbagent.mcp.listing import ListingGuard
 from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus, one_line
 from nbagent.mcp.stdio import StdioProcess
-from nbagent.mcp.tools import ServerTools, build_tools
+from nbagent.mcp.tools import Listing, ServerTools, build_tools
 from nbagent.mcp.transports import HttpStatus, describe_failure, http_transport
 from nbagent.notices import Notices
 from nbagent.registry import ToolRegistry
@@ -81,6 +82,7 @@ class Connection:
         settings: Timeouts and limits.
         on_change: Called, from the loop thread, after every change of state.
         notices: Where failures, restarts and tools left out are told to the user.
+        budget: How many of its tools it may register (shared with the other servers).
     """
 
     def __init__(
@@ -92,6 +94,7 @@ class Connection:
         settings: ConnectionSettings,
         on_change: Callable[[], None],
         notices: Notices,
+        budget: ToolBudget,
     ) -> None:
         self.name = name
         self.spec = spec
@@ -100,6 +103,8 @@ class Connection:
         self.settings = settings
         self._on_change = on_change
         self._notices = notices
+        self._budget = budget
+        self._listing: Listing | None = None
         self._history: deque[str] = deque(maxlen=HISTORY_LINES)
         self._lock = threading.Lock()
         self._state: ServerState = "connecting"
@@ -109,6 +114,8 @@ class Connection:
         self._connect_seconds: float | None = None
         self._skipped: tuple[str, ...] = ()
         self._adjusted: tuple[str, ...] = ()
+        self._mended: tuple[str, ...] = ()
+        self._past_limit = 0
         self._with_output_schema: set[str] = set()
         self._guard = ListingGuard(lambda: None)
         self._http_status = HttpStatus()
@@ -142,6 +149,8 @@ class Connection:
                 connect_seconds=self._connect_seconds,
                 skipped=self._skipped,
                 adjusted=self._adjusted,
+                mended=self._mended,
+                past_limit=self._past_limit,
                 target=self.spec.describe(),
                 history=tuple(self._history),
                 stderr=tuple(process.stderr_tail) if process is not None else (),
@@ -387,7 +396,10 @@ class Connection:
         else:
             self._http_status = HttpStatus()
             transport = http_transport(spec, self._http_status)
-        guard = self._guard = ListingGuard(lambda: client.protocol_version)
+        guard = self._guard = ListingGuard(
+            lambda: client.protocol_version,
+            self._process.not_utf8 if isinstance(spec, StdioSpec) else None,
+        )
         client = Client(
             guard.around(transport),
             message_handler=self._on_message,
@@ -495,18 +507,32 @@ class Connection:
     async def _relist(self, client: Client) -> None:
         """Fetch every page of the tool listing and bring the registry up to date."""
         listed = await _all_pages(lambda cursor: client.list_tools(cursor=cursor), "tools")
-        refused, typed = self._guard.take()
+        refused, typed, mended = self._guard.take()
         self._with_output_schema = {tool.name for tool in listed if tool.output_schema}
         if self._with_output_schema:
             warm_jsonschema()
-        listing = await anyio.to_thread.run_sync(
-            build_tools, self.name, listed, self.call, refused, typed
+        listing = self._listing = await anyio.to_thread.run_sync(
+            build_tools, self.name, listed, self.call, refused, typed, mended
         )
-        skipped = self._tools.publish(listing)
+        self._budget.want(self.name, len(listing.tools), self.spec.max_tools, self._publish)
+
+    def _publish(self) -> None:
+        """Register the first tools of the last listing, as many as the budget allows (called
+        by the budget, when this listing or another server's share changes)."""
+        listing = self._listing
+        if listing is None:
+            return
+        shared = listing.first(self._budget.share(self.name))
+        skipped = self._tools.publish(shared)
         if skipped and skipped != self._skipped:
             names = ", ".join(code_markdown(line.split(":")[0]) for line in skipped)
             self._tell(f"had {len(skipped)} of its tools left out ({names})")
-        self._update(skipped=skipped, adjusted=listing.adjusted)
+        self._update(
+            skipped=skipped,
+            adjusted=listing.adjusted,
+            mended=listing.mended,
+            past_limit=len(listing.tools) - len(shared.tools),
+        )
 
     def _record(self, event: str) -> None:
         """Add an event to the server's history (``%mcp log``), with the time of day."""
@@ -524,7 +550,9 @@ class Connection:
         )
 
     def _drop_tools(self) -> None:
-        """Unregister all of the server's tools."""
+        """Unregister all of the server's tools, and give up its share of the budget."""
+        self._listing = None
+        self._budget.leave(self.name, self._publish)
         if self._tools.clear():
             self._on_change()
 

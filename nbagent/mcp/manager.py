@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Self
 from nbagent.errors import NbAgentError, ToolError
 from nbagent.loopthread import LoopThread
 from nbagent.mcp.approvals import Approvals, Decision, ProjectServer, ProjectServers, screen
+from nbagent.mcp.budget import DEFAULT_MAX_TOOLS, ToolBudget
 from nbagent.mcp.config import (
     PROJECT_FILE,
     HttpSpec,
@@ -86,6 +87,10 @@ class McpManager:
         restart: When a server that went away is restarted.
         approvals: The person's decisions about project servers; the file of
             :func:`~nbagent.mcp.approvals.approvals_path` by default.
+        max_tools: Tools all servers together may register (the API takes at most 10,000
+            deferred tools in a request): servers take their share in the order they were
+            added (the configuration's), each at most its entry's ``max_tools``; the tools
+            past it are left out, with a notice.
     """
 
     def __init__(
@@ -99,6 +104,7 @@ class McpManager:
         max_output_chars: int = 100_000,
         restart: RestartPolicy | None = None,
         approvals: Approvals | None = None,
+        max_tools: int = DEFAULT_MAX_TOOLS,
     ) -> None:
         if registry is None:
             import nbagent
@@ -124,6 +130,7 @@ class McpManager:
         """What the servers have to tell the user (failures, restarts, tools left out), kept
         until the next ``%%agent`` cell or ``%mcp`` command shows it."""
         self._changed = threading.Condition()
+        self._budget = ToolBudget(max_tools, self._order, self.notices)
         self._background = LoopThread("nbagent-mcp")
         self._closed = False
 
@@ -554,6 +561,7 @@ class McpManager:
             self.settings,
             self._notify,
             self.notices,
+            self._budget,
         )
         await entry.connection.run()
 
@@ -573,6 +581,11 @@ class McpManager:
             loop.call_soon_threadsafe(self._cancel, entry)
         futures = [entry.future for entry in entries if entry.future is not None]
         concurrent.futures.wait(futures, timeout)
+
+    def _order(self) -> list[str]:
+        """Name the servers in the order they were added (the configuration's)."""
+        with self._changed:
+            return list(self._entries)
 
     def _notify(self) -> None:
         """Wake :meth:`wait_ready` (a connection's state changed)."""

@@ -20,13 +20,15 @@ def problems(status: ServerStatus) -> str:
 
     Returns:
         Its last error in one line (:attr:`ServerStatus.problem`, links left to the log),
-        then the count of tools left out, e.g. ``exited with code 1: ImportError: ... · 2
-        tools left out``; empty when all is well.
+        then the count of tools left out and of those past the limit, e.g. ``exited with
+        code 1: ImportError: ... · 2 tools left out``; empty when all is well.
     """
     parts = [_URL.sub("…", status.problem)] if status.problem else []
     if status.skipped:
         count = len(status.skipped)
         parts.append(f"{count} tool{'s' if count > 1 else ''} left out")
+    if status.past_limit:
+        parts.append(f"{status.past_limit:,} tools past the limit")
     return " · ".join(parts)
 
 
@@ -38,8 +40,8 @@ def server_log(status: ServerStatus) -> str:
 
     Returns:
         What runs (or is reached), its state, the full last error, its stderr's last lines,
-        its history, the tools left out and the schema changes made, each where there is
-        something to say.
+        its history, the tools left out (those past the limit counted), the schema changes
+        made and the other changes to listed tools, each where there is something to say.
     """
     facts = [status.state, status.transport, f"{status.tool_count} tools"]
     if status.pid:
@@ -56,10 +58,19 @@ def server_log(status: ServerStatus) -> str:
     stderr = "\n".join(status.stderr) or (status.last_error or "").partition("; stderr: ")[2]
     if stderr:
         parts.append(f"**stderr** (its last lines):\n\n{code_block(stderr)}")
+    past = (
+        [
+            f"{status.past_limit:,} more tools past the limit (its entry's max_tools, or the "
+            "tools all servers together may register)"
+        ]
+        if status.past_limit
+        else []
+    )
     for title, lines in (
         ("History", status.history),
-        ("Tools left out", status.skipped),
+        ("Tools left out", (*status.skipped, *past)),
         ("Schemas mended so that the API takes them", status.adjusted),
+        ("Listing mended", status.mended),
     ):
         if lines:
             items = "\n".join(f"- {plain_markdown(line)}" for line in lines)

@@ -37,6 +37,13 @@ class ServerStatus:
     """Tools left out of the registry, one line each saying why."""
     adjusted: tuple[str, ...] = ()
     """Changes made to loaded tools' schemas so that the API takes them, one line each."""
+    mended: tuple[str, ...] = ()
+    """Other changes made to listed tools, one line each: a description cut, an outputSchema
+    beyond the limits left out, bytes that were not UTF-8."""
+    past_limit: int = 0
+    """Usable tools listed but not registered: past the entry's ``max_tools``, or past the
+    tools all servers together may register (the servers before it in the configuration
+    come first)."""
     target: str = ""
     """What is run or reached: the command line, or the URL (secrets redacted)."""
     history: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ the process itself is killed.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -66,6 +67,9 @@ class StdioProcess:
         """The last lines the server wrote on stderr."""
         self.ignored_lines = 0
         """Lines of stdout that were not JSON-RPC messages."""
+        self.not_utf8: set[types.RequestId] = set()
+        """Ids of responses whose line held bytes that are not UTF-8 (read as U+FFFD), until
+        the listing guard takes them."""
         self.ended_by_itself = False
         """The server closed its stdout (exited, crashed) before it was asked to stop."""
         self._eof = False
@@ -125,23 +129,14 @@ class StdioProcess:
     ) -> None:
         """Parse stdout into messages; when it ends, wait for the exit and report it."""
         assert process.stdout is not None
-        buffer = b""
+        lines = _Lines(self.server)
         async with messages:
             try:
                 while True:
-                    buffer += await process.stdout.receive(_CHUNK)
-                    *lines, buffer = buffer.split(b"\n")
-                    for line in lines:
+                    for line in lines.feed(await process.stdout.receive(_CHUNK)):
                         message = self._parse(line)
                         if message is not None:
                             await messages.send(message)
-                    if len(buffer) > MAX_LINE_BYTES:
-                        logger.warning(
-                            "MCP server %r: dropped a stdout line over %d bytes",
-                            self.server,
-                            MAX_LINE_BYTES,
-                        )
-                        buffer = b""
             except anyio.EndOfStream:
                 self._eof = True
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -151,12 +146,19 @@ class StdioProcess:
             self._on_exit()
 
     def _parse(self, line: bytes) -> SessionMessage | None:
-        """Parse one stdout line; anything but a JSON-RPC message is counted and skipped."""
+        """Parse one stdout line; anything but a JSON-RPC message is counted and skipped.
+
+        A line the fast parser refuses is read again leniently (:meth:`_parse_leniently`), so
+        that one tool with bytes that are not UTF-8, or with a deep schema, does not cost the
+        whole listing.
+        """
         if not line.strip():
             return None
         try:
             return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
         except ValueError:
+            message = self._parse_leniently(line)
+        if message is None:
             self.ignored_lines += 1
             log = logger.warning if self.ignored_lines == 1 else logger.debug
             log(
@@ -164,7 +166,26 @@ class StdioProcess:
                 self.server,
                 line,
             )
+        return message
+
+    def _parse_leniently(self, line: bytes) -> SessionMessage | None:
+        """Parse a line the fast parser refused, or return ``None``.
+
+        Bytes that are not UTF-8 become U+FFFD (the ids of such responses are kept in
+        :attr:`not_utf8`), and nesting deeper than the fast parser's limit (200) is read by
+        the standard library's parser (up to Python's recursion limit).
+        """
+        text = line.decode("utf-8", "replace")
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(json.loads(text), by_name=False)
+        except (ValueError, RecursionError):
             return None
+        if isinstance(message, types.JSONRPCResponse) and "\ufffd" in text:
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                self.not_utf8.add(message.id)
+        return SessionMessage(message)
 
     async def _read_stderr(self, process: Process) -> None:
         """Keep the last lines of stderr (and keep the pipe from filling up)."""
@@ -221,3 +242,41 @@ class StdioProcess:
             while process.returncode is None:
                 await anyio.sleep(0.01)
         self.returncode = process.returncode
+
+
+class _Lines:
+    """Splits a byte stream into lines, in time linear in its length however long a line is.
+
+    Args:
+        server: The server's name, for log messages.
+    """
+
+    def __init__(self, server: str) -> None:
+        self._server = server
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._dropping = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """Take the next chunk; return the lines it completes (without their newline).
+
+        A line longer than :data:`MAX_LINE_BYTES` is dropped whole (a runaway write, not a
+        message).
+        """
+        *ends, rest = chunk.split(b"\n")
+        lines: list[bytes] = []
+        for end in ends:
+            if not self._dropping:
+                lines.append(b"".join([*self._parts, end]))
+            self._parts, self._size, self._dropping = [], 0, False
+        if rest and not self._dropping:
+            self._parts.append(rest)
+            self._size += len(rest)
+            if self._size > MAX_LINE_BYTES:
+                logger.warning(
+                    "MCP server %r: dropped a stdout line over %d bytes",
+                    self._server,
+                    MAX_LINE_BYTES,
+                )
+                self._parts, self._size, self._dropping = [], 0, True
+        return lines

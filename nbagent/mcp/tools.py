@@ -104,6 +104,25 @@ class Listing:
     """One line per tool left out, saying why."""
     adjusted: tuple[str, ...] = ()
     """One line per change made to a loaded tool's schema so that the API takes it."""
+    mended: tuple[str, ...] = ()
+    """One line per other change made to a listed tool (a description cut, ...)."""
+
+    def first(self, count: int) -> Listing:
+        """Return the listing with its first ``count`` tools only (the others unregistered).
+
+        Args:
+            count: How many tools to keep, in listing order.
+        """
+        if count >= len(self.tools):
+            return self
+        names = list(self.tools)[:count]
+        return Listing(
+            tools={name: self.tools[name] for name in names},
+            remote_names={name: self.remote_names[name] for name in names},
+            skipped=self.skipped,
+            adjusted=self.adjusted,
+            mended=self.mended,
+        )
 
 
 def build_tools(
@@ -112,6 +131,7 @@ def build_tools(
     call: Callable[[str, dict[str, Any]], Any],
     refused: Mapping[str, str] | None = None,
     typed: Collection[str] = (),
+    mended: Iterable[str] = (),
 ) -> Listing:
     """Turn a server's ``tools/list`` entries into deferred Tools.
 
@@ -126,6 +146,7 @@ def build_tools(
         refused: Tools the SDK could not read, taken out of the listing before it (by
             :class:`~nbagent.mcp.listing.ListingGuard`), with why.
         typed: Tools whose root schema was given ``"type": "object"`` on the way.
+        mended: Other changes made to listed tools on the way, one line each.
 
     Returns:
         The tools, their remote names, what was skipped and what was changed.
@@ -166,7 +187,11 @@ def build_tools(
     for line in skipped:
         logger.warning("MCP server %r: skipped tool %s", server, line)
     return Listing(
-        tools=tools, remote_names=remote, skipped=tuple(skipped), adjusted=tuple(adjusted)
+        tools=tools,
+        remote_names=remote,
+        skipped=tuple(skipped),
+        adjusted=tuple(adjusted),
+        mended=tuple(mended),
     )
 
 
