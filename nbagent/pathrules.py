@@ -57,6 +57,7 @@ HOME_CREDENTIALS = (
     ".anthropic",
     ".nbagent/credentials*",
     ".nbagent/secret*",
+    ".nbagent/*.key",
 )
 """Credential files and folders under the home folder (a folder covers what it holds)."""
 

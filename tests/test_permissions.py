@@ -64,9 +64,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def denying(project: Path, mode: str = "default") -> PermissionPolicy:
-    return PermissionPolicy(
-        mode, deny=["Read(./secrets/**)", "Edit(./secrets/**)"], root=project
-    )
+    return PermissionPolicy(mode, deny=["Read(./secrets/**)", "Edit(./secrets/**)"], root=project)
 
 
 @pytest.mark.parametrize(
@@ -220,9 +218,7 @@ def test_the_jupyter_runtime_folder_is_a_credential(
         "~/.nbagent/mcp.json",
     ],
 )
-def test_protected_paths_ask_in_every_mode_but_bypass(
-    home: Path, project: Path, path: str
-) -> None:
+def test_protected_paths_ask_in_every_mode_but_bypass(home: Path, project: Path, path: str) -> None:
     for mode in ("default", "acceptEdits"):
         decision = PermissionPolicy(mode, allow=["Edit"], root=project)(WRITE, {"file_path": path})
         assert decision.behavior == "ask", (mode, decision)
@@ -484,3 +480,24 @@ def test_a_plain_folder_named_like_a_module_is_no_shadow(project: Path) -> None:
     policy = PermissionPolicy("acceptEdits", root=project)
     assert policy(WRITE, {"file_path": "test/results.csv"}).behavior == "allow"
     assert policy(WRITE, {"file_path": "test/__init__.py"}).behavior == "ask"
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(
+        sorted(n for n in __import__("sys").stdlib_module_names if n.isidentifier())
+    )
+)
+def test_a_file_named_like_any_standard_module_asks_in_accept_edits(
+    project: Path, name: str
+) -> None:
+    policy = PermissionPolicy("acceptEdits", root=project)
+    decision = policy(WRITE, {"file_path": f"{name}.py"})
+    assert decision.behavior == "ask" and name in decision.message
+
+
+def test_the_key_that_signs_conversations_is_a_credential(home: Path, project: Path) -> None:
+    (home / ".nbagent").mkdir()
+    (home / ".nbagent" / "conversations.key").write_bytes(b"k" * 32)
+    policy = PermissionPolicy("bypassPermissions", root=project)
+    assert policy(READ, {"file_path": "~/.nbagent/conversations.key"}).behavior == "deny"
