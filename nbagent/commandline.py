@@ -1400,7 +1400,6 @@ class _Reader:
             for start in range(len(command.words)):
                 if start not in command.unknown:
                     self.possible.append(_tail(command, start))
-        self.redirects += inner.redirects
         self.path_words += inner.path_words
         for string in inner.quoted:
             self.scan(string)
