@@ -90,9 +90,9 @@ class ToolBudget:
     def _tell(self) -> None:
         """Tell the user about the servers the limit newly cut (each once while it is cut)."""
         cut = {
-            name: wanted - self._shares.get(name, 0)
-            for name, wanted in self._wanted.items()
-            if wanted > self._shares.get(name, 0)
+            name: self._wanted[name] - self._shares[name]
+            for name in self._shares
+            if self._wanted.get(name, 0) > self._shares[name]
         }
         new = [name for name in cut if name not in self._told]
         self._told = set(cut)
