@@ -27,6 +27,7 @@ from nbagent.events import (
 )
 from nbagent.markup import model_markdown, show_controls
 from nbagent.notices import Notices
+from nbagent.secrets import redact
 from nbagent.transcript import STATE_WORDS, Answer, Call, Item, Transcript, item_text, visible
 
 STREAM_INTERVAL = 0.1
@@ -161,7 +162,7 @@ class CellTranscript:
     def _print(self, item: Item) -> None:
         """Print an item in a terminal, if the mode shows it."""
         if visible(item, self.verbose):
-            print(item_text(item, self.verbose), file=sys.stdout)
+            print(redact(show_controls(item_text(item, self.verbose))), file=sys.stdout)
 
     def _finish(self) -> None:
         """Replace the live view by the static transcript (or show the answer alone)."""

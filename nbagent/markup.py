@@ -152,9 +152,9 @@ def plain_markdown(text: str) -> str:
 
     Every character that means something in Markdown is backslash-escaped (emphasis, code
     spans, links and images, raw HTML and autolinks, entities, tables, strikethrough,
-    headings, lists), however many there are. A text holding two dollars or a backslash is
-    also wrapped in a span of the class MathJax ignores: JupyterLab typesets the rendered
-    page, where ``\$`` is a plain dollar again.
+    headings, lists), however many there are. In a text holding two dollars or a backslash,
+    each line is also wrapped in a span of the class MathJax ignores: JupyterLab typesets the
+    rendered page, where ``\$`` is a plain dollar again.
 
     Args:
         text: Any text, e.g. ``cost $5 or $10 *now*``.
@@ -166,9 +166,12 @@ def plain_markdown(text: str) -> str:
     shown = show_controls(text)
     markdown = _MARKDOWN_SPECIAL.sub(r"\\\1", shown)
     markdown = _LINE_START.sub(_escape_line_start, markdown)
-    if shown.count("$") > 1 or "\\" in shown:
-        return f'<span class="{NO_MATH}">{markdown}</span>'
-    return markdown
+    if shown.count("$") < 2 and "\\" not in shown:
+        return markdown
+    return "\n".join(  # a line holding the tag alone would open a block of raw HTML
+        f'<span class="{NO_MATH}">{line}</span>' if line.strip() else line
+        for line in markdown.split("\n")
+    )
 
 
 def _escape_line_start(found: re.Match[str]) -> str:
