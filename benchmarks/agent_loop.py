@@ -145,10 +145,12 @@ def overhead_table(runs: int) -> str:
     inside = 0.0
     original = nbagent.agent.stream_response
 
-    def timed(client: Any, request: dict[str, Any], betas: Sequence[str] = ()) -> Iterator[Any]:
+    def timed(
+        client: Any, request: dict[str, Any], betas: Sequence[str] = (), cancel: Any = None
+    ) -> Iterator[Any]:
         """Time each step of the streaming call (the model's share of the run)."""
         nonlocal inside
-        steps = original(client, request, betas)
+        steps = original(client, request, betas, cancel)
         while True:
             started = time.perf_counter()
             try:

@@ -12,10 +12,13 @@ import dataclasses
 import functools
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from nbagent import cellthread
 from nbagent.backends.anthropic import ModelResponse, StreamDropped, stream_response
+from nbagent.cellthread import Cancelled
 from nbagent.context import CONTEXT_WINDOWS, window_of
 from nbagent.delta import (
     COMPACTION,
@@ -333,7 +336,9 @@ class Agent:
 
         Ctrl-C (KeyboardInterrupt) ends the run cleanly: the history stays valid (a partial
         answer is kept and marked, unfinished tool calls get an "interrupted" result) and a
-        final :class:`RunFinished` with ``interrupted`` is yielded.
+        final :class:`RunFinished` with ``interrupted`` is yielded. So does the cancellation
+        of the tool call a run belongs to (a sub-agent's, :mod:`nbagent.cellthread`): it is
+        checked before each model request and each tool call, and between streamed events.
 
         Args:
             prompt: The user's message.
@@ -350,13 +355,16 @@ class Agent:
         history_length = len(self.messages)
         yield from self._add_user_content([{"type": "text", "text": valid_unicode(prompt)}])
         usage = Usage()
+        cancel = cellthread.cancellation()
         for turn in range(1, self.max_turns + 1):
             yield TurnStarted(turn)
             try:
+                if cancel is not None:
+                    cancel.check()
                 if self._compacts_here():
                     yield from self._compact_now()
                 response = yield from self._ask_model()
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, Cancelled):
                 yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
                 return
             except ModelAPIError:
@@ -404,20 +412,24 @@ class Agent:
 
     def _stream_turn(self) -> Generator[Event, None, ModelResponse]:
         """Stream one response, sending the turn again if the stream breaks off."""
+        cancel = cellthread.cancellation()
         for attempt in range(self.stream_retries + 1):
             request = self._request()
             compacted = last_compaction(self.messages) is not None
             betas = (COMPACT_BETA,) if "context_management" in request or compacted else ()
             streamed: list[str] = []
             try:
-                for item in stream_response(self.client, request, betas):
-                    if isinstance(item, ModelResponse):
-                        return item
-                    if isinstance(item, TextDelta):
-                        streamed.append(item.text)
-                    yield item
+                with cellthread.acting(cancel):
+                    if cancel is not None:
+                        cancel.check()
+                    for item in stream_response(self.client, request, betas, cancel):
+                        if isinstance(item, ModelResponse):
+                            return item
+                        if isinstance(item, TextDelta):
+                            streamed.append(item.text)
+                        yield item
                 raise StreamDropped("The stream ended without a message.")
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, Cancelled):
                 text = "".join(streamed).strip()
                 content = f"{text}\n\n{INTERRUPTED_TEXT}" if text else INTERRUPTED_TEXT
                 self.messages.append(
@@ -505,9 +517,13 @@ class Agent:
         else:
             head = [*head, {"role": "user", "content": [ask]}]
         response = None
-        for item in stream_response(self.client, self._request(head)):
-            if isinstance(item, ModelResponse):
-                response = item
+        cancel = cellthread.cancellation()
+        with cellthread.acting(cancel):
+            if cancel is not None:
+                cancel.check()
+            for item in stream_response(self.client, self._request(head), cancel=cancel):
+                if isinstance(item, ModelResponse):
+                    response = item
         if response is None:
             raise StreamDropped("The summary's stream ended without a message.")
         self.usage += response.usage
@@ -560,19 +576,23 @@ class Agent:
     def _run_tools(self, calls: list[dict[str, Any]]) -> Generator[Event, None, bool]:
         """Run one turn's tool calls and append their results; False if interrupted.
 
-        On an interrupt, the calls that started and did not finish end as ``interrupted``.
+        On an interrupt (or the cancellation of the work the run belongs to), the calls that
+        started and did not finish end as ``interrupted``.
         """
         outcomes: dict[str, CallOutcome] = {}
         started: dict[str, float] = {}
         try:
-            for event in self.runner.run(calls, outcomes):
-                if isinstance(event, ToolCallStarted):
-                    started[event.id] = time.perf_counter()
-                yield event
-                outcome = outcomes.get(getattr(event, "id", ""))
-                if isinstance(event, ToolCallFinished) and outcome is not None:
-                    yield from self._after_call(outcome)
-        except KeyboardInterrupt:
+            # Closed on the way out, whatever the way: the calls it started are told to stop
+            # before their cards end as interrupted.
+            with closing(self.runner.run(calls, outcomes)) as events:
+                for event in events:
+                    if isinstance(event, ToolCallStarted):
+                        started[event.id] = time.perf_counter()
+                    yield event
+                    outcome = outcomes.get(getattr(event, "id", ""))
+                    if isinstance(event, ToolCallFinished) and outcome is not None:
+                        yield from self._after_call(outcome)
+        except (KeyboardInterrupt, Cancelled):
             stopped = time.perf_counter()
             unfinished = [
                 interrupted(c, stopped - started.get(c["id"], stopped))

@@ -6,6 +6,14 @@ alone, in order. The workers are daemon threads of the runner's own, not a
 not keep the interpreter (and so a kernel shutdown or restart) waiting for it. A tool never
 kills the loop: a ``ToolError`` becomes an ``is_error`` result with its message, and any other
 exception is logged with its traceback and reported to the model the same way.
+
+Questions to the person and ``main_thread`` tools always run on the cell's thread
+(:mod:`nbagent.cellthread`): a runner on a worker thread (a sub-agent's) posts them there,
+and the cell's thread serves them one at a time while it waits for its workers. Each batch
+of worker calls has a :class:`~nbagent.cellthread.Cancellation`, cancelled at its time limit,
+on Stop and when the run ends: the calls see it (a sub-agent stops before its next model
+request or tool call), and the runner gives the work they started a moment to stop before it
+reports them ended.
 """
 
 from __future__ import annotations
@@ -16,13 +24,23 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from nbagent import cellthread
+from nbagent.cellthread import (
+    ENDED,
+    STOPPED,
+    TIME_LIMIT,
+    Cancellation,
+    Cancelled,
+    CellThread,
+    Scope,
+)
 from nbagent.errors import ToolError
 from nbagent.events import (
     CallStatus,
@@ -53,6 +71,10 @@ DEFAULT_CALL_TIMEOUT = 300.0
 
 MAX_RESULT_CHARS = 100_000
 """Longest text a tool result sends the model by default."""
+
+CANCEL_GRACE = 2.0
+"""Seconds the work started by cancelled calls (a sub-agent's tool call or model request) has
+to see the cancellation and stop, before the calls are reported ended anyway."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -147,7 +169,7 @@ class ToolRunner:
     daemon thread is left to finish alone, or to end with the interpreter)."""
     max_result_chars: int = MAX_RESULT_CHARS
     """Longest text a result may send the model; the rest is cut with a note."""
-    _running: set[_Batch] = field(default_factory=set, init=False, repr=False)
+    _running: set[tuple[_Batch, Cancellation]] = field(default_factory=set, init=False, repr=False)
 
     def run(
         self, calls: list[dict[str, Any]], outcomes: dict[str, CallOutcome]
@@ -162,75 +184,116 @@ class ToolRunner:
         Yields:
             ToolCallStarted, ToolProgress (what the tools report while they run) and
             ToolCallFinished events, with PermissionRequested and PermissionAnswered around a
-            question to the user. Every call of a batch is permitted (or refused) first, on
-            the caller's thread: a person's answer takes as long as it takes and never counts
-            against :attr:`call_timeout`. Tools marked ``main_thread`` then run on the
-            caller's thread; the others on daemon worker threads, under the time limit, with
-            their progress shown as it comes (consecutive concurrency-safe calls together,
-            the rest one at a time).
+            question to the user. Every call of a batch is permitted (or refused) first: a
+            person's answer takes as long as it takes and never counts against
+            :attr:`call_timeout`. Tools marked ``main_thread`` then run on the cell's thread;
+            the others on daemon worker threads, under the time limit, with their progress
+            shown as it comes (consecutive concurrency-safe calls together, the rest one at a
+            time). Questions and ``main_thread`` tools go to the cell's thread from a runner
+            on a worker thread too (a sub-agent's).
+
+        Raises:
+            Cancelled: The work this run belongs to was cancelled (a sub-agent's parent call
+                was stopped or abandoned); the calls not finished did not run, or were left.
         """
+        outer = cellthread.current()
+        cell = outer.cell if outer is not None else CellThread()
+        scope = Scope(cell, Cancellation(outer.cancel if outer is not None else None))
         progress: queue.SimpleQueue[ToolProgress] = queue.SimpleQueue()
-        for batch in self._batches(calls):
-            for call, _ in batch:
-                yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
-            permitted: list[tuple[dict[str, Any], Tool | ToolError, str]] = []
-            for call, tool in batch:
-                refusal, note = yield from self._permit(call, tool)
-                if refusal is None:
-                    permitted.append((call, tool, note))
-                else:
-                    outcomes[refusal.id] = refusal
-                    yield refusal.finished()
-            if not permitted:
-                continue
-            call, tool, note = permitted[0]
-            if isinstance(tool, Tool) and tool.main_thread:
-                outcome = self._run_one(call, tool, note, progress)
-                yield from _drain(progress)
-                outcomes[outcome.id] = outcome
-                yield outcome.finished()
-                continue
-            yield from self._run_batch(permitted, outcomes, progress)
+        try:
+            for batch in self._batches(calls):
+                scope.cancel.check()
+                for call, _ in batch:
+                    yield ToolCallStarted(call["id"], call["name"], dict(call.get("input") or {}))
+                permitted: list[tuple[dict[str, Any], Tool | ToolError, str]] = []
+                for call, tool in batch:
+                    refusal, note = yield from self._permit(call, tool, scope)
+                    if refusal is None:
+                        permitted.append((call, tool, note))
+                    else:
+                        outcomes[refusal.id] = refusal
+                        yield refusal.finished()
+                if not permitted:
+                    continue
+                call, tool, note = permitted[0]
+                if isinstance(tool, Tool) and tool.main_thread:
+                    work = partial(self._run_one, call, tool, note, progress, scope)
+                    outcome = cell.call(work, scope.cancel)
+                    yield from _drain(progress)
+                    outcomes[outcome.id] = outcome
+                    yield outcome.finished()
+                    continue
+                yield from self._run_batch(permitted, outcomes, progress, scope)
+        finally:
+            scope.cancel.cancel(ENDED)
+            if outer is None:
+                cell.close()
 
     def close(self) -> None:
-        """Cancel the calls still queued in a run (running calls finish on their own threads)."""
-        for jobs in list(self._running):
+        """Cancel the calls of a run still going: those queued never start, those running
+        are told to stop (a sub-agent stops before its next request or call)."""
+        for jobs, deadline in list(self._running):
             jobs.cancel()
+            deadline.cancel(ENDED)
 
     def _run_batch(
         self,
         batch: list[tuple[dict[str, Any], Tool | ToolError, str]],
         outcomes: dict[str, CallOutcome],
         progress: queue.SimpleQueue[ToolProgress],
+        scope: Scope,
     ) -> Generator[Event, None, None]:
         """Run a batch on worker threads under the time limit, yielding progress and finishes.
 
-        Calls still running when the time is up are reported timed out and left to their
-        threads; calls not started by then, or when the run stops early, never start.
+        While it waits, the cell's thread serves the questions and main-thread calls the
+        workers post. At the time limit (or on Stop, or when the run stops early) the batch's
+        token is cancelled: calls not started never start, and what the running ones started
+        has :data:`CANCEL_GRACE` seconds to stop before they are reported timed out (or the
+        Stop goes on up); their threads are left to end alone.
         """
-        started = time.monotonic()
+        deadline = Cancellation(scope.cancel)
+        timer = threading.Timer(self.call_timeout, deadline.cancel, (TIME_LIMIT,))
+        timer.daemon = True
+        tokens = [Cancellation(deadline) for _ in batch]
         jobs = _Batch(
-            [partial(self._run_one, c, t, note, progress) for c, t, note in batch],
+            [
+                partial(self._run_one, c, t, note, progress, Scope(scope.cell, token))
+                for (c, t, note), token in zip(batch, tokens, strict=True)
+            ],
             self.max_workers,
         )
         calls = dict(zip(jobs.futures, (call for call, _, _ in batch), strict=True))
+        token_of = dict(zip(jobs.futures, tokens, strict=True))
         pending = set(calls)
-        self._running.add(jobs)
+        self._running.add((jobs, deadline))
+        timer.start()
+        reason = ENDED
         try:
             while pending:
                 done, pending = wait(pending, timeout=0.05, return_when=FIRST_COMPLETED)
                 yield from _drain(progress)
+                if scope.cell.serve():
+                    yield from _drain(progress)
                 finished = [f.result() for f in done]
-                if pending and time.monotonic() - started > self.call_timeout:
+                if pending and deadline.cancelled:
                     jobs.cancel()
+                    _settle(token_of[f] for f in pending)
+                    scope.cancel.check()  # cancelled from above: not this batch's time limit
                     finished += [self._timed_out(calls[f]) for f in pending]
                     pending = set()
                 for outcome in finished:
                     outcomes[outcome.id] = outcome
                     yield outcome.finished()
+        except KeyboardInterrupt:
+            reason = STOPPED
+            raise
         finally:
+            timer.cancel()
             jobs.cancel()
-            self._running.discard(jobs)
+            deadline.cancel(reason)
+            if pending:
+                _settle(token_of[f] for f in pending)
+            self._running.discard((jobs, deadline))
 
     def _timed_out(self, call: dict[str, Any]) -> CallOutcome:
         """The outcome of a call still running past the time limit (its thread is left)."""
@@ -244,31 +307,31 @@ class ToolRunner:
     def _batches(
         self, calls: list[dict[str, Any]]
     ) -> list[list[tuple[dict[str, Any], Tool | ToolError]]]:
-        """Group consecutive concurrency-safe calls; every other call is a batch of one."""
+        """Group consecutive concurrency-safe calls; every other call (a ``main_thread``
+        one included) is a batch of one."""
         batches: list[list[tuple[dict[str, Any], Tool | ToolError]]] = []
         for call in calls:
             try:
                 tool: Tool | ToolError = self.resolve(call["name"])
             except ToolError as exc:
                 tool = exc
-            safe = isinstance(tool, Tool) and tool.concurrency_safe
-            if (
-                safe
-                and batches
-                and all(isinstance(t, Tool) and t.concurrency_safe for _, t in batches[-1])
-            ):
+            if _concurrent(tool) and batches and all(_concurrent(t) for _, t in batches[-1]):
                 batches[-1].append((call, tool))
             else:
                 batches.append([(call, tool)])
         return batches
 
     def _permit(
-        self, call: dict[str, Any], tool: Tool | ToolError
+        self, call: dict[str, Any], tool: Tool | ToolError, scope: Scope
     ) -> Generator[Event, None, tuple[CallOutcome | None, str]]:
-        """Decide whether a call may run, asking the user when the policy says so.
+        """Decide whether a call may run, asking the user (on the cell's thread) when the
+        policy says so.
 
         Returns:
             The refusal's outcome (None when the call may run), and the note for its card.
+
+        Raises:
+            Cancelled: The question was withdrawn (the run's work was cancelled meanwhile).
         """
         if isinstance(tool, ToolError):
             return None, ""
@@ -291,7 +354,7 @@ class ToolRunner:
             answer = None
         else:
             yield request
-            answer = self.asker(request)
+            answer = scope.cell.call(partial(self.asker, request), scope.cancel, question=True)
         if answer is None:
             message = "This call needs the user's approval, and no one can be asked here."
             return _refused(call, message, "nobody could be asked"), note
@@ -309,18 +372,22 @@ class ToolRunner:
         tool: Tool | ToolError,
         note: str,
         progress: queue.SimpleQueue[ToolProgress],
+        scope: Scope,
     ) -> CallOutcome:
-        """Run a permitted call with its progress reported, and make whatever happens an
-        outcome."""
+        """Run a permitted call in its scope, with its progress reported, and make whatever
+        happens an outcome; a call whose scope was cancelled before it started does not run."""
         token = _progress.set(lambda event: progress.put(ToolProgress(call["id"], event)))
         try:
-            return self._execute(call, tool, note)
+            with cellthread.within(scope), scope.cancel.acting():
+                if scope.cancel.cancelled:
+                    return interrupted(call)
+                return self._execute(call, tool, note)
         finally:
             _progress.reset(token)
 
     def _execute(self, call: dict[str, Any], tool: Tool | ToolError, note: str) -> CallOutcome:
         """Run the tool and turn whatever happens into an outcome (the result capped and
-        redacted)."""
+        redacted); a tool whose question was withdrawn is interrupted."""
         tool_input = dict(call.get("input") or {})
 
         def outcome(status: CallStatus, result: ToolResult, **extra: Any) -> CallOutcome:
@@ -334,6 +401,8 @@ class ToolRunner:
         try:
             result = _sendable(tool.call(tool_input))
             status: CallStatus = "error" if result.is_error else "ok"
+        except Cancelled:
+            return interrupted(call, time.perf_counter() - started)
         except ToolError as exc:
             result, status = ToolResult(content=str(exc), is_error=True), "error"
         except Exception as exc:
@@ -341,6 +410,19 @@ class ToolRunner:
             content = f"Tool {tool.name} failed: {type(exc).__name__}: {exc}"
             result, status = ToolResult(content=content, is_error=True), "error"
         return outcome(status, result, duration=time.perf_counter() - started, permission=note)
+
+
+def _concurrent(tool: Tool | ToolError) -> bool:
+    """Whether a call of the tool may run beside others on worker threads."""
+    return isinstance(tool, Tool) and tool.concurrency_safe and not tool.main_thread
+
+
+def _settle(tokens: Iterable[Cancellation]) -> None:
+    """Give the work started by cancelled calls :data:`CANCEL_GRACE` seconds in all to stop:
+    each call may still be running itself, but nothing it started."""
+    until = time.monotonic() + CANCEL_GRACE
+    for token in tokens:
+        token.settle(1, max(0.0, until - time.monotonic()))
 
 
 class _Batch:

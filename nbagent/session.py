@@ -18,6 +18,7 @@ from typing import Any
 from IPython.core.error import StdinNotImplementedError
 from traitlets import Bunch
 
+from nbagent import cellthread
 from nbagent.agent import Agent
 from nbagent.config import NbAgent
 from nbagent.context import parse_windows
@@ -351,12 +352,16 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
     The card above the prompt shows the call (the command, the path); the prompt names it
     again in one line, after the tool's own question when it asks one (NotebookRun and
     RunCode show the code), and takes ``y``, ``n`` or (when a rule can be offered) ``a``.
+    It is asked on the cell's thread, one question at a time (:func:`nbagent.cellthread.ask`).
 
     Args:
         request: The call waiting for an answer.
 
     Returns:
         The answer; None when no stdin is available.
+
+    Raises:
+        Cancelled: The question was withdrawn (its call was stopped or abandoned).
     """
     choices = ANSWERS | ({"a": "always", "always": "always"} if request.always else {})
     always = f", a = always (allow {request.always})" if request.always else ""
@@ -365,7 +370,7 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
     prompt = show_controls(f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} ")
     try:
         while True:
-            typed = input(prompt).strip().lower()
+            typed = cellthread.ask(prompt).strip().lower()
             if typed in choices:
                 return choices[typed]
             prompt = f"Please answer y or n{' or a' if request.always else ''}: "

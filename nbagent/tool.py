@@ -161,7 +161,8 @@ class Tool:
     """What a call touches (paths read or written, a command line, a URL), given its input:
     the permission policy checks each (see :mod:`nbagent.access`). None: nothing declared."""
     main_thread: bool = False
-    """Runs on the caller's thread (user code, IPython state): no time limit, Ctrl-C stops it.
+    """Runs on the cell's thread (user code, IPython state, questions): no time limit of its
+    own, Ctrl-C stops it; a sub-agent's call is posted there (:mod:`nbagent.cellthread`).
     Other tools run on worker threads under the agent's per-call time limit."""
 
     def __post_init__(self) -> None:

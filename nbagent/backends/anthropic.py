@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbagent.errors import ModelAPIError
 from nbagent.events import TextCited, TextDelta, Usage, WebSearched
 from nbagent.server_blocks import ServerBlockReader
+
+if TYPE_CHECKING:
+    from nbagent.cellthread import Cancellation
 
 DEFAULT_MAX_RETRIES = 4
 """Retries of a failed request (the SDK's backoff, honouring ``retry-after``)."""
@@ -81,7 +84,10 @@ def default_client(max_retries: int = DEFAULT_MAX_RETRIES) -> Any:
 
 
 def stream_response(
-    client: Any, request: dict[str, Any], betas: Sequence[str] = ()
+    client: Any,
+    request: dict[str, Any],
+    betas: Sequence[str] = (),
+    cancel: Cancellation | None = None,
 ) -> Iterator[TextDelta | WebSearched | TextCited | ModelResponse]:
     """Send a request and stream the answer.
 
@@ -90,6 +96,7 @@ def stream_response(
         request: The request body (``stream`` is set by the SDK).
         betas: Beta features the request uses (``compact-2026-01-12``): it then goes through
             the SDK's beta messages API, with the ``anthropic-beta`` header.
+        cancel: Checked at each streamed event: once cancelled, the stream is closed.
 
     Yields:
         TextDelta for each piece of text, WebSearched for each web search the API ran,
@@ -100,6 +107,7 @@ def stream_response(
             error event of a transient kind (``overloaded_error``, ``api_error``, ...).
         ModelAPIError: The API refused the request, or failed after the SDK's retries; the
             message is one line.
+        Cancelled: ``cancel`` was cancelled; the stream was closed.
     """
     import anthropic
     import httpx2
@@ -113,6 +121,8 @@ def stream_response(
         reader = ServerBlockReader()
         with opened as stream:
             for event in stream:
+                if cancel is not None:
+                    cancel.check()
                 if event.type == "content_block_delta" and event.delta.type == "text_delta":
                     yield TextDelta(event.delta.text)
                 elif event.type == "content_block_stop":

@@ -1,10 +1,13 @@
 """The ``Agent`` tool: a sub-task run by a fresh agent, whose answer is the tool's result.
 
-The sub-agent gets its own conversation, the parent's model, client and permission policy,
-a turn budget, and the parent's tools or a narrower set. Its own events are reported as
-progress of the parent's call, so its tool calls show nested under the parent's card. It is
-concurrency-safe: several sub-agents asked for at once run in parallel. Sub-agents cannot
-nest deeper than :data:`MAX_DEPTH`.
+The sub-agent gets its own conversation, the parent's model, client, permission policy and
+call time limit, a turn budget, and the parent's tools or a narrower set. Its own events are
+reported as progress of the parent's call, so its tool calls show nested under the parent's
+card. It is concurrency-safe: several sub-agents asked for at once run in parallel, each on a
+worker thread; their questions and ``main_thread`` tools still run on the cell's thread, one
+at a time (:mod:`nbagent.cellthread`). When the parent's call is stopped or abandoned at its
+time limit, the sub-agent stops before its next model request or tool call, its stream is
+closed and its open question withdrawn. Sub-agents cannot nest deeper than :data:`MAX_DEPTH`.
 """
 
 from __future__ import annotations
@@ -118,6 +121,7 @@ def _child_agent(parent: Agent, names: list[str] | None, max_turns: int, depth: 
         policy=parent.runner.policy,
         asker=parent.runner.asker,
     )
+    child.runner.call_timeout = parent.runner.call_timeout
     if depth < MAX_DEPTH:
         registry.register(agent_tool(child, depth + 1))
     return child
