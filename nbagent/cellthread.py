@@ -271,7 +271,38 @@ def ask(prompt: str) -> str:
         StdinNotImplementedError: No stdin (a front end without input, ``nbconvert``).
         EOFError: stdin is closed.
     """
-    return question(partial(input, prompt))
+    return question(partial(_input, prompt))
+
+
+def _input(prompt: str) -> str:
+    """``input()``, after saying so of answers typed for questions already withdrawn.
+
+    In a kernel such an answer waits on the stdin socket until the next question, where
+    ipykernel would drop it unsaid; it is read here first, and dropped with a note.
+    """
+    for late in _late_answers():
+        print(f"(An answer typed after its question was withdrawn did nothing: {late!r}.)")
+    return input(prompt)
+
+
+def _late_answers() -> list[str]:
+    """Take the answers waiting on the kernel's stdin socket (none outside a kernel)."""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    socket = getattr(kernel, "stdin_socket", None)
+    session = getattr(kernel, "session", None)
+    if socket is None or session is None:
+        return []
+    import zmq
+
+    answers = []
+    while socket.poll(0):
+        _, reply = session.recv(socket, mode=zmq.NOBLOCK)
+        if reply is None:
+            break
+        answers.append(str(reply.get("content", {}).get("value", "")))
+    return answers
 
 
 class _Job(Generic[T]):
