@@ -1,7 +1,7 @@
 """An MCP server written without any SDK whose listing puts hostile tools beside good ones.
 
 Usage: ``hostile.py [SHAPE ...]``, each SHAPE one of :data:`SHAPES` (``all``, the default,
-is every shape but ``many``):
+is every shape but ``many``; ``good`` is none, the good tools only):
 
 - ``not_utf8``: a tool whose description holds bytes that are not UTF-8 (written raw);
 - ``deep``: a tool whose input schema is nested 200 levels deep;
@@ -137,11 +137,12 @@ def answer(request: dict[str, Any], tools: list[dict[str, Any]]) -> dict[str, An
 def main() -> None:
     """Answer each line of stdin on stdout, as raw bytes, until stdin ends."""
     shapes = sys.argv[1:] or ["all"]
-    unknown = set(shapes) - {*SHAPES, "all"}
+    unknown = set(shapes) - {*SHAPES, "all", "good"}
     if unknown:
         sys.exit(f"unknown shapes: {sorted(unknown)}; known: {SHAPES}")
     if "all" in shapes:
         shapes = [shape for shape in SHAPES if shape != "many"]
+    shapes = [shape for shape in shapes if shape != "good"]
     tools = listing(shapes)
     for line in sys.stdin:
         if not line.strip():
