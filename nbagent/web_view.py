@@ -13,7 +13,7 @@ IPython, no widgets.
 rel="noopener noreferrer">[1]</a></sup>')]
 >>> sources_html(marks).split("<br>")[1]
 '[1] <a href="https://a.org/x" target="_blank" rel="noopener noreferrer">A &lt;b&gt;page&lt;/b&gt;\
-</a> · a.org</div>'
+</a> · a.org</p>'
 """
 
 from __future__ import annotations
@@ -241,11 +241,8 @@ def sources_html(marks: Sequence[Mark]) -> str:
         lines.append(f"[{source.number}] {shown}{where}")
     if not lines:
         return ""
-    return (
-        f'<div class="nbagent-sources {NO_MATH}">'
-        + "<br>".join(["<b>Sources</b>", *lines])
-        + "</div>"
-    )
+    listed = "<br>".join(["<b>Sources</b>", *lines])
+    return f'<p class="nbagent-sources {NO_MATH}">{listed}</p>'
 
 
 def sources_text(marks: Sequence[Mark]) -> str:

@@ -84,7 +84,7 @@ def test_the_answer_marks_what_it_cites_and_lists_its_sources() -> None:
     ) in markdown
     assert (
         f'<b>Sources</b><br>[1] <a href="{DOCS.url}" {tab}>What&#x27;s New In Python 3.14</a> '
-        f'· docs.python.org<br>[2] <a href="{news}" {tab}>Python news</a> · example.com</div>'
+        f'· docs.python.org<br>[2] <a href="{news}" {tab}>Python news</a> · example.com</p>'
     ) in markdown
     assert markdown.index("Sources") < markdown.rindex("</div>")
     assert answer.plain.splitlines()[0] == "Python 3.14 is out. [1] [2] More soon."
