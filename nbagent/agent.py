@@ -43,6 +43,7 @@ from nbagent.events import (
     UsageReported,
 )
 from nbagent.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
+from nbagent.markup import model_markdown
 from nbagent.permissions import Asker, Policy
 from nbagent.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.request import Mode, build_messages, build_tools, check_mode, content_blocks
@@ -121,8 +122,9 @@ class AgentResult:
     """The tool calls made, in order of completion."""
 
     def _repr_markdown_(self) -> str:
-        """Show the answer as Markdown in a notebook."""
-        return self.text
+        """Show the answer in a notebook, rendered as every answer is (no raw HTML, web links
+        only: :func:`~nbagent.markup.model_markdown`)."""
+        return model_markdown(self.text, "nbagent-answer")
 
 
 class Agent:

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from nbagent.agent import AgentResult
 from nbagent.events import (
     Citation,
     Event,
@@ -420,3 +421,9 @@ def test_model_markdown_shows_html_as_text_and_links_only_to_the_web() -> None:
 def test_html_made_here_holds_no_dollar_or_backslash_for_jupyterlab_to_lift() -> None:
     for html in (escape_html("a $x$ \\(y\\)"), model_html("a $x$ \\(y\\) `$z$` \\$")):
         assert "$" not in html and "\\" not in html
+
+
+@settings(max_examples=50, deadline=None)
+@given(PAYLOAD)
+def test_a_result_kept_in_a_variable_shows_its_answer_inert(text: str) -> None:
+    check_markdown(AgentResult(text, "end_turn", [])._repr_markdown_())
