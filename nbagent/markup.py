@@ -125,8 +125,9 @@ def web_link(url: str) -> str | None:
         url: An address from outside.
 
     Returns:
-        The address with spaces, parentheses, quotes and angle brackets percent-encoded
-        (so it cannot end a Markdown link or an HTML attribute early), or None.
+        The address with spaces, parentheses, quotes, angle brackets and every character
+        beyond ASCII or invisible percent-encoded (so it cannot end a Markdown link or an
+        HTML attribute early, nor hide part of itself), or None.
     """
     parts = urlsplit(url.strip())
     try:
@@ -135,7 +136,7 @@ def web_link(url: str) -> str | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not host:
         return None
-    return quote(show_controls(url.strip()), safe=_URL_SAFE).replace("'", "%27")
+    return quote(url.strip(), safe=_URL_SAFE).replace("'", "%27")
 
 
 # Text as written, in Markdown.
@@ -235,9 +236,8 @@ def html_block(markup: str) -> str:
     ``<details>`` ends at the first blank line; what follows is Markdown again, so a tool
     result's ``## heading`` would become a heading of the notebook and an indented line a code
     block. Blank lines inside become an empty ``<span></span>``, which shows (and copies) as
-    the same empty line.
-    A carriage return ends a line for Markdown too; it becomes a newline first (as HTML
-    reads it anyway).
+    the same empty line. A carriage return ends a line for Markdown too; it becomes a newline
+    first (as HTML reads it anyway).
 
     Args:
         markup: HTML whose text is escaped.
@@ -255,15 +255,16 @@ MATH_CHARS = 4000
 """The longest formula kept as written (a lone dollar is looked past no further)."""
 
 _MATH = re.compile(
-    r"\$\$(?!\$)(.+?)\$\$"
-    r"|\$(?![\s$])(?:[^$\\]|\\.)+?(?<![\s\\])\$(?!\d)"
-    r"|\\\((.+?)\\\)"
-    r"|\\\[(.+?)\\\]"
-    r"|\\begin\{([A-Za-z]+\*?)\}(.+?)\\end\{\4\}",
+    r"\$\$(?!\$).+?\$\$"
+    r"|\$(?![\s$])(?:[^$\\`]|\\.)+?(?<![\s\\])\$(?!\d)"
+    r"|\\\(.+?\\\)"
+    r"|\\\[.+?\\\]"
+    r"|\\begin\{([A-Za-z]+\*?)\}.+?\\end\{\1\}",
     re.DOTALL,
 )
 """Mathematics as MathJax finds it: ``$$…$$``, ``$…$`` (no space inside the dollars, no digit
-after: ``$5 and $10`` is money), ``\\(…\\)``, ``\\[…\\]`` and LaTeX environments."""
+after: ``$5 and $10`` is money; no backtick, which starts code), ``\\(…\\)``, ``\\[…\\]`` and
+LaTeX environments."""
 
 _SENTINEL = re.compile("\ue000(\\d+)\ue001")
 """Where nbagent's own markup goes into the model's text (see :func:`model_html`)."""
@@ -314,12 +315,26 @@ def _render_image(
     )
 
 
+class _WebLinksOnly(MarkdownIt):
+    """markdown-it-py whose links (and images) go to web addresses only."""
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 - markdown-it's name
+        """Tell whether an address may be a link's: ``http`` or ``https`` with a host.
+
+        Args:
+            url: The address, normalised by markdown-it.
+
+        Returns:
+            Whether it is a web address; any other stays text, as written.
+        """
+        return web_link(url) is not None
+
+
 def _markdown_renderer() -> MarkdownIt:
     """markdown-it-py for the model's Markdown: CommonMark with tables and strikethrough, no
     raw HTML, no bare-address links, links to web addresses only."""
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md = _WebLinksOnly("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
-    md.validateLink = lambda url: web_link(url) is not None  # type: ignore[method-assign]
     md.inline.ruler.before("escape", "math", _math)
     md.add_render_rule("math", _render_math)
     md.add_render_rule("link_open", _render_link)
