@@ -257,7 +257,7 @@ class ToolRunner:
         tokens = [Cancellation(deadline) for _ in batch]
         jobs = _Batch(
             [
-                partial(self._run_one, c, t, note, progress, Scope(scope.cell, token))
+                partial(self._run_in_batch, c, t, note, progress, Scope(scope.cell, token))
                 for (c, t, note), token in zip(batch, tokens, strict=True)
             ],
             self.max_workers,
@@ -274,11 +274,15 @@ class ToolRunner:
                 yield from _drain(progress)
                 if scope.cell.serve():
                     yield from _drain(progress)
-                finished = [f.result() for f in done]
-                if pending and deadline.cancelled:
+                if deadline.cancelled:
                     jobs.cancel()
                     _settle(token_of[f] for f in pending)
                     scope.cancel.check()  # cancelled from above: not this batch's time limit
+                finished = []
+                for future in done:
+                    outcome, cut_short = future.result()
+                    finished.append(self._timed_out(calls[future]) if cut_short else outcome)
+                if deadline.cancelled:
                     finished += [self._timed_out(calls[f]) for f in pending]
                     pending = set()
                 for outcome in finished:
@@ -294,6 +298,19 @@ class ToolRunner:
             if pending:
                 _settle(token_of[f] for f in pending)
             self._running.discard((jobs, deadline))
+
+    def _run_in_batch(
+        self,
+        call: dict[str, Any],
+        tool: Tool | ToolError,
+        note: str,
+        progress: queue.SimpleQueue[ToolProgress],
+        scope: Scope,
+    ) -> _Ended:
+        """Run a call of a batch; its outcome, and whether its time was up before it ended
+        (what it says may then be of its cancellation: it is reported timed out)."""
+        outcome = self._run_one(call, tool, note, progress, scope)
+        return outcome, scope.cancel.cancelled
 
     def _timed_out(self, call: dict[str, Any]) -> CallOutcome:
         """The outcome of a call still running past the time limit (its thread is left)."""
@@ -425,6 +442,10 @@ def _settle(tokens: Iterable[Cancellation]) -> None:
         token.settle(1, max(0.0, until - time.monotonic()))
 
 
+_Ended = tuple[CallOutcome, bool]
+"""How a call of a batch ended, and whether its time was up by then."""
+
+
 class _Batch:
     """The calls of one batch, run on up to ``workers`` daemon threads of its own.
 
@@ -436,10 +457,10 @@ class _Batch:
     subshell: a prompt would then go to no cell and never be answered.)
     """
 
-    def __init__(self, jobs: list[Callable[[], CallOutcome]], workers: int) -> None:
-        self.futures: list[Future[CallOutcome]] = [Future() for _ in jobs]
+    def __init__(self, jobs: list[Callable[[], _Ended]], workers: int) -> None:
+        self.futures: list[Future[_Ended]] = [Future() for _ in jobs]
         """One future per job, in order."""
-        self._queue: queue.SimpleQueue[tuple[Future[CallOutcome], Callable[[], CallOutcome]]] = (
+        self._queue: queue.SimpleQueue[tuple[Future[_Ended], Callable[[], _Ended]]] = (
             queue.SimpleQueue()
         )
         for future, job in zip(self.futures, jobs, strict=True):
