@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from nbagent.agent import Agent
 from nbagent.events import Event, PermissionRequested, ToolCallFinished, ToolProgress
 from nbagent.orchestration.planning import plan_tools
+from nbagent.orchestration.questions import ask_user_question_tool
 from nbagent.orchestration.subagent import SUBAGENT_SYSTEM, agent_tool
 from nbagent.permissions import Answer, PermissionPolicy
 from nbagent.registry import ToolRegistry
@@ -174,3 +176,34 @@ def test_a_sub_agents_plan_question_is_withdrawn_at_its_time_limit_and_a_late_ye
     typed.set()  # the person answers now
     time.sleep(0.5)
     assert policy.mode == "plan"
+
+
+def test_a_sub_agents_question_to_the_person_is_withdrawn_at_its_time_limit(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    asked: list[str] = []
+
+    def person(question: str, options: Sequence[str]) -> str:  # polls, as input() does
+        asked.append(question)
+        try:
+            while True:
+                time.sleep(0.01)
+        finally:
+            asked.append("withdrawn")
+
+    agent = parent_with(fake_api, ask_user_question_tool(person))
+    agent.runner.call_timeout = 1.0
+
+    def reply(body: dict[str, Any]) -> Reply:
+        if body.get("system") != SUBAGENT_SYSTEM:
+            if results_in(body):
+                return Reply.text("No answer.")
+            return Reply.tool_use("Agent", {"description": "ask", "prompt": "Ask."})
+        if results_in(body):
+            return Reply.tool_use("AskUserQuestion", {"question": "Which colour?"})
+        return Reply.tool_use("ToolSearch", {"query": "select:AskUserQuestion"})
+
+    fake_api.enqueue(*[reply] * 4)
+    result = agent.run("Ask through a sub-agent.")
+    assert result.text == "No answer." and asked == ["Which colour?", "withdrawn"]
+    assert "abandoned" in (result.tool_calls[0].error or "")
