@@ -133,7 +133,7 @@ SAFE_ENVIRONMENT = re.compile(
 
 
 @dataclass(frozen=True)
-class _Wrapper:
+class Wrapper:
     """How a program that starts another one reads its own options."""
 
     flags: str = ""
@@ -163,7 +163,7 @@ class _Wrapper:
     """``NAME=value`` words before the command set its environment (``env``)."""
 
 
-_SSH = _Wrapper(
+_SSH = Wrapper(
     flags="46AaCfGgKkMNnqsTtVvXxYy",
     valued="BbcDEeFIiJLlmOoPpQRSWw",
     positionals=1,
@@ -171,34 +171,34 @@ _SSH = _Wrapper(
     joins=True,
 )
 
-WRAPPERS: Mapping[str, _Wrapper] = {
-    "command": _Wrapper(flags="p", stops=("-v", "-V")),
-    "builtin": _Wrapper(),
-    "exec": _Wrapper(flags="cl", valued="a"),
-    "nohup": _Wrapper(),
-    "time": _Wrapper(flags="p"),
-    "nice": _Wrapper(flags="0123456789", valued="n", long_valued=("--adjustment",)),
-    "timeout": _Wrapper(
+WRAPPERS: Mapping[str, Wrapper] = {
+    "command": Wrapper(flags="p", stops=("-v", "-V")),
+    "builtin": Wrapper(),
+    "exec": Wrapper(flags="cl", valued="a"),
+    "nohup": Wrapper(),
+    "time": Wrapper(flags="p"),
+    "nice": Wrapper(flags="0123456789", valued="n", long_valued=("--adjustment",)),
+    "timeout": Wrapper(
         flags="fpv",
         valued="ks",
         positionals=1,
         long_flags=("--foreground", "--preserve-status", "--verbose"),
         long_valued=("--kill-after", "--signal"),
     ),
-    "stdbuf": _Wrapper(valued="ioe", long_valued=("--input", "--output", "--error")),
-    "setsid": _Wrapper(flags="cfw", long_flags=("--ctty", "--fork", "--wait")),
-    "ionice": _Wrapper(
+    "stdbuf": Wrapper(valued="ioe", long_valued=("--input", "--output", "--error")),
+    "setsid": Wrapper(flags="cfw", long_flags=("--ctty", "--fork", "--wait")),
+    "ionice": Wrapper(
         flags="t",
         valued="cn",
         stops=("-p", "-P", "-u"),
         long_flags=("--ignore",),
         long_valued=("--class", "--classdata"),
     ),
-    "chrt": _Wrapper(flags="abdefimoRrv", valued="TPD", stops=("-p",), positionals=1),
-    "taskset": _Wrapper(flags="ac", stops=("-p",), positionals=1),
-    "unbuffer": _Wrapper(flags="p"),
-    "caffeinate": _Wrapper(flags="dimsu", valued="tw"),
-    "env": _Wrapper(
+    "chrt": Wrapper(flags="abdefimoRrv", valued="TPD", stops=("-p",), positionals=1),
+    "taskset": Wrapper(flags="ac", stops=("-p",), positionals=1),
+    "unbuffer": Wrapper(flags="p"),
+    "caffeinate": Wrapper(flags="dimsu", valued="tw"),
+    "env": Wrapper(
         flags="i0v",
         valued="uCS",
         code=("-S", "--split-string"),
@@ -206,7 +206,7 @@ WRAPPERS: Mapping[str, _Wrapper] = {
         long_flags=("--ignore-environment", "--null", "--debug"),
         long_valued=("--unset", "--chdir", "--split-string"),
     ),
-    "xargs": _Wrapper(
+    "xargs": Wrapper(
         flags="0oprtx",
         valued="aEdILnPs",
         optional="eil",
@@ -222,7 +222,7 @@ WRAPPERS: Mapping[str, _Wrapper] = {
         long_valued=("--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars"),
         long_optional=("--eof", "--replace", "--max-lines"),
     ),
-    "watch": _Wrapper(
+    "watch": Wrapper(
         flags="bcCeghptx",
         valued="nq",
         optional="d",
@@ -240,9 +240,9 @@ WRAPPERS: Mapping[str, _Wrapper] = {
         ),
         long_valued=("--interval", "--differences"),
     ),
-    "busybox": _Wrapper(),
-    "toybox": _Wrapper(),
-    "sudo": _Wrapper(
+    "busybox": Wrapper(),
+    "toybox": Wrapper(),
+    "sudo": Wrapper(
         flags="AbEHiKknPSs",
         valued="uUgCchDpRrTt",
         stops=("-e", "-l", "-v", "-V", "-K"),
@@ -271,13 +271,13 @@ WRAPPERS: Mapping[str, _Wrapper] = {
             "--command-timeout",
         ),
     ),
-    "doas": _Wrapper(flags="Lns", valued="uC", launcher=False),
-    "pkexec": _Wrapper(
+    "doas": Wrapper(flags="Lns", valued="uC", launcher=False),
+    "pkexec": Wrapper(
         launcher=False,
         long_flags=("--disable-internal-agent", "--keep-cwd"),
         long_valued=("--user",),
     ),
-    "su": _Wrapper(
+    "su": Wrapper(
         flags="lmpfP",
         valued="gGsw",
         code=("-c", "--command"),
@@ -286,7 +286,7 @@ WRAPPERS: Mapping[str, _Wrapper] = {
         long_flags=("--login", "--preserve-environment", "--pty"),
         long_valued=("--group", "--supp-group", "--shell", "--command", "--whitelist-environment"),
     ),
-    "runuser": _Wrapper(
+    "runuser": Wrapper(
         flags="lmpfP",
         valued="gGsuw",
         code=("-c", "--command"),
@@ -295,54 +295,54 @@ WRAPPERS: Mapping[str, _Wrapper] = {
         long_flags=("--login", "--preserve-environment", "--pty"),
         long_valued=("--group", "--supp-group", "--shell", "--command", "--user"),
     ),
-    "chroot": _Wrapper(
+    "chroot": Wrapper(
         positionals=1,
         launcher=False,
         long_flags=("--skip-chdir",),
         long_valued=("--userspec", "--groups"),
     ),
-    "flock": _Wrapper(
+    "flock": Wrapper(
         flags="sexnuoFv",
         valued="wEc",
         code=("-c", "--command"),
         positionals=1,
         launcher=False,
     ),
-    "script": _Wrapper(flags="aefqT", code=("-c", "--command"), command=False, launcher=False),
-    "strace": _Wrapper(flags="cCdfFhiqrtTvVxyzZwk", valued="abeEIoOpPsSuX", launcher=False),
-    "ltrace": _Wrapper(flags="bcCfhiLrStTV", valued="aAeFlnopsuwx", launcher=False),
-    "nsenter": _Wrapper(launcher=False),
-    "unshare": _Wrapper(launcher=False),
-    "firejail": _Wrapper(launcher=False),
-    "fakeroot": _Wrapper(launcher=False),
-    "proxychains": _Wrapper(launcher=False),
-    "torsocks": _Wrapper(launcher=False),
-    "xvfb-run": _Wrapper(launcher=False),
-    "dbus-run-session": _Wrapper(launcher=False),
-    "systemd-run": _Wrapper(launcher=False),
-    "parallel": _Wrapper(launcher=False),
-    "npx": _Wrapper(launcher=False),
-    "bunx": _Wrapper(launcher=False),
-    "uvx": _Wrapper(launcher=False),
-    "pipx run": _Wrapper(launcher=False),
-    "uv run": _Wrapper(launcher=False),
-    "poetry run": _Wrapper(launcher=False),
-    "pipenv run": _Wrapper(launcher=False),
-    "pixi run": _Wrapper(launcher=False),
-    "bundle exec": _Wrapper(launcher=False),
-    "npm exec": _Wrapper(launcher=False, code=("-c", "--call")),
-    "pnpm exec": _Wrapper(launcher=False),
-    "pnpm dlx": _Wrapper(launcher=False),
-    "yarn exec": _Wrapper(launcher=False),
-    "yarn dlx": _Wrapper(launcher=False),
-    "conda run": _Wrapper(
+    "script": Wrapper(flags="aefqT", code=("-c", "--command"), command=False, launcher=False),
+    "strace": Wrapper(flags="cCdfFhiqrtTvVxyzZwk", valued="abeEIoOpPsSuX", launcher=False),
+    "ltrace": Wrapper(flags="bcCfhiLrStTV", valued="aAeFlnopsuwx", launcher=False),
+    "nsenter": Wrapper(launcher=False),
+    "unshare": Wrapper(launcher=False),
+    "firejail": Wrapper(launcher=False),
+    "fakeroot": Wrapper(launcher=False),
+    "proxychains": Wrapper(launcher=False),
+    "torsocks": Wrapper(launcher=False),
+    "xvfb-run": Wrapper(launcher=False),
+    "dbus-run-session": Wrapper(launcher=False),
+    "systemd-run": Wrapper(launcher=False),
+    "parallel": Wrapper(launcher=False),
+    "npx": Wrapper(launcher=False),
+    "bunx": Wrapper(launcher=False),
+    "uvx": Wrapper(launcher=False),
+    "pipx run": Wrapper(launcher=False),
+    "uv run": Wrapper(launcher=False),
+    "poetry run": Wrapper(launcher=False),
+    "pipenv run": Wrapper(launcher=False),
+    "pixi run": Wrapper(launcher=False),
+    "bundle exec": Wrapper(launcher=False),
+    "npm exec": Wrapper(launcher=False, code=("-c", "--call")),
+    "pnpm exec": Wrapper(launcher=False),
+    "pnpm dlx": Wrapper(launcher=False),
+    "yarn exec": Wrapper(launcher=False),
+    "yarn dlx": Wrapper(launcher=False),
+    "conda run": Wrapper(
         valued="np",
         launcher=False,
         long_flags=("--no-capture-output", "--live-stream"),
         long_valued=("--name", "--prefix"),
     ),
-    "direnv exec": _Wrapper(positionals=1, launcher=False),
-    "nix-shell": _Wrapper(code=("--run", "--command"), command=False, launcher=False),
+    "direnv exec": Wrapper(positionals=1, launcher=False),
+    "nix-shell": Wrapper(code=("--run", "--command"), command=False, launcher=False),
     "ssh": _SSH,
     "slogin": _SSH,
 }
@@ -1009,10 +1009,15 @@ def _parser() -> tuple[Parser, threading.Lock]:
 
 
 def _tree(source: bytes) -> Node:
-    """Parse source text and return the root node."""
+    """Parse source text and return the root node.
+
+    Tree-sitter sees every byte outside ASCII as ``_`` (same offsets; values are read from the
+    real text): tree-sitter-bash 0.25 crashes the process on ``{`` followed by a 4-byte UTF-8
+    character (tree-sitter/tree-sitter-bash#337), and outside ASCII bash has no operators.
+    """
     parser, lock = _parser()
     with lock:
-        return parser.parse(source).root_node
+        return parser.parse(_NOT_ASCII.sub(b"_", source)).root_node
 
 
 def _parse_source(source: bytes) -> tuple[bytes, Node]:
@@ -1030,7 +1035,7 @@ def _parse_source(source: bytes) -> tuple[bytes, Node]:
                 node.start_byte + match.end()
                 for node in _descendants(root)
                 if node.type == "word"
-                for match in re.finditer(rb"\n", node.text or b"")
+                for match in re.finditer(rb"\n", source[node.start_byte : node.end_byte])
             },
             reverse=True,
         )
@@ -1312,6 +1317,7 @@ _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "
 _RESERVED = _names(
     "{ } if then else elif fi do done while until for case esac select function in ! [[ ]]"
 )
+_NOT_ASCII = re.compile(rb"[\x80-\xff]")
 _CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
 _BLANK = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
 _GAP_WORDS = re.compile(rb"\s*[\w\-./=:,+@%]+(?:\s+[\w\-./=:,+@%]+)*\s*")
@@ -1614,7 +1620,7 @@ class _Reader:
     def remember(self, name: str, word: _Word) -> None:
         """Keep a value the line gives a variable, for the paths that use it."""
         if word.known:
-            value = os.path.expanduser(word.value) if word.tilde else word.value
+            value = _expand_user(word.value) if word.tilde else word.value
             self.shared.values.setdefault(name, []).append(value)
         self.path_words.append((word, self.dirs))
 
@@ -1873,7 +1879,7 @@ class _Reader:
 
     def cd(self, target: _Word) -> None:
         """Remember where ``cd`` goes, for relative paths that follow."""
-        folder = os.path.expanduser(target.value) if target.tilde else target.value
+        folder = _expand_user(target.value) if target.tilde else target.value
         if folder == "-":
             return
         joined = {folder} | {posixpath.join(d, folder) for d in self.dirs if folder[:1] != "/"}
@@ -1881,7 +1887,7 @@ class _Reader:
 
     def wrapper(
         self,
-        wrapper: _Wrapper,
+        wrapper: Wrapper,
         name: str,
         words: list[_Word],
         skip: int,
@@ -2069,7 +2075,7 @@ class _Reader:
         if kind == "word":
             parts = _unquoted(text)
             mask = "".join(t if k == "u" else "\0" for k, t in parts)
-            if re.search(r"\s", mask):
+            if re.search(r"[ \t\n]", mask):
                 self.hide(f"tree-sitter read a blank inside a word: {_short(text)}")
                 parts = [("?", text)]
             elif "`" in mask or "$(" in mask:
@@ -2315,7 +2321,7 @@ def _code_option(word: str, options: tuple[str, ...]) -> str | None:
 
 
 def _options(
-    wrapper: _Wrapper, words: list[_Word], skip: int
+    wrapper: Wrapper, words: list[_Word], skip: int
 ) -> tuple[int, list[str], list[_Word], str | None] | None:
     """Read a wrapper's options.
 
@@ -2605,27 +2611,32 @@ def _path_candidates(word: _Word, values: Mapping[str, list[str]]) -> list[str]:
         if kind == "$":
             known = values.get(text) or ([os.environ[text]] if text in os.environ else [])
             if text == "HOME" and not known:
-                known = [os.path.expanduser("~")]
+                known = [_expand_user("~")]
             pieces.append(known[:8] or ["$" + text])
         else:
             pieces.append([text])
     spelled = ["".join(p) for p in product(*pieces)][:32]
     if word.tilde:
-        spelled = [os.path.expanduser(s) for s in spelled]
+        spelled = [_expand_user(s) for s in spelled]
     found: list[str] = []
     for text in spelled:
         for expanded in _braces(text):
             found.append(expanded)
-            if re.search(r"[*?[]", expanded):
+            if re.search(r"[*?[]", expanded) and "\0" not in expanded:
                 found += islice(glob.iglob(expanded, include_hidden=True), 64)
             if "=" in expanded:
-                found.append(os.path.expanduser(expanded.partition("=")[2]))
+                found.append(_expand_user(expanded.partition("=")[2]))
             tail = re.search(r"(?<=.)[/~].*", expanded)
             if tail and expanded.startswith("-"):
-                found.append(os.path.expanduser(tail[0]))
-    found += [os.path.expanduser(p) for p in found if p.startswith("~")]
+                found.append(_expand_user(tail[0]))
+    found += [_expand_user(p) for p in found if p.startswith("~")]
     found += [posixpath.normpath(p) for p in found if "/." in p or "//" in p]
     return [p for p in dict.fromkeys(found) if p]
+
+
+def _expand_user(path: str) -> str:
+    """``~`` and ``~user`` expanded (a path holding NUL names nothing and stays as is)."""
+    return path if "\0" in path else os.path.expanduser(path)
 
 
 def _braces(text: str, limit: int = 64) -> list[str]:
@@ -2639,7 +2650,8 @@ def _braces(text: str, limit: int = 64) -> list[str]:
         numbers = sequence[1].lstrip("-").isdigit() and sequence[2].lstrip("-").isdigit()
         low, high = (int(v) if numbers else ord(v) for v in sequence.groups())
         step = 1 if high >= low else -1
-        options = [str(v) if numbers else chr(v) for v in range(low, high + step, step)]
+        values = islice(range(low, high + step, step), limit)
+        options = [str(v) if numbers else chr(v) for v in values]
     else:
         options = body.split(",")
     results: list[str] = []

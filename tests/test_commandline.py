@@ -39,6 +39,19 @@ def words(line: str) -> list[tuple[str, ...]]:
 # ------------------------------------------------------------------------------- parse
 
 
+def test_brace_before_astral_characters_does_not_crash() -> None:
+    # tree-sitter-bash 0.25 segfaults on "{" followed by a 4-byte UTF-8 character, most runs
+    # (tree-sitter/tree-sitter-bash#337): a line from the model must not kill the kernel.
+    code = (
+        "from nbagent.commandline import parse\n"
+        "for cp in range(0x10000, 0x110000, 0x1111):\n"
+        "    for text in ('{%s', 'echo {%s', 'x{a%s}'):\n"
+        "        parse(text % chr(cp))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert words("echo {😀 ✅") == [("echo", "{😀", "✅")]
+
+
 def test_import_leaves_tree_sitter_for_first_use() -> None:
     code = "import sys, nbagent.commandline; assert 'tree_sitter' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
