@@ -347,7 +347,7 @@ class CellThread:
         self._lock = threading.Lock()
         self._jobs: deque[_Job[Any]] = deque()
         self._closed = False
-        self._asking: list[Cancellation] = []
+        self._question: Cancellation | None = None
         self._previous: Any = None
         self._catches = False
         if WITHDRAW_SIGNAL is not None and self.thread is threading.main_thread():
@@ -447,15 +447,18 @@ class CellThread:
             return answer
 
     def _asked(self, work: Callable[[], T], cancel: Cancellation) -> T:
-        """Run a question, interruptible by its withdrawal while it waits."""
-        with self._lock:
-            self._asking.append(cancel)
+        """Run a question, interruptible by its withdrawal while it waits.
+
+        The question being asked is one attribute, set and put back in single steps on this
+        thread: the signal handler, which runs here too, sees it as it is.
+        """
+        outer = self._question
         unlink = cancel.on_cancel(self._withdraw_asked)
         try:
+            self._question = cancel
             return work()
         finally:
-            with self._lock:
-                self._asking.pop()
+            self._question = outer
             unlink()
 
     def _unqueue(self, job: _Job[Any]) -> None:
@@ -467,14 +470,18 @@ class CellThread:
         job.fail(Cancelled(job.cancel.reason))
 
     def _withdraw_asked(self) -> None:
-        """Interrupt the question being asked on the cell's thread (called on cancelling)."""
-        with self._lock:
-            if self._catches and not self.here and any(c.cancelled for c in self._asking):
-                _thread.interrupt_main(WITHDRAW_SIGNAL)
+        """Interrupt the question being asked on the cell's thread (called on cancelling).
+
+        The handler checks again, there: a question answered meanwhile is left alone.
+        """
+        asked = self._question
+        if self._catches and not self.here and asked is not None and asked.cancelled:
+            _thread.interrupt_main(WITHDRAW_SIGNAL)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         """Withdraw the question being asked, if its work was cancelled (on the main thread)."""
-        if any(c.cancelled for c in self._asking):
+        asked = self._question
+        if asked is not None and asked.cancelled:
             raise _Withdrawn
         if callable(self._previous):
             self._previous(signum, frame)
