@@ -1101,23 +1101,23 @@ class _Word:
     start: int = 0
     end: int = 0
 
-    @property
+    @functools.cached_property
     def dynamic(self) -> bool:
         """Some part's value is only known when the line runs."""
         return any(kind in "$?" for kind, _ in self.parts)
 
-    @property
+    @functools.cached_property
     def glob(self) -> bool:
         """Bash may turn it into other or several words (unquoted glob or brace expansion)."""
         mask = "".join(text if kind == "u" else "\0" for kind, text in self.parts)
         return bool(re.search(r"[*?[]", mask) or _BRACES.search(mask))
 
-    @property
+    @functools.cached_property
     def known(self) -> bool:
         """Its value is known and bash passes it as one word."""
         return not self.dynamic and not self.glob
 
-    @property
+    @functools.cached_property
     def value(self) -> str:
         """The value after quote removal; the source text when only the run knows it."""
         if self.dynamic:
@@ -1141,15 +1141,14 @@ def _literal(text: str, kind: str = "q") -> _Word:
 def _unquoted(text: str) -> list[tuple[str, str]]:
     """The parts of unquoted word text: a backslash quotes the next character."""
     parts: list[tuple[str, str]] = []
-    i = 0
-    while i < len(text):
-        if text[i] == "\\" and i + 1 < len(text):
-            if text[i + 1] != "\n":
-                parts.append(("q", text[i + 1]))
-            i += 2
+    for match in re.finditer(r"\\\n|\\(.)|[^\\]+|\\$", text, re.DOTALL):
+        if match[0] == "\\\n":
+            continue
+        kind, piece = ("q", match[1]) if match[1] is not None else ("u", match[0])
+        if parts and parts[-1][0] == kind:
+            parts[-1] = (kind, parts[-1][1] + piece)
         else:
-            parts.append(("u", text[i]))
-            i += 1
+            parts.append((kind, piece))
     return parts
 
 
