@@ -23,8 +23,11 @@ words), parameter expansion with any operator (``${x:=..}``, ``${x@P}``, ``${!x}
 only ``$NAME``, ``${NAME}`` and positional or special parameters are plain), arithmetic
 (``$((..))``, ``$[..]``, ``((..))``, ``let``, ``for ((..))``, the ``[[ -eq ]]`` family: bash
 evaluates the text of variables there, ``a[$(cmd)]`` included), a program name computed at run
-time, ``eval``/``source``/``bash -c`` of computed text, interpreters given code (``python -c``,
-a here-document fed to ``python``, ``curl .. | sh``), function definitions, aliases, assignments
+time, ``eval``/``bash -c`` of computed text, interpreters given code (``python -c``,
+``curl .. | sh``), code the line does not show or feeds on standard input (a script given to a
+shell, ``source``, ``awk -f``, a here-document or here-string fed to ``python``, ``ed``,
+``vim``, ``sqlite3``; ``at``, ``sg``: the program it runs may be any, so every deny rule
+matches it), substitutions in an unquoted here-document, function definitions, aliases, assignments
 to variables that change how programs run (``PATH=..``, ``LD_PRELOAD=..``; lower-case names are
 the script's own), syntax errors, and every node type this module does not know: unknown is
 opaque, never allowed. An opaque line is only allowed by an exact rule for the whole line.
@@ -402,7 +405,32 @@ INTERPRETERS: Mapping[str, tuple[str, ...]] = {
 }
 """Programs that run code in a language this module does not read, and the options that give
 them that code: such code makes a line opaque (it is searched for the programs deny rules
-name, as text)."""
+name, as text). Code they read from standard input (``python - <<EOF``, ``perl <<< ..``) may
+run any program: deny rules all match it."""
+
+SCRIPT_SHELLS = _names("fish csh tcsh nu xonsh elvish pwsh powershell")
+"""Interpreters of :data:`INTERPRETERS` that are shells: a script operand runs unseen commands."""
+
+STDIN_CODE = _names(
+    "ed red ex vi vim nvim view vimdiff rvim rview gvim evim emacs sqlite3 psql mysql gdb dc "
+    "ftp sftp lftp"
+)
+"""Programs that read commands from standard input whatever their operands, some of which run
+shell commands (``ed``'s ``!rm f``, ``sqlite3``'s ``.shell``): fed anything, they may run
+anything."""
+
+RUNS_UNSEEN = _names("at batch sg newgrp crontab")
+"""Programs that run commands this line does not show (``at`` and ``batch`` read them from
+standard input or a file, ``sg group -c``, ``crontab`` installs them)."""
+
+_VI = _names("vi vim nvim view vimdiff rvim rview gvim evim ex")
+_AWK_SED: Mapping[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("awk", "gawk", "mawk", "nawk"),
+        ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"),
+    ),
+    "sed": ("-f", "--file"),
+}
 
 
 @dataclass(frozen=True)
@@ -1319,6 +1347,9 @@ _RESERVED = _names(
 _NOT_ASCII = re.compile(rb"[\x80-\xff]")
 _CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
 _BLANK = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
+_HEREDOC_CODE = re.compile(r"`|\$\(|\$\[|\$\{(?!(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[-@*#?$!])\})")
+"""What runs code in an unquoted here-document: substitutions, arithmetic, ``${`` with an
+operator (tree-sitter does not read all of them there)."""
 _GAP_WORDS = re.compile(rb"\s*[\w\-./=:,+@%]+(?:\s+[\w\-./=:,+@%]+)*\s*")
 _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/")
 _Stdin = tuple[str, str]
@@ -1430,6 +1461,12 @@ class _Reader:
         """Record that the line may run a program no one can name from its text."""
         self.opaque.append(reason)
         self.commands.append(SimpleCommand(("?",), reason, frozenset({0}), via=self.via))
+
+    def unseen(self, reason: str) -> None:
+        """Record that a program of the line runs code the line does not show (a script, its
+        input): opaque, and it may be any program, so every deny rule matches it."""
+        self.opaque.append(reason)
+        self.possible.append(SimpleCommand(("?",), reason, frozenset({0}), via=self.via))
 
     def text(self, node: Node) -> str:
         """The source text of a node."""
@@ -1561,6 +1598,12 @@ class _Reader:
         for child in body.named_children:
             if child.type != "heredoc_content":
                 dynamic = self.word(child).dynamic or dynamic
+        unescaped = re.sub(r"\\[$`\\\n]", "", text)
+        if _HEREDOC_CODE.search(unescaped):
+            # tree-sitter misses backticks and the body of <<- after a tab: read the text.
+            self.opaque.append(f"a here-document runs code: {_short(text)}")
+            self.scan(text)
+            dynamic = True
         if dynamic:
             return ("code", text)
         return ("text", re.sub(r"\\([$`\\])|\\\n", lambda m: m[1] or "", text))
@@ -1827,10 +1870,13 @@ class _Reader:
             self.code_of(words[1:], text, (*via, name))
         else:
             self.listed(_command(words, text, assignments, via, more), words)
-            if name in ("source", ".") and (
-                len(words) < 2 or not words[1].known or words[1].value.startswith("/dev/")
+            if name in ("source", "."):
+                self.unseen(f"{name} runs a script this line does not show: {_short(text)}")
+            elif name in RUNS_UNSEEN and not (
+                name == "crontab" and len(words) == 2 and words[1].value == "-l"
             ):
-                self.hide(f"{name} runs code that is only known at run time")
+                self.unseen(f"{name} runs commands this line does not show: {_short(text)}")
+                self.guess(words, 1, (*via, name))
             elif name == "find":
                 self.find(words, via)
             elif name == "let":
@@ -1840,7 +1886,7 @@ class _Reader:
             elif name == "coproc":
                 self.opaque.append(f"coproc runs a command with pipes: {_short(text)}")
                 self.guess(words, 1, (*via, name))
-            self.program_code(name, words, stdin)
+            self.program_code(name, words, stdin, text)
 
     def listed(self, command: SimpleCommand, words: list[_Word], wrapper: bool = False) -> None:
         """Record a command (or wrapper); search the words through which it may run code.
@@ -1987,9 +2033,11 @@ class _Reader:
                 self.guess(operands, 1, (*via, name))
             return
         self.listed(_command(words, text, assignments, via), words)
-        if (operands and not reads_input) or stdin is None or stdin[0] == "file":
+        if operands and not reads_input:
+            self.unseen(f"{name} runs a script this line does not show: {_short(text)}")
+        elif stdin is None:
             return
-        if stdin[0] == "text":
+        elif stdin[0] == "text":
             self.nested(stdin[1], (*via, name))
         else:
             self.hide(f"{name} runs code from its input, only known at run time")
@@ -2021,9 +2069,22 @@ class _Reader:
                 )
             index += 1
 
-    def program_code(self, name: str, words: list[_Word], stdin: _Stdin | None) -> None:
+    def program_code(
+        self, name: str, words: list[_Word], stdin: _Stdin | None, text: str = ""
+    ) -> None:
         """Code handed to an interpreter, ``awk`` or ``sed``: opaque or searched as text."""
         base = _interpreter(name)
+        if stdin is not None and (name in STDIN_CODE or base in STDIN_CODE):
+            if stdin[0] in ("text", "code"):
+                self.scan(stdin[1])
+            self.unseen(f"{name} reads commands from its input: {_short(stdin[1] or stdin[0])}")
+            return
+        if name in _VI and any(w.value in ("-s", "-S") or w.value.startswith("-S") for w in words):
+            self.unseen(f"{name} runs a script this line does not show")
+            return
+        if name in _AWK_SED and any(_is_option(w.value, _AWK_SED[name]) for w in words[1:]):
+            self.unseen(f"{name} runs a program file this line does not show")
+            return
         if base is not None:
             for index, word in enumerate(words[1:], 1):
                 code = _code_option(word.value, INTERPRETERS[base])
@@ -2035,11 +2096,13 @@ class _Reader:
                     return
             operands = [w for w in words[1:] if not w.value.startswith("-") or w.value == "-"]
             if operands and operands[0].value != "-":
+                if base in SCRIPT_SHELLS:
+                    self.unseen(f"{name} runs a script this line does not show: {_short(text)}")
                 return
             if stdin is not None and stdin[0] in ("text", "code"):
-                self.opaque.append(f"a here-document feeds code to {name}")
                 self.scan(stdin[1])
-            elif stdin is not None and stdin[0] == "pipe":
+                self.unseen(f"{name} runs code from its input: {_short(stdin[1])}")
+            elif stdin is not None:
                 self.hide(f"{name} runs code from its input, only known at run time")
         elif name in ("awk", "gawk", "mawk", "nawk"):
             script = next((w for w in words[1:] if not w.value.startswith("-")), None)
