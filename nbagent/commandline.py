@@ -959,8 +959,9 @@ def always_spec(line: str) -> str:
 
     A single simple command of a program that cannot run other programs or write anywhere
     through its words gives ``program subcommand:*`` for programs known for subcommands
-    (:data:`SUBCOMMAND_PROGRAMS`, when no option comes before the subcommand) and
-    ``program:*`` for the others. Everything else gives the line itself: several commands, an
+    (:data:`SUBCOMMAND_PROGRAMS`; the line itself when an option comes before the subcommand
+    or there is none: ``git:*`` would allow ``git push --force``) and ``program:*`` for the
+    others. Everything else gives the line itself: several commands, an
     opaque construct, a redirection, a wrapper, a program of :data:`ALWAYS_EXACT` (interpreters,
     shells, ``awk``, ``sed``, ``find``, ``xargs``, ``tar``, ``make``, ``ssh``, ``docker``...),
     a use of a risky word (``git -c``, ``git config``, ``npm run``), a path that looks like it
@@ -989,10 +990,13 @@ def always_spec(line: str) -> str:
         or any(CREDENTIALS.search(path) for path in paths_named(line))
     ):
         return exact
-    if program in SUBCOMMAND_PROGRAMS and len(words) > 1 and not words[1].startswith("-"):
+    if program in SUBCOMMAND_PROGRAMS:
+        # Options before the subcommand (``git --no-pager status``): ``git:*`` would allow
+        # every subcommand, and a prefix with the options hides which word is the subcommand.
+        if len(words) < 2 or words[1].startswith("-") or 1 in command.unknown:
+            return exact
         candidate = f"{program} {shlex.quote(words[1])}:*"
-        if 1 not in command.unknown and allowed_by(line, [candidate]):
-            return candidate
+        return candidate if allowed_by(line, [candidate]) else exact
     candidate = f"{program}:*"
     return candidate if allowed_by(line, [candidate]) else exact
 

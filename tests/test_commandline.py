@@ -760,7 +760,6 @@ def test_deny_exact_line() -> None:
         ("git log --oneline", "git log:*"),
         ("npm install", "npm install:*"),
         ("pip install x", "pip install:*"),
-        ("git --no-pager log", "git:*"),
         ("wc -l a b", "wc:*"),
     ],
 )
@@ -809,6 +808,15 @@ def test_always_spec_generalizes_safe_commands(line: str, spec: str) -> None:
         "cat ~/.ssh/id_rsa",
         "cat ~/.aws/credentials",
         "ls .env",
+        "git --no-pager status",
+        "git --no-pager log",
+        "git -P log",
+        "git",
+        "pip -q list",
+        "npm --silent ls",
+        "uv --quiet pip list",
+        "cargo -q build",
+        "go -C x build",
     ],
 )
 def test_always_spec_is_the_exact_line(line: str) -> None:
@@ -1073,6 +1081,12 @@ DANGEROUS = [
     "env FOO=1 ls",
     "timeout 5 ls",
     "docker ps",
+    "git --no-pager status",
+    "git -P log",
+    "pip -q list",
+    "npm --silent ls",
+    "uv --quiet pip list",
+    "cargo -q build",
 ]
 
 
