@@ -1911,6 +1911,8 @@ class _Reader:
                 self.evaluate(f"arithmetic {_short(text)}")
             elif name == "alias":
                 self.opaque.append(f"it defines an alias: {_short(text)}")
+            elif name in ("shopt", "set", "enable") and len(words) > 1:
+                self.opaque.append(f"it changes how the shell reads words: {_short(text)}")
             elif name == "coproc":
                 self.opaque.append(f"coproc runs a command with pipes: {_short(text)}")
                 self.guess(words, 1, (*via, name))

@@ -1224,3 +1224,11 @@ def test_property_always_spec_of_dangerous_lines_is_exact(line: str, suffix: str
     assert allowed_by(line, [spec])
     other = line + suffix
     assert not allowed_by(other, [spec]), other
+
+
+@pytest.mark.parametrize(
+    "line", ["shopt -s nocaseglob; cat ~/.SS[H]/ID_RS[A]", "set -o noglob; ls", "enable -n echo"]
+)
+def test_a_line_that_changes_how_the_shell_reads_words_is_opaque(line: str) -> None:
+    assert parse(line).opaque
+    assert not allowed_by(line, ["cat:*", "ls:*", "shopt:*", "set:*", "enable:*"])
