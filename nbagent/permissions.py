@@ -744,8 +744,8 @@ class PermissionPolicy:
 def _credential_refusal(target: str) -> PermissionDecision:
     return deny(
         f"{target} holds credentials (keys, tokens or passwords): no tool may touch it, in any "
-        "mode. If you really mean to, the person can add an allow rule naming that path, e.g. "
-        "Read(~/.ssh/config).",
+        f"mode. Only an allow rule naming that very path unlocks it, e.g. "
+        f'c.NbAgent.allow_rules = ["Read({target})"].',
         "credentials",
     )
 
@@ -824,11 +824,19 @@ def describe_request(tool: Tool, tool_input: Mapping[str, Any]) -> str:
         tool_input: Its input.
 
     Returns:
-        One line (a command may hold several).
+        One line (a command may hold several): what the tool declares it touches (the URL,
+        the paths), else the command or path in its input, else the input.
     """
     command = tool_input.get("command")
     if isinstance(command, str):
         return command
+    if tool.touches is not None:
+        try:
+            targets = [t.target for t in tool.touches(tool_input) if t.target]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            targets = []
+        if targets:
+            return ", ".join(dict.fromkeys(targets))
     path = next((tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None)
     if path is not None:
         return path

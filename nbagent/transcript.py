@@ -718,11 +718,13 @@ def asked_line(call: Call) -> str:
         call: The call.
 
     Returns:
-        E.g. ``asked: rm -rf build · answered: no``.
+        E.g. ``asked: rm -rf build · answered: no``, with the question's reason when it gave
+        one (``asked: .mcp.json (… can run code later) · answered: yes``).
     """
     if not call.request or call.status == "waiting":
         return ""
-    return f"asked: {one_line(call.request)} · answered: {call.answer or 'nothing'}"
+    why = f" ({one_line(call.reason)})" if call.reason else ""
+    return f"asked: {one_line(call.request)}{why} · answered: {call.answer or 'nothing'}"
 
 
 def input_lines(tool_input: Mapping[str, Any]) -> str:

@@ -501,3 +501,17 @@ def test_the_key_that_signs_conversations_is_a_credential(home: Path, project: P
     (home / ".nbagent" / "conversations.key").write_bytes(b"k" * 32)
     policy = PermissionPolicy("bypassPermissions", root=project)
     assert policy(READ, {"file_path": "~/.nbagent/conversations.key"}).behavior == "deny"
+
+
+def test_a_question_names_what_the_call_touches() -> None:
+    assert describe_request(FETCH, {"url": "https://docs.python.org/3/"}) == (
+        "https://docs.python.org/3/"
+    )
+    assert describe_request(RESOURCES, {"server": "github", "uri": "x"}) == "github"
+
+
+def test_a_credential_refusal_names_the_rule_that_would_unlock_that_path(
+    home: Path, project: Path
+) -> None:
+    message = PermissionPolicy(root=project)(READ, {"file_path": "~/.ssh/id_rsa"}).message
+    assert 'allow_rules = ["Read(~/.ssh/id_rsa)"]' in message

@@ -256,7 +256,9 @@ def test_the_saved_transcript_says_who_refused_and_which_rule_was_added() -> Non
         "✓ Bash git status --short → M a.py · allowed by you, always: added rule Bash(git status:*)"
     )
     assert "allowed by you" in folded(asked("yes")).to_text()
-    assert "asked: git status --short · answered: always" in always.to_html()
+    assert (
+        "asked: git status --short (Bash is not read-only.) · answered: always" in always.to_html()
+    )
 
 
 def test_a_refusal_by_a_rule_says_the_rule() -> None:
