@@ -255,12 +255,17 @@ def _captured(shell: Any, recorder: _Recorder, source: str) -> Iterator[None]:
 def running_count(shell: Any) -> int | None:
     """The execution count of the cell running now (the ``%%agent`` cell), or None.
 
-    IPython 9 advances ``shell.execution_count`` as a cell starts, older IPython as it ends;
-    the running cell's own result knows its count either way.
+    The running cell's own result knows its count. Code run meanwhile on a kernel subshell
+    (the front end's channel) may have cleared that result as its own cell ended; IPython 9
+    (the oldest nbagent supports) advances ``shell.execution_count`` as a cell starts, so the
+    running cell's count is then one less.
     """
     result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
     count = getattr(result, "execution_count", None)
-    return count if isinstance(count, int) else getattr(shell, "execution_count", None)
+    if isinstance(count, int):
+        return count
+    following = getattr(shell, "execution_count", None)
+    return following - 1 if isinstance(following, int) and following > 1 else None
 
 
 def run_source(

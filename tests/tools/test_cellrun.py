@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
-from nbagent.tools.cellrun import run_source
+from nbagent.tools.cellrun import run_source, running_count
 
 
 @pytest.fixture
@@ -167,3 +167,18 @@ def test_everything_is_put_back_after_a_run(shell: InteractiveShell) -> None:
     run_source(shell, "while True:\n    pass", execution_count=1, timeout=0.2)
     after = (sys.stdout, sys.stderr, sys.displayhook, shell.display_pub, shell.display_trap.hook)
     assert after == before and "_showtraceback" not in vars(shell)
+
+
+def test_the_running_cells_count_survives_a_cleared_result() -> None:
+    shell = InteractiveShell.instance()
+    seen: list[tuple[int | None, int | None]] = []
+
+    def look() -> None:
+        own = running_count(shell)
+        shell.displayhook.exec_result = None  # as a subshell's cell does when it ends
+        seen.append((own, running_count(shell)))
+
+    shell.user_ns["look"] = look
+    shell.run_cell("look()", store_history=True)
+    [(own, after)] = seen
+    assert own == after and isinstance(own, int)
