@@ -440,18 +440,7 @@ class PermissionPolicy:
         Args:
             path: An absolute path, or one relative to the root.
         """
-        touch = Touch("read", str(path))
-        if "\0" in touch.target:
-            return False
-        names = spellings(touch.target, self.root)
-        if self._credential(names) is not None and not self._names_credential(
-            _ANY_TOOL, touch, names
-        ):
-            return False
-        return not any(
-            r.covers(_ANY_TOOL, touch) and self._path_rule_matches(r, names)
-            for r in self.deny_rules
-        )
+        return self._open_to(Touch("read", str(path)))
 
     def writable(self, path: str | Path) -> bool:
         """Tell whether any tool may write a path at all: not a credential, not denied by an
@@ -460,7 +449,10 @@ class PermissionPolicy:
         Args:
             path: An absolute path, or one relative to the root.
         """
-        touch = Touch("write", str(path))
+        return self._open_to(Touch("write", str(path)))
+
+    def _open_to(self, touch: Touch) -> bool:
+        """Neither a credential (unless a rule names it) nor denied by a rule, whatever tool."""
         if "\0" in touch.target:
             return False
         names = spellings(touch.target, self.root)

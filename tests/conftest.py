@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nbagent.mcp.approvals import APPROVALS_ENV
 from nbagent.testing import FakeAnthropicServer
 from tests.components import MARK, missing
 
@@ -52,6 +53,17 @@ def conversations_folder(
     folder = tmp_path_factory.mktemp("conversations")
     monkeypatch.setenv(CONVERSATIONS, str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def approvals_file(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Where the test's MCP managers and kernels keep approvals of project servers (never
+    ~/.nbagent): a file of its own."""
+    path = tmp_path_factory.mktemp("nbagent-home") / "mcp-approvals.json"
+    monkeypatch.setenv(APPROVALS_ENV, str(path))
+    return path
 
 
 @pytest.fixture

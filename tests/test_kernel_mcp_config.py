@@ -20,22 +20,11 @@ import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager
 
-from nbagent.mcp.approvals import APPROVALS_ENV
 from tests.kernels import Execution, execute, kernel
 from tests.mcp.servers import FIXTURES
 from tests.shells import shown
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def approvals_file(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """Where the test's kernels keep approvals of project servers (never ~/.nbagent)."""
-    path = tmp_path_factory.mktemp("nbagent-home") / "mcp-approvals.json"
-    monkeypatch.setenv(APPROVALS_ENV, str(path))
-    return path
 
 
 UNSET = "NBAGENT_TEST_UNSET_TOKEN"

@@ -18,7 +18,6 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-from nbagent.mcp.approvals import APPROVALS_ENV
 from nbagent.mcp.config import parse_server
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.mcp.servers import FIXTURES, alive, http_server, wait_until
@@ -27,16 +26,6 @@ from tests.shells import error_of, run, shown
 pytestmark = pytest.mark.slow
 
 BASIC = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'basic.py'))}"
-
-
-@pytest.fixture(autouse=True)
-def approvals_file(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """Where the test's approvals of project servers are kept (never ~/.nbagent)."""
-    path = tmp_path_factory.mktemp("nbagent-home") / "mcp-approvals.json"
-    monkeypatch.setenv(APPROVALS_ENV, str(path))
-    return path
 
 
 @pytest.fixture

@@ -4,13 +4,11 @@ approvals of project servers kept in the test's own file."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nbagent.mcp import McpManager, RestartPolicy
-from nbagent.mcp.approvals import APPROVALS_ENV
 from nbagent.registry import ToolRegistry
 
 CONNECT_TIMEOUT = 60.0
@@ -21,16 +19,6 @@ READY = 120.0
 
 FAST_RESTART = RestartPolicy(max_restarts=3, initial_delay=0.2, max_delay=1.0, reset_after=60.0)
 """Restarts quick enough for tests."""
-
-
-@pytest.fixture(autouse=True)
-def approvals_file(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """Where the test's managers keep approvals of project servers (never ~/.nbagent)."""
-    path = tmp_path_factory.mktemp("nbagent-home") / "mcp-approvals.json"
-    monkeypatch.setenv(APPROVALS_ENV, str(path))
-    return path
 
 
 @pytest.fixture
