@@ -503,7 +503,6 @@ def certificate_for(name: str) -> tuple[bytes, bytes, bytes]:
 def https_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, list[str]]]:
     """An HTTPS server on 127.0.0.1 with a certificate for loopback.test, which WebFetch
     trusts: its port, and the server names (SNI) clients sent."""
-    pytest.importorskip("cryptography")
     ca, leaf, key = certificate_for("loopback.test")
     (tmp_path / "leaf.pem").write_bytes(leaf + key)
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
