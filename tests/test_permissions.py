@@ -515,3 +515,18 @@ def test_a_credential_refusal_names_the_rule_that_would_unlock_that_path(
 ) -> None:
     message = PermissionPolicy(root=project)(READ, {"file_path": "~/.ssh/id_rsa"}).message
     assert 'allow_rules = ["Read(~/.ssh/id_rsa)"]' in message
+
+
+def test_on_a_filesystem_that_ignores_case_rules_ignore_it_too(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nbagent import pathrules
+
+    monkeypatch.setattr(pathrules, "ignores_case", lambda folder: True)
+    policy = denying(project, "bypassPermissions")
+    assert policy(READ, {"file_path": "SECRETS/db.txt"}).behavior == "deny"
+    assert policy(READ, {"file_path": "Secrets/DB.TXT"}).behavior == "deny"
+    monkeypatch.setattr(pathrules, "ignores_case", lambda folder: False)
+    assert denying(project, "bypassPermissions")(READ, {"file_path": "SECRETS/x"}).behavior == (
+        "allow"
+    )
