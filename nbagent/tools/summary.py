@@ -187,13 +187,21 @@ def is_exactly(value: Any, classes: Iterable[type]) -> bool:
     return any(kind is c for c in classes)
 
 
-def _lookup(cls: type, name: str) -> Any:
-    """A class attribute as stored, from the first class of the MRO that has it, else None."""
+def class_attribute(cls: type, name: str, default: Any = None) -> Any:
+    """A class attribute as stored, from the first class of the MRO that has it.
+
+    Read through ``type``'s own descriptors: no metaclass code runs.
+
+    Args:
+        cls: The class.
+        name: The attribute.
+        default: What to return when no class of the MRO has it.
+    """
     for klass in class_mro(cls):
         namespace = class_dict(klass)
         if name in namespace:
             return namespace[name]
-    return None
+    return default
 
 
 def is_descriptor(value: Any) -> bool:
@@ -202,7 +210,7 @@ def is_descriptor(value: Any) -> bool:
     Args:
         value: A class attribute as stored.
     """
-    return _lookup(type(value), "__get__") is not None
+    return class_attribute(type(value), "__get__") is not None
 
 
 def is_data_descriptor(value: Any) -> bool:
@@ -212,7 +220,10 @@ def is_data_descriptor(value: Any) -> bool:
         value: A class attribute as stored.
     """
     kind = type(value)
-    return _lookup(kind, "__set__") is not None or _lookup(kind, "__delete__") is not None
+    return (
+        class_attribute(kind, "__set__") is not None
+        or class_attribute(kind, "__delete__") is not None
+    )
 
 
 def instance_dict(value: Any) -> dict[str, Any]:
@@ -762,7 +773,7 @@ class _SafeRepr(_InertRepr):
         """Abbreviate built-ins the reprlib way; other objects show their own repr."""
         if is_exactly(x, _PLAIN):
             return super().repr1(x, level)
-        if _lookup(type(x), "__repr__") is object.__repr__:
+        if class_attribute(type(x), "__repr__") is object.__repr__:
             return f"<{type_label(x)} object>"
         return _cut(repr(x), self.maxother)
 

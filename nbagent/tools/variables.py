@@ -28,10 +28,10 @@ from nbagent.tools.summary import (
     array_view,
     bounded,
     cell_text,
+    class_attribute,
     class_bases,
     class_dict,
     class_doc,
-    class_mro,
     class_name,
     dtype_name,
     inert_repr,
@@ -238,15 +238,6 @@ _ABSENT: Any = object()
 _LITERALS = (str, bytes, int, float, complex, bool, type(None), type(...))
 
 
-def _stored(cls: type, attr: str) -> Any:
-    """A class attribute as its class's namespace holds it, else ``_ABSENT``."""
-    for klass in class_mro(cls):
-        namespace = class_dict(klass)
-        if attr in namespace:
-            return namespace[attr]
-    return _ABSENT
-
-
 def _attribute(value: Any, attr: str, path: str) -> Any:
     if is_trusted(value):  # the library's own class: its attributes run the library's code
         try:
@@ -254,11 +245,11 @@ def _attribute(value: Any, attr: str, path: str) -> Any:
         except AttributeError:
             raise ToolError(f"{path} has no attribute {attr!r}.") from None
     if is_a(value, type):
-        stored = _stored(value, attr)
+        stored = class_attribute(value, attr, _ABSENT)
         if is_exactly(stored, (staticmethod, classmethod)):
             return stored.__func__
     else:
-        stored = _stored(type(value), attr)
+        stored = class_attribute(type(value), attr, _ABSENT)
         own = instance_dict(value)
         if attr in own and (stored is _ABSENT or not is_data_descriptor(stored)):
             return own[attr]
