@@ -19,6 +19,8 @@ import json
 import sys
 from typing import Any
 
+from raw_jsonrpc import answer  # the script's own folder is on sys.path
+
 SHAPES = ("not_utf8", "deep", "wide", "long", "many")
 """The hostile shapes this server can list."""
 
@@ -109,31 +111,6 @@ def listing(shapes: list[str]) -> list[dict[str, Any]]:
     return [*GOOD, *(tool for shape in shapes for tool in hostile(shape))]
 
 
-def answer(request: dict[str, Any], tools: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The response to one message (``None`` for a notification)."""
-    if "id" not in request:
-        return None
-    method = request.get("method")
-    params = request.get("params") or {}
-    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
-    if method == "initialize":
-        reply["result"] = {
-            "protocolVersion": params.get("protocolVersion", "2025-06-18"),
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "hostile", "version": "0"},
-        }
-    elif method == "tools/list":
-        reply["result"] = {"tools": tools}
-    elif method == "tools/call":
-        text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments")})
-        reply["result"] = {"content": [{"type": "text", "text": text}], "isError": False}
-    elif method == "ping":
-        reply["result"] = {}
-    else:
-        reply["error"] = {"code": -32601, "message": f"Method not found: {method}"}
-    return reply
-
-
 def main() -> None:
     """Answer each line of stdin on stdout, as raw bytes, until stdin ends."""
     shapes = sys.argv[1:] or ["all"]
@@ -147,7 +124,7 @@ def main() -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        reply = answer(json.loads(line), tools)
+        reply = answer(json.loads(line), tools, "hostile")
         if reply is not None:
             data = json.dumps(reply).encode().replace(NOT_UTF8.encode(), b"\xe9\xff")
             sys.stdout.buffer.write(data + b"\n")

@@ -63,8 +63,11 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 
-def answer(request: dict[str, Any]) -> dict[str, Any] | None:
-    """The response to one message (``None`` for a notification)."""
+def answer(
+    request: dict[str, Any], tools: list[dict[str, Any]] = TOOLS, name: str = "raw"
+) -> dict[str, Any] | None:
+    """The response to one message (``None`` for a notification), for a server of that name
+    listing those tools (tests/mcp_servers/hostile.py answers with it too)."""
     method = request.get("method")
     if "id" not in request:
         return None
@@ -74,10 +77,10 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
         reply["result"] = {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "raw", "version": "0"},
+            "serverInfo": {"name": name, "version": "0"},
         }
     elif method == "tools/list":
-        reply["result"] = {"tools": TOOLS}
+        reply["result"] = {"tools": tools}
     elif method == "tools/call":
         text = json.dumps({"tool": params.get("name"), "arguments": params.get("arguments")})
         reply["result"] = {"content": [{"type": "text", "text": text}], "isError": False}
