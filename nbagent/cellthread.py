@@ -6,7 +6,8 @@ ask the person themselves, and never run a ``main_thread`` tool: they post the w
 cell's thread (:meth:`CellThread.call`) and wait. The cell's thread serves the posted work one
 job at a time, in order, while it waits for the workers of a turn (:meth:`CellThread.serve`).
 So only one question is ever open on stdin, and it is asked on the thread the kernel sends its
-answer to: an answer goes to the question it was typed for.
+answer to; :mod:`nbagent.stdin` takes only the reply to that very request: an answer goes to
+the question it was typed for.
 
 Everything a run starts carries a :class:`Cancellation`, passed down as the run's
 :class:`Scope` (a context variable, which worker threads inherit). Stop, a time limit or the
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
 
+from nbagent import stdin
 from nbagent.secrets import get_logger
 
 logger = get_logger("nbagent")
@@ -271,38 +273,7 @@ def ask(prompt: str) -> str:
         StdinNotImplementedError: No stdin (a front end without input, ``nbconvert``).
         EOFError: stdin is closed.
     """
-    return question(partial(_input, prompt))
-
-
-def _input(prompt: str) -> str:
-    """``input()``, after saying so of answers typed for questions already withdrawn.
-
-    In a kernel such an answer waits on the stdin socket until the next question, where
-    ipykernel would drop it unsaid; it is read here first, and dropped with a note.
-    """
-    for late in _late_answers():
-        print(f"(An answer typed after its question was withdrawn did nothing: {late!r}.)")
-    return input(prompt)
-
-
-def _late_answers() -> list[str]:
-    """Take the answers waiting on the kernel's stdin socket (none outside a kernel)."""
-    from IPython import get_ipython
-
-    kernel = getattr(get_ipython(), "kernel", None)
-    socket = getattr(kernel, "stdin_socket", None)
-    session = getattr(kernel, "session", None)
-    if socket is None or session is None:
-        return []
-    import zmq
-
-    answers = []
-    while socket.poll(0):
-        _, reply = session.recv(socket, mode=zmq.NOBLOCK)
-        if reply is None:
-            break
-        answers.append(str(reply.get("content", {}).get("value", "")))
-    return answers
+    return question(partial(stdin.ask, prompt))
 
 
 class _Job(Generic[T]):

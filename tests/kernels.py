@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import queue
 import time
@@ -55,7 +56,9 @@ def execute(
         timeout: Seconds to wait for the kernel at most between two messages.
         on_output: Called with the content of each output (and widget message) as it arrives.
         stdin: Answers the kernel's input requests: called with the prompt, returns the reply,
-            or None to leave the request unanswered (without it, the cell has no stdin).
+            or None to leave the request unanswered (without it, the cell has no stdin). The
+            reply names its request in its parent header, as JupyterLab's does; a callable
+            taking a second argument gets the request message too.
         cell_id: The id of the cell being run, sent in the request's metadata as JupyterLab
             sends it.
 
@@ -83,9 +86,11 @@ def execute(
         if stdin is not None:
             try:
                 request = client.get_stdin_msg(timeout=0.05)
-                answer = stdin(request["content"]["prompt"])
+                prompt = request["content"]["prompt"]
+                takes_request = len(inspect.signature(stdin).parameters) > 1
+                answer = stdin(prompt, request) if takes_request else stdin(prompt)
                 if answer is not None:
-                    client.input(answer)
+                    answer_request(client, answer, request)
             except queue.Empty:
                 pass
         try:
@@ -110,6 +115,17 @@ def execute(
     if result.status == "error":
         result.error = reply["content"]
     return result
+
+
+def answer_request(client: BlockingKernelClient, answer: str, request: dict[str, Any]) -> None:
+    """Answer an input request as JupyterLab does: the reply's parent header is the request's.
+
+    Args:
+        client: A started client.
+        answer: What the person typed.
+        request: The input request message answered.
+    """
+    client.stdin_channel.send(client.session.msg("input_reply", {"value": answer}, request))
 
 
 @contextmanager

@@ -1,0 +1,142 @@
+"""Asking the person on the kernel's stdin, each answer bound to the request it was typed for.
+
+ipykernel's ``input()`` takes whatever reply comes next on the stdin socket. A question that
+nbagent withdrew (its call was stopped or reached its time limit) stays on screen in
+JupyterLab as an input box, and an answer typed there later would answer the question open at
+that moment. A front end says which request a reply answers, in the reply's parent header
+(JupyterLab and Notebook 7 do): :func:`ask` sends its own request and takes only the reply to
+it, or a reply that names no request (a console's); a reply to another request does nothing,
+and says so.
+
+Outside a kernel (an InteractiveShell, a terminal IPython), :func:`ask` is ``input()``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+EOF = "\x04"
+"""What a front end sends for end of input (Ctrl-D)."""
+
+POLL_SECONDS = 0.01
+"""How long one wait on the stdin socket lasts: signals (Stop, a withdrawn question) are seen
+between two waits, as in ipykernel."""
+
+
+def ask(prompt: str) -> str:
+    """Ask the person and return what they typed for this very question.
+
+    Args:
+        prompt: The prompt, as ``input()`` takes it.
+
+    Returns:
+        The answer.
+
+    Raises:
+        StdinNotImplementedError: The front end has no stdin (``nbconvert``, a headless run).
+        EOFError: The person ended input (Ctrl-D).
+        KeyboardInterrupt: Stop was pressed while waiting.
+    """
+    kernel = _kernel()
+    if kernel is None:
+        return input(prompt)
+    return _KernelStdin(kernel).ask(prompt)
+
+
+def _kernel() -> Any:
+    """The running ipykernel, if it has what :class:`_KernelStdin` needs; else None."""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    needed = ("stdin_socket", "session", "get_parent", "_get_shell_context_var")
+    if kernel is None or not all(hasattr(kernel, name) for name in needed):
+        return None
+    return kernel
+
+
+class _KernelStdin:
+    """One kernel's stdin socket, asked and read as ipykernel does, replies matched by id."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.socket = kernel.stdin_socket
+        self.session = kernel.session
+
+    def ask(self, prompt: str) -> str:
+        """Send an input request and wait for the reply to it (see :func:`ask`)."""
+        from IPython.core.error import StdinNotImplementedError
+
+        if not getattr(self.kernel, "_allow_stdin", False):
+            raise StdinNotImplementedError(
+                "nbagent asked a question, but this front end does not support input requests."
+            )
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        for late in self.waiting():
+            _say_dropped(late)
+        asked = self.request(prompt)
+        while True:
+            reply = self.receive()
+            if reply is None:
+                continue
+            answered = (reply.get("parent_header") or {}).get("msg_id")
+            value = _value(reply)
+            if answered and answered != asked:
+                _say_dropped(value)
+                continue
+            if value == EOF:
+                raise EOFError
+            return value
+
+    def waiting(self) -> list[str]:
+        """Take the replies already waiting: they were typed for questions no longer asked."""
+        import zmq
+
+        answers = []
+        while self.socket.poll(0):
+            _, reply = self.session.recv(self.socket, mode=zmq.NOBLOCK)
+            if reply is None:
+                break
+            answers.append(_value(reply))
+        return answers
+
+    def request(self, prompt: str) -> str:
+        """Send an input request on behalf of the running cell; return its message id."""
+        from jupyter_client.jsonutil import json_clean
+
+        ident = self.kernel._get_shell_context_var(self.kernel._shell_parent_ident)
+        content = json_clean({"prompt": prompt, "password": False})
+        message = self.session.send(
+            self.socket, "input_request", content, self.kernel.get_parent("shell"), ident=ident
+        )
+        return str(message["header"]["msg_id"])
+
+    def receive(self) -> dict[str, Any] | None:
+        """Wait a moment for one reply; None if none came (or it was not a valid message)."""
+        import zmq
+
+        try:
+            readable, _, failed = zmq.select([self.socket], [], [self.socket], POLL_SECONDS)
+            if not (readable or failed):
+                return None
+            _, reply = self.session.recv(self.socket)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt("Interrupted by user") from None
+        except Exception:  # noqa: BLE001 - a garbled message is skipped, as ipykernel does
+            self.kernel.log.warning("Invalid message on stdin", exc_info=True)
+            return None
+        return reply
+
+
+def _value(reply: dict[str, Any]) -> str:
+    """The text of an input reply ("" when it has none)."""
+    content = reply.get("content")
+    value = content.get("value", "") if isinstance(content, dict) else ""
+    return value if isinstance(value, str) else ""
+
+
+def _say_dropped(answer: str) -> None:
+    """Tell the person an answer reached no question."""
+    print(f"(An answer typed after its question was withdrawn did nothing: {answer!r}.)")
