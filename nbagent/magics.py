@@ -44,6 +44,7 @@ from nbagent.permissions import PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
 from nbagent.schema_view import description_line, parameters_markdown
+from nbagent.secrets import redact
 from nbagent.server_tools import ServerTool, options_line
 from nbagent.session import Session
 from nbagent.text import cut
@@ -516,8 +517,8 @@ def summarise_content(content: Any, limit: int = 100) -> str:
     parts = []
     for block in content:
         kind = block.get("type")
-        if kind == "text":
-            text = " ".join(str(block["text"]).split())
+        if kind == "text":  # redacted before it is cut: a cut secret would no longer be found
+            text = " ".join(redact(str(block["text"])).split())
             parts.append(plain_markdown(cut(text, limit)))
         elif kind == "tool_use":
             parts.append(f"→ {code_markdown(str(block['name']))}")
