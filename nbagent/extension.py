@@ -3,15 +3,15 @@
 Loading registers the ``c.NbAgent`` configuration, the magics, the registry browser (in a
 kernel), the built-in tools (files, shell, notebook cells, variables, web; built on a
 background thread, which the magics wait for), the channel to nbagent's JupyterLab extension
-(in a kernel) and the MCP manager, which starts the configured servers in the background:
-loading never waits for a server. Unloading closes the servers (no process is left behind),
-the channel and the connections to JupyterLab's live notebook documents, and removes
-everything again, so ``%reload_ext nbagent`` starts clean.
+(in a kernel), the log file that takes nbagent's log records in a kernel (never the notebook;
+:mod:`nbagent.logfile`) and the MCP manager, which starts the configured servers in the
+background: loading never waits for a server. Unloading closes the servers (no process is
+left behind), the channel, the connections to JupyterLab's live notebook documents and the
+log file, and removes everything again, so ``%reload_ext nbagent`` starts clean.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
 from dataclasses import dataclass
@@ -23,6 +23,7 @@ from IPython.display import display
 from nbagent.config import NbAgent
 from nbagent.display import Markdown, in_kernel
 from nbagent.errors import NbAgentError
+from nbagent.logfile import LogFile, stop_writing, write_to_file
 from nbagent.magics import AgentMagics
 from nbagent.markup import code_markdown, plain_markdown
 from nbagent.mcp_magics import FIX_CONFIG, McpMagics, approval_notice
@@ -49,8 +50,8 @@ class Loaded:
     """The built-in tools registered (files, shell, notebook, variables, web)."""
     live: LiveDocuments | None = None
     """The notebook tools' connections to JupyterLab's live documents (made with the tools)."""
-    log_handler: logging.Handler | None = None
-    """Where nbagent's log records go in a kernel: the kernel process's stderr."""
+    log_file: LogFile | None = None
+    """Where nbagent's log records go in a kernel: its log file (never the notebook)."""
 
     @property
     def settings(self) -> NbAgent:
@@ -70,10 +71,6 @@ class Loaded:
 
 _loaded: dict[int, Loaded] = {}
 """What the extension set up in each shell (by id)."""
-
-CONSOLE_LOGGERS = ("nbagent", "mcp")
-"""Loggers whose records go to the kernel's console: nbagent's own, and the MCP SDK's (which
-logs a dropped HTTP stream with its traceback)."""
 
 
 def load(shell: Any) -> Loaded:
@@ -103,8 +100,9 @@ def load(shell: Any) -> Loaded:
         AgentMagics(shell, session),
         McpMagics(shell, manager),
         [],
-        log_handler=_log_to_the_kernel_console() if kernel else None,
+        log_file=write_to_file() if kernel else None,
     )
+    loaded.agent_magics.log_file = loaded.log_file
 
     def register_builtin() -> None:
         from nbagent.tools.livedoc import LiveDocuments
@@ -176,27 +174,6 @@ def _not_started_notice(config: McpConfig) -> str:
     return f"> **MCP servers not started**{where}{others}:\n>\n{lines}"
 
 
-def _log_to_the_kernel_console() -> logging.Handler:
-    """Send nbagent's and the MCP SDK's log records to the kernel process's stderr, not into
-    the running cell.
-
-    A record with no handler of its own ends on ``sys.stderr``, which in a kernel is the
-    running cell's output: a handled tool error would print its traceback into the notebook
-    as a big red block, though the model is told and the card shows it. The kernel process's
-    own stderr is the Jupyter server's console, where kernel logs belong.
-
-    Returns:
-        The handler (removed again by :func:`unload`).
-    """
-    handler = logging.StreamHandler(sys.__stderr__)
-    handler.setFormatter(logging.Formatter("[nbagent %(levelname)s %(name)s] %(message)s"))
-    for name in CONSOLE_LOGGERS:
-        logger = logging.getLogger(name)
-        logger.addHandler(handler)
-        logger.propagate = False
-    return handler
-
-
 def _warm_imports() -> None:
     """Import what the first ``%%agent`` cell and the notebook tools need, beside the user's
     next cells.
@@ -232,11 +209,8 @@ def unload(shell: Any) -> None:
         loaded.live.close()
     if loaded.frontend is not None:
         loaded.frontend.close()
-    if loaded.log_handler is not None:
-        for name in CONSOLE_LOGGERS:
-            logger = logging.getLogger(name)
-            logger.removeHandler(loaded.log_handler)
-            logger.propagate = True
+    if loaded.log_file is not None:
+        stop_writing(loaded.log_file)
     loaded.agent_magics.registry.unregister_many(loaded.builtin)
     manager = shell.magics_manager
     for magics in (loaded.agent_magics, loaded.mcp_magics):

@@ -39,6 +39,7 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
+from nbagent.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
 from nbagent.markup import code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.permissions import PermissionPolicy
 from nbagent.registry import ToolRegistry
@@ -62,6 +63,7 @@ COMMANDS = (
     "deny",
     "sessions",
     "resume",
+    "log",
 )
 """The subcommands of the ``%agent`` line magic."""
 
@@ -92,14 +94,16 @@ class AgentMagics(Magics):
         """Waits until the extension's background set-up (the built-in tools) is done."""
         self.recorder = Recorder(lambda: notebook_path(self.shell))
         """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
+        self.log_file: LogFile | None = None
+        """The file taking nbagent's log records (in a kernel; set by the extension)."""
 
     @magic_arguments()
     @argument(
         "command",
         nargs="?",
         choices=COMMANDS,
-        help="%%agent only: status, reset, config, history, allow RULE, deny RULE, sessions "
-        "or resume [ID].",
+        help="%%agent only: status, reset, config, history, allow RULE, deny RULE, sessions, "
+        "resume [ID] or log [-n N].",
     )
     @argument(
         "rule",
@@ -107,6 +111,14 @@ class AgentMagics(Magics):
         help="%%agent allow|deny only: a permission rule, e.g. 'Bash(git status:*)', "
         "'Read(./data/**)', 'mcp__github__*'. %%agent resume: a conversation's id (or its "
         "start), from %%agent sessions.",
+    )
+    @argument(
+        "-n",
+        "--lines",
+        type=int,
+        metavar="N",
+        help=f"%%agent log only: how many of the log's last lines to show (default "
+        f"{DEFAULT_LINES}).",
     )
     @argument("--model", help="The model for this cell (default: c.NbAgent.model).")
     @argument("--max-turns", type=int, help="Model requests for this cell at most.")
@@ -136,6 +148,8 @@ class AgentMagics(Magics):
         ``%agent status|reset|config|history``: what is loaded, deferred and announced,
         and the tokens used; forget the conversation; the settings; the conversation in
         brief. ``%agent allow RULE`` and ``%agent deny RULE`` add a permission rule.
+        ``%agent log [-n N]`` shows the end of nbagent's log: the tracebacks of handled
+        errors, which a card shows as one line and never prints into the notebook.
 
         Each conversation is saved as it goes, under ``~/.nbagent/conversations`` (never in
         the notebook). ``%agent sessions`` lists this notebook's; ``%agent resume [ID]``
@@ -149,6 +163,8 @@ class AgentMagics(Magics):
                 raise UsageError(
                     f"Use %%agent with a prompt in the cell, or %agent {'|'.join(COMMANDS)}."
                 )
+            if args.lines is not None and args.command != "log":
+                raise UsageError("-n goes with %agent log only.")
             if args.command in ("allow", "deny"):
                 self._add_rule(args.command, " ".join(args.rule))
             elif args.command == "resume":
@@ -157,6 +173,8 @@ class AgentMagics(Magics):
                 self._resume(args.rule[0] if args.rule else None, args.trust)
             elif args.rule:
                 raise UsageError(f"%agent {args.command} takes no argument.")
+            elif args.command == "log":
+                self._log(DEFAULT_LINES if args.lines is None else args.lines)
             else:
                 getattr(self, f"_{args.command}")()
             return
@@ -298,6 +316,7 @@ class AgentMagics(Magics):
             f"**permissions**: {_permissions(agent.runner.policy)}",
             f"**server tools**: {_server_tools(self.session.server_tools())}",
             f"**Bash sandbox**: {sandbox.status()}",
+            f"**log**: {_log_status(self.log_file)}",
         ]
         if agent.usage_store is not None:
             used = ", ".join(
@@ -421,6 +440,31 @@ class AgentMagics(Magics):
                 f"{notes} `%agent history` shows it; the next `%%agent` cell continues it."
             )
         )
+
+    def _log(self, count: int) -> None:
+        """Print the last lines of nbagent's log, or say where it is and why it is empty."""
+        if count < 1:
+            raise UsageError("%agent log -n takes a number of lines of 1 or more.")
+        path = self.log_file.path if self.log_file is not None else log_path()
+        try:
+            lines = last_lines(path, count)
+        except OSError as exc:
+            raise UsageError(f"nbagent's log {path} cannot be read: {exc}") from None
+        failure = self.log_file.failure if self.log_file is not None else None
+        if failure:
+            print(f"nbagent's log is not written any more ({failure}).")
+        if not lines:
+            state = "is empty" if path.exists() else "does not exist yet"
+            print(
+                f"Nothing logged: {path} {state}. In a kernel, nbagent writes there what goes "
+                "wrong out of sight (the traceback of a tool that raised, whose card shows "
+                "one line; an MCP server's dropped connection), warnings and errors only: run "
+                "import logging; logging.getLogger('nbagent').setLevel(logging.DEBUG) to "
+                f"write everything, then the cell again. {LOG_ENV} names another file."
+            )
+            return
+        print(f"The last {plural(len(lines), 'line')} of {path} (%agent log -n N for more):")
+        print("\n".join(lines))
 
     def _history(self) -> None:
         lines = [
@@ -560,6 +604,18 @@ def _skipped(notebook: str, chosen: SavedConversation | None) -> str:
         f" Passed over, as {NOT_SIGNED}: {_names(passed)}; `%agent resume ID --trust` resumes "
         "one anyway."
     )
+
+
+def _log_status(log_file: LogFile | None) -> str:
+    """Where nbagent's log records go, for ``%agent status``."""
+    if log_file is None:
+        return "written to a file in a kernel only (here records go to stderr)"
+    if log_file.failure is not None:
+        return (
+            f"not written ({plain_markdown(log_file.failure)}): records are dropped until "
+            f"nbagent is loaded again; {code_markdown(LOG_ENV)} names another file"
+        )
+    return f"{code_markdown(str(log_file.path))} ({code_markdown('%agent log')} shows its end)"
 
 
 def _names(names: list[str]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nbagent.logfile import LOG_ENV
 from nbagent.mcp.approvals import APPROVALS_ENV
 from nbagent.testing import FakeAnthropicServer
 from tests.components import MARK, missing
@@ -18,6 +19,7 @@ pytest_plugins = ["tests.shells"]
 
 CONVERSATIONS = "NBAGENT_CONVERSATIONS"
 _USER_CONVERSATIONS = pytest.StashKey[str | None]()
+_USER_LOG = pytest.StashKey[str | None]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -25,6 +27,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # their environment at import) go to a temporary folder, never to ~/.nbagent/conversations.
     config.stash[_USER_CONVERSATIONS] = os.environ.get(CONVERSATIONS)
     os.environ[CONVERSATIONS] = tempfile.mkdtemp(prefix="nbagent-conversations-")
+    # Their log too goes to a temporary folder, never to ~/.nbagent/nbagent.log.
+    config.stash[_USER_LOG] = os.environ.get(LOG_ENV)
+    os.environ[LOG_ENV] = str(Path(tempfile.mkdtemp(prefix="nbagent-log-")) / "nbagent.log")
     config.addinivalue_line(
         "markers",
         f"{MARK}(present, what, how): needs a real component; skips without it, fails under "
@@ -36,6 +41,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(os.environ.pop(CONVERSATIONS, ""), ignore_errors=True)
     if (users := config.stash.get(_USER_CONVERSATIONS, None)) is not None:
         os.environ[CONVERSATIONS] = users
+    if log := os.environ.pop(LOG_ENV, ""):
+        shutil.rmtree(Path(log).parent, ignore_errors=True)
+    if (users := config.stash.get(_USER_LOG, None)) is not None:
+        os.environ[LOG_ENV] = users
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -63,6 +72,15 @@ def approvals_file(
     ~/.nbagent): a file of its own."""
     path = tmp_path_factory.mktemp("nbagent-home") / "mcp-approvals.json"
     monkeypatch.setenv(APPROVALS_ENV, str(path))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def log_file(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the test's kernels write nbagent's log (never ~/.nbagent): a file of its own,
+    in a folder nbagent makes."""
+    path = tmp_path_factory.mktemp("nbagent-log") / "home" / "nbagent.log"
+    monkeypatch.setenv(LOG_ENV, str(path))
     return path
 
 
