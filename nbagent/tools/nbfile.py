@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
@@ -349,8 +350,73 @@ LIVE_STAMP = FileStamp(-1, "")
 no file, so it can never pass for a read of the file."""
 
 
+class Node(dict):  # type: ignore[type-arg]
+    """A part of a notebook (the notebook, a cell, an output) as nbformat's ``NotebookNode``
+    is: a dict whose keys read and write as attributes too.
+
+    The notebooks a front end or a live document sends are made of these, so reading them
+    never imports nbformat: its import loads jsonschema, whose format checkers compile a
+    grammar for seconds (the first read of the notebook JupyterLab shows took 6 to 10 s).
+    """
+
+    def __getattr__(self, key: str) -> Any:
+        """Return the value of a key; a missing key is a missing attribute."""
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        """Set the value of a key."""
+        self[key] = value
+
+    def __delattr__(self, key: str) -> None:
+        """Remove a key; a missing key is a missing attribute."""
+        try:
+            del self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def as_nodes(value: Any) -> Any:
+    """Copy JSON data with every dict made a :class:`Node` (as ``nbformat.from_dict`` does).
+
+    Args:
+        value: Dicts, lists and plain values.
+    """
+    if isinstance(value, dict):
+        return Node({key: as_nodes(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return [as_nodes(item) for item in value]
+    return value
+
+
+def new_cell(kind: str, source: str, existing: Container[str] = (), **fields: Any) -> Node:
+    """Make a cell as nbformat 4.5's ``new_*_cell`` does, with an id no other cell has.
+
+    Args:
+        kind: ``code``, ``markdown`` or ``raw``.
+        source: Its source.
+        existing: The ids its id must differ from.
+        **fields: Fields that replace the new cell's (``id``, ``metadata``, ...).
+    """
+    cell = Node(id=_cell_id(existing), cell_type=kind, metadata=Node(), source=source)
+    if kind == "code":
+        cell.update(execution_count=None, outputs=[])
+    cell.update(as_nodes(fields))
+    return cell
+
+
+def _cell_id(existing: Container[str]) -> str:
+    """A new cell id as nbformat makes them (8 hex digits), unlike any in ``existing``."""
+    while (cell_id := uuid.uuid4().hex[:8]) in existing:
+        pass
+    return cell_id
+
+
 def notebook_from_dict(path: Path, data: dict[str, Any]) -> LoadedNotebook:
-    """Build a notebook from its JSON form (a live document's content), not from its file.
+    """Build a notebook from its JSON form (a front end's or a live document's), not from
+    its file; nbformat is not imported (see :class:`Node`).
 
     Cells without ids get ``cell-<index>`` ids, as :func:`load_notebook` gives them.
 
@@ -361,9 +427,9 @@ def notebook_from_dict(path: Path, data: dict[str, Any]) -> LoadedNotebook:
     Returns:
         The notebook, stamped :data:`LIVE_STAMP`.
     """
-    import nbformat
-
-    node = nbformat.from_dict(data)
+    node = as_nodes(data)
+    node.setdefault("nbformat_minor", 4)  # no minor said: cells without ids get them
+    node.setdefault("cells", [])
     _give_cell_ids(node)
     return LoadedNotebook(path=path, node=node, stamp=LIVE_STAMP)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from nbagent.access import paths
 from nbagent.errors import ToolError
@@ -29,6 +29,7 @@ from nbagent.tools.nbfile import (
     cell_digest,
     header,
     load_notebook,
+    new_cell,
     render_cells,
     render_overview,
     save_notebook,
@@ -317,21 +318,6 @@ def _plan(
     return _replace(notebook, name, index, request.new_source, request.cell_type)
 
 
-def _new_cell(kind: CellType, source: str, existing: set[str], **fields: Any) -> Any:
-    """Make a cell of a type with an id no other cell has."""
-    import nbformat
-
-    make = {
-        "code": nbformat.v4.new_code_cell,
-        "markdown": nbformat.v4.new_markdown_cell,
-        "raw": nbformat.v4.new_raw_cell,
-    }[kind]
-    cell = make(source, **fields)
-    while cell.id in existing:
-        cell = make(source, **fields)
-    return cell
-
-
 def _lines(source: str) -> str:
     count = len(source.splitlines())
     return f"{count} line{'s' if count != 1 else ''}"
@@ -347,7 +333,7 @@ def _insert(
     if source is None:
         raise ToolError("new_source is required to insert a cell.")
     position = 0 if after is None else notebook.index_of(after) + 1
-    cell = _new_cell(kind, source, {c.get("id") for c in notebook.cells})
+    cell = new_cell(kind, source, {c.get("id") for c in notebook.cells})
     where = f"after cell {after}" if after else "at the top"
     message = (
         f"Inserted {kind} cell {cell.id} ({_lines(source)}) {where} of {name}, at index {position}."
@@ -380,7 +366,7 @@ def _replace(
         outputs = len(cell.get("outputs", ()))
         if outputs:
             note = f" Its {outputs} output{'s were' if outputs != 1 else ' was'} removed."
-        new = _new_cell(kind, source, set(), id=cell.id, metadata=cell.metadata)
+        new = new_cell(kind, source, id=cell.id, metadata=cell.metadata)
         changed = f"{cell.cell_type} to {kind}"
         message = f"Replaced cell {cell.id} in {name} ({changed}, {_lines(source)}).{note}"
         return CellEdit("cell", index, cell=new), message

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from nbagent.errors import ToolError
-from nbagent.tools.nbfile import load_notebook, render_cell, render_cells, save_notebook
+from nbagent.tools.nbfile import (
+    load_notebook,
+    new_cell,
+    notebook_from_dict,
+    render_cell,
+    render_cells,
+    save_notebook,
+)
 
 
 def write(path: Path, *cells: nbformat.NotebookNode, minor: int = 5) -> Path:
@@ -111,3 +122,59 @@ def test_a_file_changed_while_editing_is_not_overwritten(tmp_path: Path) -> None
         "again with NotebookRead, then edit it."
     )
     assert len(json.loads(path.read_text())["cells"]) == 2
+
+
+def test_a_notebook_a_front_end_sends_is_read_and_given_new_cells_without_nbformat() -> None:
+    """nbformat imports jsonschema, whose format checkers compile a grammar for seconds: the
+    first read of the notebook JupyterLab shows took 6 to 10 s. That path needs none of it."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from nbagent.tools.nbfile import new_cell, notebook_from_dict, render_cells\n"
+        "data = {'nbformat': 4, 'nbformat_minor': 5, 'metadata': {}, 'cells': [\n"
+        "    {'id': 'a', 'cell_type': 'code', 'source': 'x = 1', 'metadata': {},\n"
+        "     'execution_count': 1, 'outputs': [{'output_type': 'stream', 'name': 'stdout',\n"
+        "     'text': 'hi'}]}]}\n"
+        "notebook = notebook_from_dict(Path('n.ipynb'), data)\n"
+        "render_cells(notebook, range(1), None, True, 100, 1000)\n"
+        "notebook.cells.append(new_cell('markdown', '# More', {'a'}))\n"
+        "print(sorted(m for m in ('nbformat', 'jsonschema') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_notebook_from_a_front_end_is_nodes_as_nbformat_makes_them(tmp_path: Path) -> None:
+    data = {
+        "nbformat": 4,
+        "nbformat_minor": 4,
+        "metadata": {"kernelspec": {"name": "python3"}},
+        "cells": [{"cell_type": "markdown", "source": ["# A", "\nB"], "metadata": {}}],
+    }
+    notebook = notebook_from_dict(tmp_path / "n.ipynb", data)
+    cell = notebook.cells[0]
+    assert cell.id == "cell-0" and cell.cell_type == "markdown"
+    assert notebook.node.nbformat_minor == 5
+    assert notebook.node.metadata.kernelspec.name == "python3"
+    cell.source = "changed"
+    assert cell["source"] == "changed" and copy.deepcopy(cell) == cell
+    with pytest.raises(AttributeError):
+        cell.outputs  # noqa: B018 - a missing key is a missing attribute, as in nbformat
+    assert data["cells"][0]["source"] == ["# A", "\nB"]  # the answer itself is not changed
+
+
+@pytest.mark.parametrize("kind", ["code", "markdown", "raw"])
+def test_new_cells_are_valid_nbformat_with_an_id_no_other_cell_has(kind: str) -> None:
+    ours = new_cell(kind, "text", existing={"a"})
+    theirs = {
+        "code": nbformat.v4.new_code_cell,
+        "markdown": nbformat.v4.new_markdown_cell,
+        "raw": nbformat.v4.new_raw_cell,
+    }[kind]("text")
+    assert {**ours, "id": theirs.id} == theirs
+    assert re.fullmatch(r"[0-9a-f]{8}", ours.id)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [ours, new_cell(kind, "again", {ours.id}, id="b", metadata={"tags": ["t"]})]
+    nbformat.validate(notebook)
+    assert notebook.cells[1].id == "b" and notebook.cells[1].metadata.tags == ["t"]
