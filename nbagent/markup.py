@@ -18,6 +18,10 @@ out through this module:
   invisible characters are written as escapes (``\x1b``, ``\u202e``), so that what a question
   or a card shows is what will run.
 
+Every function here redacts the secrets of the text (:func:`nbagent.secrets.redact`) before it
+escapes, cuts or renders it: once escaped, a secret holding ``&``, ``<``, ``$`` or ``\`` would no
+longer be found, and once cut, only its start would be there.
+
 HTML made here holds no ``$`` and no ``\`` (they are character references): JupyterLab
 lifts mathematics out of Markdown before rendering it and escapes it again when it puts it
 back, which would spoil text that is already escaped; with neither character it leaves the
@@ -49,6 +53,7 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from nbagent.secrets import redact, redaction_spans
 from nbagent.text import first_line
 
 NO_MATH = "tex2jax_ignore"
@@ -104,10 +109,11 @@ def escape_html(text: str) -> str:
         text: Any text.
 
     Returns:
-        The HTML text (fit for an element or a quoted attribute), its invisible characters
-        shown (:func:`show_controls`), ``$`` and ``\\`` as character references.
+        The HTML text (fit for an element or a quoted attribute), its secrets redacted, its
+        invisible characters shown (:func:`show_controls`), ``$`` and ``\\`` as character
+        references.
     """
-    escaped = html.escape(show_controls(text))
+    escaped = html.escape(show_controls(redact(text)))
     return escaped.replace("$", "&#36;").replace("\\", "&#92;")
 
 
@@ -125,10 +131,11 @@ def web_link(url: str) -> str | None:
         url: An address from outside.
 
     Returns:
-        The address with spaces, parentheses, quotes, angle brackets and every character
-        beyond ASCII or invisible percent-encoded (so it cannot end a Markdown link or an
-        HTML attribute early, nor hide part of itself), or None.
+        The address, its secrets redacted, with spaces, parentheses, quotes, angle brackets
+        and every character beyond ASCII or invisible percent-encoded (so it cannot end a
+        Markdown link or an HTML attribute early, nor hide part of itself), or None.
     """
+    url = redact(url)
     parts = urlsplit(url.strip())
     try:
         host = parts.hostname
@@ -162,9 +169,9 @@ def plain_markdown(text: str) -> str:
 
     Returns:
         The Markdown, e.g. ``<span class="tex2jax_ignore">cost \$5 or \$10
-        \*now\*</span>``.
+        \*now\*</span>``, its secrets redacted.
     """
-    shown = show_controls(text)
+    shown = show_controls(redact(text))
     markdown = _MARKDOWN_SPECIAL.sub(r"\\\1", shown)
     markdown = _LINE_START.sub(_escape_line_start, markdown)
     if shown.count("$") < 2 and "\\" not in shown:
@@ -193,7 +200,7 @@ def code_markdown(text: str) -> str:
     Returns:
         The Markdown.
     """
-    line = " ".join(show_controls(text).splitlines())
+    line = " ".join(show_controls(redact(text)).splitlines())
     if "|" in line or not line.strip():
         return f"<code>{plain_markdown(line)}</code>"
     fence = "`" * (max(map(len, re.findall("`+", line)), default=0) + 1)
@@ -212,7 +219,7 @@ def table_cell(text: str | None, width: int = 80) -> str:
     Returns:
         The cell's Markdown (:func:`plain_markdown`, which escapes pipes too).
     """
-    return plain_markdown(first_line(text, width))
+    return plain_markdown(first_line(redact(text or ""), width))
 
 
 def code_block(text: str) -> str:
@@ -222,8 +229,9 @@ def code_block(text: str) -> str:
         text: Any text, e.g. a server's stderr.
 
     Returns:
-        The block.
+        The block, its secrets redacted.
     """
+    text = redact(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{show_controls(text)}\n{fence}"
@@ -358,9 +366,10 @@ def model_html(text: str, inserts: Sequence[tuple[int, str]] = ()) -> str:
             address is left out.
 
     Returns:
-        The HTML: nothing in it but markdown-it's elements, every text escaped
-        (:func:`escape_html`'s rules).
+        The HTML: nothing in it but markdown-it's elements, its secrets redacted, every text
+        escaped (:func:`escape_html`'s rules).
     """
+    text, inserts = _without_secrets(text, inserts)
     source = text.replace("\ue000", "\ufffd").replace("\ue001", "\ufffd")
     for number, (end, _) in sorted(enumerate(inserts), key=lambda p: (-p[1][0], -p[0])):
         source = f"{source[:end]}\ue000{number}\ue001{source[end:]}"
@@ -370,6 +379,33 @@ def model_html(text: str, inserts: Sequence[tuple[int, str]] = ()) -> str:
     rendered = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
     shown = show_controls(rendered.rstrip("\n"))
     return shown.replace("$", "&#36;").replace("\\", "&#92;")
+
+
+def _without_secrets(
+    text: str, inserts: Sequence[tuple[int, str]]
+) -> tuple[str, Sequence[tuple[int, str]]]:
+    """A text with its secrets redacted, and its inserts moved with what they follow (an
+    insert inside a secret goes after it)."""
+    spans = redaction_spans(text)
+    if not spans:
+        return text, inserts
+    labels = [f"[redacted {label}]" for _, _, label in spans]
+
+    def moved(offset: int) -> int:
+        shift = 0
+        for (start, end, _), label in zip(spans, labels, strict=True):
+            if offset <= start:
+                break
+            if offset < end:
+                return start + shift + len(label)
+            shift += len(label) - (end - start)
+        return offset + shift
+
+    parts, at = [], 0
+    for (start, end, _), label in zip(spans, labels, strict=True):
+        parts += [text[at:start], label]
+        at = end
+    return "".join([*parts, text[at:]]), [(moved(offset), html) for offset, html in inserts]
 
 
 def _place_inserts(token: Token, markups: list[str]) -> None:
