@@ -5,6 +5,12 @@ deferred-tool banners, notices, a task list and a usage meter. The live widget v
 static outputs a cell keeps after the run are both drawn from it, so they always agree, and a
 notebook read without a kernel (nbconvert, GitHub, VS Code) shows the same transcript.
 
+What comes from outside is redacted as it is folded in (:mod:`nbagent.secrets`): a call's
+input, result, summary and question, a search's query, a notice, a task; so no rendering, nor
+a line cut short, shows a secret or the start of one. The model's text is redacted where it is
+rendered (:func:`~nbagent.markup.model_html`, :attr:`Answer.plain`): it streams in piece by
+piece.
+
 Every renderer takes a mode. The quiet default shows a tool call as one line, its main
 argument and its result in a few words (``✓ Read sales.csv → 42 lines``), the input and the
 result inside the card; the verbose mode adds the input JSON, status, duration and permission
@@ -16,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nbagent.events import (
@@ -47,7 +53,7 @@ from nbagent.markup import (
     plain_markdown,
     show_controls,
 )
-from nbagent.secrets import redact
+from nbagent.secrets import redact, redact_value
 from nbagent.text import MCP_PREFIX, cut, first_line
 from nbagent.web_view import (
     Mark,
@@ -140,10 +146,10 @@ class Answer:
 
     @property
     def plain(self) -> str:
-        """The text shown in a terminal: ``[1]`` markers, then the sources."""
+        """The text shown in a terminal: ``[1]`` markers, then the sources (redacted)."""
         listed = sources_text(self.marks)
         body = cited_text(self.text, self.marks)
-        return f"{body}\n\n{listed}" if listed else body
+        return redact(f"{body}\n\n{listed}" if listed else body)
 
 
 @dataclass
@@ -307,7 +313,7 @@ class Transcript:
         if isinstance(event, TextDelta):
             return self._text(event.text)
         if isinstance(event, ToolCallStarted):
-            return self._add(Call(event.id, event.name, dict(event.input)))
+            return self._add(Call(event.id, event.name, redact_value(dict(event.input))))
         if isinstance(event, ToolCallFinished):
             return self._finish(event)
         if isinstance(event, PermissionRequested):
@@ -325,7 +331,7 @@ class Transcript:
                 Delta(tuple(event.added), tuple(event.removed), event.text, event.initial)
             )
         if isinstance(event, Notice):
-            return self._add(Note(event.message, event.level))
+            return self._add(Note(redact(event.message), event.level))
         if isinstance(event, TaskListChanged):
             return self._tasks(event.tasks)
         if isinstance(event, ToolProgress):
@@ -348,6 +354,7 @@ class Transcript:
         return answer
 
     def _tasks(self, tasks: tuple[TaskItem, ...]) -> Tasks:
+        tasks = tuple(replace(task, subject=redact(task.subject)) for task in tasks)
         checklist = next((i for i in self.items if isinstance(i, Tasks)), None)
         if checklist is None:
             checklist = Tasks()
@@ -380,29 +387,30 @@ class Transcript:
 
     def _finish(self, event: ToolCallFinished) -> Call:
         call = self._card(event.id, event.name)
-        call.status, call.duration, call.permission = event.status, event.duration, event.permission
-        call.result = result_text(event.content)[:FULL_CHARS]
-        call.summary = event.summary
+        call.status, call.duration = event.status, event.duration
+        call.permission = redact(event.permission)
+        call.result = redact(result_text(event.content))[:FULL_CHARS]
+        call.summary = redact(event.summary)
         return call
 
     def _ask(self, event: PermissionRequested) -> Call:
         call = self._card(event.id, event.name)
-        call.status, call.request = "waiting", event.request
-        call.reason, call.always = event.reason, event.always
+        call.status, call.request = "waiting", redact(event.request)
+        call.reason, call.always = redact(event.reason), redact(event.always)
         return call
 
     def _answer(self, event: PermissionAnswered) -> Call | None:
         call = self._call(event.id)
         if call is None:
             return None
-        call.answer, call.rule = event.answer, event.rule
+        call.answer, call.rule = event.answer, redact(event.rule)
         call.status = "denied" if event.answer == "no" else "running"
         return call
 
     def _search(self, event: ToolSearchResults) -> Item:
         """Make a search the body of its ToolSearch call's card (an item of its own if none)."""
         hits = [(h.name, h.score, tuple(h.reasons)) for h in event.hits]
-        search = Search(event.query, hits, tuple(event.loaded), event.fallback)
+        search = Search(redact(event.query), hits, tuple(event.loaded), event.fallback)
         call = self._call(event.id)
         if call is None:
             return self._add(search)
@@ -411,9 +419,9 @@ class Transcript:
 
     def _web(self, event: WebSearched) -> Call:
         """A web search's card: done already (the API ran it inside its answer)."""
-        call = Call(event.id, "web_search", {"query": event.query}, web=event)
+        call = Call(event.id, "web_search", {"query": redact(event.query)}, web=event)
         call.status = "error" if event.error else "ok"
-        call.result = pages_text(event)
+        call.result = redact(pages_text(event))
         return self._add(call)  # type: ignore[return-value]
 
     def _cite(self, event: TextCited) -> Answer | None:
@@ -506,7 +514,7 @@ class Transcript:
                 continue
             if visible(item, verbose):
                 parts.append(render(item))
-        return redact(show_controls(joiner.join([*parts, footer])))
+        return show_controls(redact(joiner.join([*parts, footer]), shapes=False))
 
     def meter(self) -> str:
         """The one-line token and cache meter."""
