@@ -42,8 +42,9 @@ class Markdown:
 
     (IPython's own ``Markdown`` shows ``<IPython.core.display.Markdown object>`` as text.)
     Both show control characters and direction overrides as escapes
-    (:func:`~nbagent.markup.show_controls`); text from outside in the Markdown is escaped by
-    its maker (:mod:`nbagent.markup`).
+    (:func:`~nbagent.markup.show_controls`); text from outside in the Markdown is redacted and
+    escaped by its maker (:mod:`nbagent.markup`), and both are redacted again here
+    (:func:`~nbagent.secrets.redact`).
 
     Args:
         text: The Markdown source.
@@ -51,8 +52,8 @@ class Markdown:
     """
 
     def __init__(self, text: str, plain: str | None = None) -> None:
-        self.text = show_controls(text)
-        self.plain = self.text if plain is None else show_controls(plain)
+        self.text = show_controls(redact(text, shapes=False))
+        self.plain = self.text if plain is None else show_controls(redact(plain))
 
     def _repr_markdown_(self) -> str:
         """The Markdown, for rich front ends."""
@@ -104,7 +105,7 @@ class CellTranscript:
         self._view: Any = None
         self._handle: DisplayHandle | None = None
         self._printed = 0
-        self._pending: Answer | None = None
+        self._streaming: Answer | None = None
         if not quiet and (in_kernel() if live is None else live):
             from nbagent.widgets import TranscriptView
 
@@ -130,18 +131,20 @@ class CellTranscript:
                 self._print(item)
 
     def _show_live(self, item: Any, event: Event) -> None:
+        """Show an item live; a stretch of text streaming in at most every STREAM_INTERVAL,
+        without its unfinished end, and whole once something else comes."""
         if isinstance(event, UsageReported):
             self._view.refresh_meter()
         if isinstance(item, Answer):
+            self._streaming = item
             now = time.monotonic()
-            if not self.stream or now - self._last_refresh < STREAM_INTERVAL:
-                self._pending = item
-                return
-            self._last_refresh = now
-        elif item is not None and self._pending is not None:
-            self._view.show(self._pending)
-        if item is not None:
-            self._pending = None
+            if self.stream and now - self._last_refresh >= STREAM_INTERVAL:
+                self._last_refresh = now
+                self._view.show(item, streaming=True)
+        elif item is not None:
+            if self._streaming is not None:
+                self._view.show(self._streaming)
+                self._streaming = None
             self._view.show(item)
 
     def _print_done_items(self) -> None:
@@ -162,7 +165,7 @@ class CellTranscript:
     def _print(self, item: Item) -> None:
         """Print an item in a terminal, if the mode shows it."""
         if visible(item, self.verbose):
-            print(redact(show_controls(item_text(item, self.verbose))), file=sys.stdout)
+            print(show_controls(redact(item_text(item, self.verbose))), file=sys.stdout)
 
     def _finish(self) -> None:
         """Replace the live view by the static transcript (or show the answer alone)."""

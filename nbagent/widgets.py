@@ -7,16 +7,21 @@ the browser opens and closes by itself.
 A call that waits for the user's answer shows at the very bottom of the view, below the
 meter: JupyterLab's stdin box, where the answer is typed, comes right after the cell's
 outputs, so the question is the last thing above it.
+
+Everything the view sends is redacted (:mod:`nbagent.secrets`); text that is still streaming
+in shows without its last word, nor an ending that could be the start of a secret, until what
+follows it has come (:func:`~nbagent.secrets.streamable`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import ipywidgets as widgets
 
 from nbagent.markup import escape_html, show_controls
-from nbagent.secrets import redact
+from nbagent.secrets import redact, streamable
 from nbagent.transcript import Answer, Call, Item, Transcript, item_html, plural, visible
 
 MAX_LIVE_CARDS = 50
@@ -50,24 +55,27 @@ class TranscriptView:
         self.box = widgets.VBox([self._more, self._items, self._meter, self._asking])
         self.box.add_class("nbagent-live")
 
-    def show(self, item: Item) -> None:
+    def show(self, item: Item, streaming: bool = False) -> None:
         """Add or refresh the widget of an item (an item the mode leaves out gets none).
 
         Args:
             item: An item of the transcript (new or changed).
+            streaming: The item is a stretch of text still streaming in: its unfinished end
+                waits.
         """
         if not visible(item, self.verbose):
             return
+        shown = _so_far(item) if isinstance(item, Answer) and streaming else item
         child = self._children.get(id(item))
         if child is None:
-            child = self._make(item)
+            child = self._make(shown)
             self._children[id(item)] = child
             self._items.children = (*self._items.children, child)
             if isinstance(item, Call):
                 self._cards.append(id(item))
                 self._fold()
-        elif isinstance(item, Answer):
-            child.outputs = (_markdown_output(item.markdown),)
+        elif isinstance(shown, Answer):
+            child.outputs = (_markdown_output(shown.markdown),)
         else:
             child.value = self._html(item)
         if isinstance(item, Call):
@@ -101,7 +109,7 @@ class TranscriptView:
         return widgets.HTML(self._html(item))
 
     def _html(self, item: Item) -> str:
-        return redact(show_controls(item_html(item, self.verbose)))
+        return show_controls(redact(item_html(item, self.verbose), shapes=False))
 
     def _place(self, call: Call, card: widgets.Widget) -> None:
         """Show a waiting call's card at the bottom, right above the stdin box; else in place.
@@ -134,9 +142,17 @@ class TranscriptView:
             self._more.layout.display = None
 
 
+def _so_far(answer: Answer) -> Answer:
+    """A stretch of text still streaming in, as far as it can be shown now."""
+    text = streamable(answer.text)
+    marks = [mark for mark in answer.marks if mark.end <= len(text)]
+    return replace(answer, text=text, marks=marks)
+
+
 def _markdown_output(text: str) -> dict[str, Any]:
-    """An output of an Output widget showing Markdown."""
-    text = redact(show_controls(text))
+    """An output of an Output widget showing Markdown (rendered here, its outside text
+    redacted before it was escaped)."""
+    text = show_controls(redact(text, shapes=False))
     return {
         "output_type": "display_data",
         "metadata": {},
