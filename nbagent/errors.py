@@ -14,13 +14,22 @@ as well, so code that does not know nbagent still handles them sensibly::
     ├── SearchQueryError          a ToolSearch query or limit that cannot be run (also ValueError)
     ├── ConfigurationError        an unusable setting, e.g. an unknown ranker (also ValueError)
     └── ModelAPIError             the model's API refused a request or failed after retries
+
+An exception's text never holds a secret (:func:`nbagent.secrets.redact`): it becomes the
+one-line error of a cell, a tool's result or a log line.
 """
 
 from __future__ import annotations
 
+from nbagent.secrets import redact
+
 
 class NbAgentError(Exception):
     """Base class of every exception raised by nbagent."""
+
+    def __str__(self) -> str:
+        """Return the message, its secrets redacted."""
+        return redact(super().__str__())
 
 
 class ToolError(NbAgentError):
@@ -51,8 +60,8 @@ class UnknownToolError(RegistryError, KeyError):
     """No tool of the given name is registered."""
 
     def __str__(self) -> str:
-        """Return the message itself, not ``KeyError``'s quoted repr of it."""
-        return str(self.args[0]) if self.args else ""
+        """Return the message itself (redacted), not ``KeyError``'s quoted repr of it."""
+        return redact(str(self.args[0])) if self.args else ""
 
 
 class SearchQueryError(NbAgentError, ValueError):
