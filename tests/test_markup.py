@@ -427,3 +427,31 @@ def test_html_made_here_holds_no_dollar_or_backslash_for_jupyterlab_to_lift() ->
 @given(PAYLOAD)
 def test_a_result_kept_in_a_variable_shows_its_answer_inert(text: str) -> None:
     check_markdown(AgentResult(text, "end_turn", [])._repr_markdown_())
+
+
+SECRET = "p&<w>$d\\sk-9Zq8Yx7W"
+"""A secret that escaping would change (``&amp;``, ``&#36;``, ``\\$``): found only before."""
+
+
+def test_every_function_redacts_before_it_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVICE_TOKEN", SECRET)
+    text = f"key {SECRET} | `{SECRET}`"
+    for out in (
+        escape_html(text),
+        plain_markdown(text),
+        code_markdown(text),
+        table_cell(f"{SECRET} " * 30, width=20),
+        code_block(text),
+        model_html(text),
+        model_markdown(text),
+    ):
+        assert "9Zq8Yx7W" not in out and "redacted SERVICE" in out, out
+
+
+def test_citation_markers_move_with_a_redacted_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVICE_TOKEN", SECRET)
+    text = f"The key is {SECRET}. Rotate it."
+    after_key, inside_key = text.index(". Rotate"), text.index("9Zq8")
+    html = model_html(text, [(after_key, "<sup>[1]</sup>"), (inside_key, "<sup>[2]</sup>")])
+    assert "9Zq8Yx7W" not in html
+    assert "The key is [redacted SERVICE_TOKEN]<sup>[1]</sup><sup>[2]</sup>. Rotate it." in html
