@@ -23,7 +23,9 @@ merging blocks into the last one, so records name the index they set::
 Only the messages that changed since the last record are written, each record with one
 ``write`` of a whole line on a file opened with ``O_APPEND``, then ``fsync``: a kernel killed
 at any moment loses at most the line being written, which reading skips. Secrets are
-redacted (:func:`nbagent.secrets.redact`) from every string before it is written.
+redacted (:func:`nbagent.secrets.redact`) from every string before it is written. Reading
+trusts no line: each record is checked against its schema (:mod:`nbagent.conversation_records`),
+and what is wrong (a line, a record, a block, a field of the state) is left out and named.
 
 Every line ends with a MAC (HMAC-SHA256, keyed by a secret of the user's), the last field of
 its object: ``{"i": 0, "message": {...}, "mac": "9f86d0..."}``. It covers the line's bytes
@@ -66,7 +68,19 @@ from pathlib import Path
 from typing import Any
 
 from nbagent.agent import SUMMARY_TAG
-from nbagent.delta import COMPACTION, LEGACY_TAG
+from nbagent.conversation_records import (
+    Line,
+    State,
+    named,
+    parsed_lines,
+    prompts,
+    read_header,
+    read_line,
+    replayed,
+    salvaged,
+    valid_message,
+)
+from nbagent.delta import COMPACTION
 from nbagent.errors import NbAgentError
 from nbagent.events import Usage
 from nbagent.execution import interrupted
@@ -75,7 +89,7 @@ from nbagent.registry import TOOL_SEARCH_NAME
 from nbagent.secrets import get_logger, redact, secret_values
 from nbagent.server_tools import SERVER_TOOLS
 from nbagent.text import cut
-from nbagent.tool import Tool
+from nbagent.tool import NAME_PATTERN, Tool
 
 logger = get_logger("nbagent.conversations")
 
@@ -102,9 +116,6 @@ UNAVAILABLE = (
 )
 """The description of a tool the resumed history loaded that is gone."""
 
-_NOT_PROMPTS = ("<system-reminder>", f"<{LEGACY_TAG}>", f"<{SUMMARY_TAG}>")
-"""How the texts nbagent adds to user turns start: announcements, summaries."""
-
 _REDACTED = re.compile(r"\[redacted [A-Za-z_][A-Za-z0-9_]*\]")
 
 KEY_FILE = "conversations.key"
@@ -112,6 +123,9 @@ KEY_FILE = "conversations.key"
 
 NOT_SIGNED = "not written by nbagent (unsigned or changed)"
 """How a conversation whose file does not verify is listed."""
+
+DAMAGED = "damaged"
+"""How a conversation is listed when reading left something of it out, or all of it."""
 
 _MAC_FIELD = b',"mac":"'
 _MAC_TAIL = len(_MAC_FIELD) + 64 + len(b'"}')
@@ -278,29 +292,27 @@ def _signed(key: bytes, previous: bytes, body: bytes) -> bytes:
     return hmac.new(key, previous + body, hashlib.sha256).digest()
 
 
-def _verified(key: bytes, previous: bytes, line: bytes) -> tuple[dict[str, Any] | None, bytes]:
-    """A line's record and MAC if its MAC is right after ``previous``, else (None, b"")."""
+def _verified(key: bytes, previous: bytes, line: bytes) -> tuple[bytes, bytes] | None:
+    """A line's bytes without its MAC field, and its MAC, if the MAC is right after
+    ``previous``."""
     if len(line) <= _MAC_TAIL or not line.endswith(b'"}'):
-        return None, b""
+        return None
     if line[-_MAC_TAIL : -_MAC_TAIL + len(_MAC_FIELD)] != _MAC_FIELD:
-        return None, b""
+        return None
     body = line[:-_MAC_TAIL] + b"}"
     mac = _signed(key, previous, body)
     if not hmac.compare_digest(mac.hex().encode("ascii"), line[-66:-2]):
-        return None, b""
-    try:
-        record = json.loads(body)
-    except ValueError:
-        return None, b""
-    return (record, mac) if isinstance(record, dict) else (None, b"")
+        return None
+    return body, mac
 
 
 @dataclass
 class Chain:
     """What verifying a conversation's file found."""
 
-    records: list[dict[str, Any]]
-    """The records whose MAC is right, in order (acknowledgements of cut lines left out)."""
+    lines: list[Line]
+    """The lines whose MAC is right, read (:func:`~nbagent.conversation_records.read_line`),
+    in order (acknowledgements of cut lines left out)."""
     end: bytes
     """The MAC the next record chains from."""
     damage: str = ""
@@ -320,7 +332,8 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
     A line whose MAC is wrong is left out and the chain goes on from the line before it; it
     is damage unless it is the last line, cut short (no newline, and not a whole line whose
     newline was changed), or the next line is the record that acknowledges it
-    (``{"cut": "<its SHA-256>"}``). Verifying stops at the first damage.
+    (``{"cut": "<its SHA-256>"}``). Verifying stops at the first damage. A line whose MAC is
+    right is read, but not trusted: one that cannot be read is kept with why.
 
     Args:
         data: The file's bytes.
@@ -338,22 +351,22 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
     tail = lines.pop()
     failed: tuple[int, bytes] | None = None
     for number, line in enumerate(lines, 1):
-        record, mac = _verified(key, chain.end, line)
-        if record is None:
+        verified = _verified(key, chain.end, line)
+        if verified is None:
             if failed is not None:
                 break
             failed = (number, line)
             continue
-        chain.end = mac
+        read, chain.end = read_line(number, verified[0]), verified[1]
         if failed is not None:
-            if record == {"cut": hashlib.sha256(failed[1]).hexdigest()}:
+            if read.record == {"cut": hashlib.sha256(failed[1]).hexdigest()}:
                 chain.skipped, failed = chain.skipped + 1, None
                 continue
             break
-        if "cut" not in record:
-            chain.records.append(record)
+        if read.record is None or "cut" not in read.record:
+            chain.lines.append(read)
     if failed is None and tail:  # cut short by a crash, unless a whole line lost its newline
-        if _verified(key, chain.end, tail[:-1])[0] is None:
+        if _verified(key, chain.end, tail[:-1]) is None:
             chain.skipped += 1
         else:
             failed = (len(lines) + 1, tail)
@@ -434,8 +447,11 @@ class ConversationLog:
             self._append(record)
 
     def _append(self, record: Mapping[str, Any]) -> None:
+        self._append_body(_line(record)[:-1])
+
+    def _append_body(self, body: bytes) -> None:
+        """Sign a line's bytes (a JSON object, without its newline) and append them."""
         previous = self._chain_end()
-        body = _line(record)[:-1]
         mac = _signed(self._signing_key(), previous, body)
         data = body[:-1] + _MAC_FIELD + mac.hex().encode("ascii") + b'"}\n'
         self._write(data)
@@ -497,13 +513,14 @@ class SavedConversation:
     model: str
     """The model at its start."""
     messages: list[dict[str, Any]] = field(default_factory=list)
-    """The history as the file has it (not repaired)."""
+    """The history as the file has it (not repaired), without what reading left out."""
     updated: float = 0.0
     """When the file was last written (seconds since the epoch)."""
     skipped: int = 0
-    """Lines that did not parse (a line cut short by a crash)."""
+    """Lines cut short by a crash (the last one, or one acknowledged by the next)."""
     state: dict[str, Any] = field(default_factory=dict)
-    """The agent's state at the last record (:func:`agent_state`), empty if none was written."""
+    """The agent's state at the last record (:func:`agent_state`), empty if none was written;
+    only its fields that are right (:class:`~nbagent.conversation_records.State`)."""
     turns: int = 0
     """How many prompts the user gave, those a compaction summarised since included (and a
     prompt whose request failed)."""
@@ -513,106 +530,98 @@ class SavedConversation:
     """Why the file is not as nbagent wrote it (:func:`verify`); empty when it is. The
     messages are then those of the lines that verify, if its first line does, else those of
     every line that parses."""
+    problems: list[str] = field(default_factory=list)
+    """What reading left out (a line, a record, a block, a field), one sentence each
+    (:mod:`nbagent.conversation_records`)."""
+    unreadable: str = ""
+    """Why nothing of the file can be read (``it cannot be read (...)``); empty when it can."""
 
     @property
     def signed(self) -> bool:
         """Whether the file is as nbagent wrote it (it may end early), so safe to resume."""
-        return not self.damage
+        return not (self.damage or self.unreadable)
+
+    @property
+    def damaged(self) -> bool:
+        """Whether reading left something of it out, or all of it."""
+        return bool(self.problems or self.unreadable)
 
     @property
     def prompts(self) -> list[str]:
         """The user's prompts in the history as saved, in order."""
-        return [text for message in self.messages for text in _prompts(message)]
+        return [text for message in self.messages for text in prompts(message)]
 
 
 def read_conversation(path: Path) -> SavedConversation | None:
     """Read a conversation's file, checking its MACs (:func:`verify`) and replaying its
-    records.
+    records, each checked (:mod:`nbagent.conversation_records`).
 
     When the file verifies, or its first line does, only the lines that verify count. When
     its first line does not (a file from before conversations were signed, or not nbagent's)
-    every line that parses counts, for the listing: :attr:`SavedConversation.signed` is
-    False and it is resumed only when trusted. A line that does not parse (the last one, cut
-    short by a crash) is skipped, and so is a record for an index past the end of the history.
+    every line counts, for the listing: :attr:`SavedConversation.signed` is False and it is
+    resumed only when trusted. A last line cut short by a crash is skipped; any other line,
+    record, block or field that cannot be read or is wrong is left out, and named in
+    :attr:`SavedConversation.problems`.
 
     Args:
         path: The ``.jsonl`` file.
 
     Returns:
-        The conversation, or None when the file has no header (not a conversation, or one
-        whose first line was cut short).
+        The conversation (:attr:`SavedConversation.unreadable` says why when the file, or its
+        first line, cannot be read), or None when the file has no header (not a
+        conversation, or one whose first line was cut short).
     """
     try:
-        data = path.read_bytes()
         updated = path.stat().st_mtime
-    except OSError:
-        return None
+        data = path.read_bytes()
+    except OSError as exc:
+        return _unreadable(path, f"it cannot be read ({exc.strerror or exc})")
     try:
         key = conversation_key()
     except ConversationKeyError as exc:
         chain = Chain([], b"", damage=str(exc))
     else:
         chain = verify(data, path, key)
-    records, skipped = (chain.records, chain.skipped) if chain.records else _parsed(data)
-    header = records[0] if records else None
-    if not isinstance(header, dict) or header.get("nbagent") != FORMAT:
+    lines, skipped = (chain.lines, chain.skipped) if chain.lines else parsed_lines(data)
+    if lines and lines[0].record is None:
+        return _unreadable(path, f"its first line cannot be read ({lines[0].error})", updated)
+    first, problems = read_header(lines[0]) if lines else (None, [])
+    if first is None:
         return None
-    saved = SavedConversation(
+    history = replayed(lines[1:])
+    return SavedConversation(
         path=path,
-        id=str(header.get("id") or path.stem.rpartition("-")[2]),
-        notebook=str(header.get("notebook", "")),
-        started=str(header.get("started", "")),
-        model=str(header.get("model", "")),
+        id=first.id or path.stem.rpartition("-")[2],
+        notebook=first.notebook,
+        started=first.started,
+        model=first.model,
+        messages=history.messages,
         updated=updated,
         skipped=skipped,
+        state=history.state,
+        turns=history.turns,
+        first_prompt=history.first_prompt,
         damage=chain.damage,
+        problems=problems + history.problems,
     )
-    messages = saved.messages
-    for record in records[1:]:
-        if isinstance(record.get("i"), int) and isinstance(record.get("message"), dict):
-            index, message = record["i"], record["message"]
-            if not 0 <= index <= len(messages):
-                continue
-            prompts = _prompts(message)
-            before = len(_prompts(messages[index])) if index < len(messages) else 0
-            saved.turns += max(len(prompts) - before, 0)  # a merge or a compaction adds none
-            saved.first_prompt = saved.first_prompt or next(iter(prompts), "")
-            if index < len(messages):
-                messages[index] = message
-            else:
-                messages.append(message)
-        elif isinstance(record.get("length"), int):
-            del messages[max(record["length"], 0) :]
-        elif isinstance(record.get("state"), dict):
-            saved.state = record["state"]
-    return saved
 
 
-def _parsed(data: bytes) -> tuple[list[dict[str, Any]], int]:
-    """Every line of a file that parses as a JSON object (without a ``mac`` field), and how
-    many did not: the first line must, or there are none."""
-    records: list[dict[str, Any]] = []
-    skipped = 0
-    for number, line in enumerate(data.split(b"\n")):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        if not isinstance(record, dict):
-            if number == 0:
-                return [], 0
-            skipped += 1
-            continue
-        record.pop("mac", None)
-        records.append(record)
-    return records, skipped
+def _unreadable(path: Path, why: str, updated: float = 0.0) -> SavedConversation:
+    """A conversation of which nothing can be read, as listed."""
+    return SavedConversation(
+        path=path,
+        id=path.stem.rpartition("-")[2],
+        notebook="",
+        started="",
+        model="",
+        updated=updated,
+        unreadable=why,
+    )
 
 
 def saved_conversations(notebook: str, root: Path | None = None) -> list[SavedConversation]:
     """A notebook's saved conversations with at least one message (and every one not written
-    by nbagent), last written first.
+    by nbagent, or damaged), last written first.
 
     Args:
         notebook: The notebook's path (:func:`notebook_path`).
@@ -622,7 +631,7 @@ def saved_conversations(notebook: str, root: Path | None = None) -> list[SavedCo
     found = []
     for path in folder.glob("*.jsonl") if folder.is_dir() else ():
         saved = read_conversation(path)
-        if saved is not None and (saved.messages or not saved.signed):
+        if saved is not None and (saved.messages or not saved.signed or saved.damaged):
             found.append(saved)
     return sorted(found, key=lambda s: (s.updated, s.started), reverse=True)
 
@@ -644,22 +653,27 @@ def find_conversation(
         trust: Resume one not written by nbagent (unsigned or changed) too.
 
     Returns:
-        The conversation, or None when the notebook has none saved (none written by
-        nbagent, unless trusted).
+        The conversation, or None when the notebook has none saved with a message that can
+        be read (none written by nbagent, unless trusted).
 
     Raises:
-        NbAgentError: The id names none of them, or several.
+        NbAgentError: The id names none of them, or several, or one of which no message can
+            be read.
         UnsignedConversationError: The one it names was not written by nbagent, and
             ``trust`` is not set.
     """
     found = saved_conversations(notebook, root)
     if not ident:
-        return next((s for s in found if trust or s.signed), None)
+        return next((s for s in found if (trust or s.signed) and s.messages), None)
     matches = [s for s in found if s.id.lower().startswith(ident.lower())]
     if len(matches) == 1:
-        if not (trust or matches[0].signed):
-            raise UnsignedConversationError(unsigned_message(matches[0]))
-        return matches[0]
+        [saved] = matches
+        if saved.unreadable or not saved.messages:
+            why = saved.unreadable or f"no message of it can be read: {named(saved.problems)}"
+            raise NbAgentError(f"Conversation {saved.id}: {why}. There is nothing of it to resume.")
+        if not (trust or saved.signed):
+            raise UnsignedConversationError(unsigned_message(saved))
+        return saved
     if not matches:
         known = ", ".join(s.id for s in found[:5]) or "none"
         raise NbAgentError(
@@ -835,8 +849,10 @@ class Repair:
 def repaired(messages: Sequence[Mapping[str, Any]]) -> Repair:
     """Make a saved history one the API accepts.
 
-    The history starts with a user message and the roles alternate (consecutive messages of
-    a role are merged); empty texts and messages are left out; every ``tool_use`` is answered
+    Every block has the API's shape of its type, in a message of a role that holds it
+    (:func:`~nbagent.conversation_records.valid_message`). The history starts with a user
+    message and the roles alternate (consecutive messages of a role are merged); empty texts
+    and messages are left out; every ``tool_use`` is answered
     by a ``tool_result`` first in the next user message (a call without one gets the
     "interrupted" result of :func:`nbagent.execution.interrupted`) and every ``tool_result``
     answers a call of the message before. A last assistant message is kept without its
@@ -850,18 +866,18 @@ def repaired(messages: Sequence[Mapping[str, Any]]) -> Repair:
     """
     repair = Repair([])
     out = repair.messages
-    messages = _resigned(messages, repair)
+    valid = []
     for message in messages:
-        role = message.get("role")
-        blocks = _valid_blocks(message.get("content"))
-        dropped = _count_blocks(message.get("content")) - len(blocks)
-        repair.dropped += dropped
-        if role == "assistant":
+        kept, problems = valid_message(message)
+        repair.dropped += len(problems)
+        if kept is not None:
+            valid.append(kept)
+    for message in _resigned(valid, repair):
+        blocks = _blocks(message["content"], repair)
+        if message["role"] == "assistant":
             _push_assistant(repair, message, blocks)
-        elif role == "user":
-            _push_user(repair, message, blocks)
         else:
-            repair.dropped += 1
+            _push_user(repair, message, blocks)
     if out and out[-1]["role"] == "assistant":
         last = out[-1]
         answered = {
@@ -947,14 +963,11 @@ def _list(content: Any) -> list[Any]:
 def _push_assistant(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -> None:
     """Add an assistant message: after a user message, or merged into an assistant one."""
     out = repair.messages
-    kept = [b for b in blocks if b.get("type") != "tool_result"]
-    repair.dropped += len(blocks) - len(kept)
-    if not kept:
+    if not blocks:
         return
     if not out:  # the history starts with the user
         repair.dropped += 1
         return
-    blocks = kept
     if out[-1]["role"] == "assistant":
         if _calls(out[-1]):
             _answer_calls(repair)
@@ -1006,37 +1019,12 @@ def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [b for b in message["content"] if b.get("type") == "tool_use"]
 
 
-def _valid_blocks(content: Any) -> list[dict[str, Any]]:
-    """A message's content as blocks, without the empty texts the API refuses."""
-    if isinstance(content, str):
-        content = [{"type": "text", "text": content}]
-    return [
-        dict(block)
-        for block in content or ()
-        if isinstance(block, dict)
-        and isinstance(block.get("type"), str)
-        and not (block["type"] == "text" and not str(block.get("text", "")).strip())
-    ]
-
-
-def _count_blocks(content: Any) -> int:
-    return 1 if isinstance(content, str) else len(content or ())
-
-
-def _prompts(message: Mapping[str, Any]) -> list[str]:
-    """The user's own texts in a message (not announcements, not tool results)."""
-    if message.get("role") != "user":
-        return []
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or ()
-    return [
-        block["text"]
-        for block in blocks
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-        and not block["text"].lstrip().startswith(_NOT_PROMPTS)
-    ]
+def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[str, Any]]:
+    """A valid message's content as blocks, without the empty texts the API refuses."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    kept = [dict(b) for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
+    repair.dropped += len(blocks) - len(kept)
+    return kept
 
 
 def loaded_in(messages: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -1062,7 +1050,7 @@ def loaded_in(messages: Sequence[Mapping[str, Any]]) -> list[str]:
                     if isinstance(text, str) and text.startswith("Loaded: "):
                         listed = text[len("Loaded: ") :].partition(". ")[0]
                         names.update(dict.fromkeys(n.strip() for n in listed.split(",")))
-    return [name for name in names if name]
+    return [name for name in names if NAME_PATTERN.match(name)]
 
 
 def _references(value: Any) -> list[str]:
@@ -1116,11 +1104,10 @@ def resume(agent: Any, saved: SavedConversation, trust: bool = False) -> Repair:
     if not (trust or saved.signed):
         raise UnsignedConversationError(unsigned_message(saved))
     repair = repaired(saved.messages)
-    state = saved.state
+    state, _ = salvaged(State, saved.state, "the state")
     agent.reset()
     agent.messages = repair.messages
-    names = [n for n in state.get("loaded", ()) if isinstance(n, str)]
-    for name in dict.fromkeys([*names, *loaded_in(repair.messages)]):
+    for name in dict.fromkeys([*state.loaded, *loaded_in(repair.messages)]):
         if name in agent.registry:
             agent._load(name)  # noqa: SLF001 - an Agent.restore() would say it better
         elif name not in agent._loaded:  # noqa: SLF001
@@ -1128,16 +1115,13 @@ def resume(agent: Any, saved: SavedConversation, trust: bool = False) -> Repair:
     if hasattr(agent, "_expanded"):
         # what a compaction took the references of is sent in full; all of it when the
         # history now starts from a summary of ours
-        expanded = agent.loaded_names if repair.summarised else state.get("expanded", ())
+        expanded = agent.loaded_names if repair.summarised else state.expanded
         agent._expanded = [n for n in expanded if n in agent._loaded]  # noqa: SLF001
-    if isinstance(state.get("prompt_tokens"), int) and hasattr(agent, "last_prompt_tokens"):
-        agent.last_prompt_tokens = state["prompt_tokens"]
-    usage = state.get("usage")
-    if isinstance(usage, dict):
+    if "prompt_tokens" in state.model_fields_set and hasattr(agent, "last_prompt_tokens"):
+        agent.last_prompt_tokens = state.prompt_tokens
+    if "usage" in state.model_fields_set:
         fields = {f.name for f in dataclasses.fields(Usage)}
-        agent.usage = Usage(
-            **{k: v for k, v in usage.items() if k in fields and isinstance(v, int)}
-        )
+        agent.usage = Usage(**{k: v for k, v in state.usage.items() if k in fields})
     return repair
 
 
@@ -1167,7 +1151,8 @@ def sessions_table(conversations: Sequence[SavedConversation], current: str | No
     for saved in conversations:
         first = " ".join(saved.first_prompt.split())
         mark = " (this one)" if saved.id == current else ""
-        mark += "" if saved.signed else f" — {NOT_SIGNED}"
+        mark += "" if saved.signed or saved.unreadable else f" — {NOT_SIGNED}"
+        mark += f" — {DAMAGED}" if saved.damaged else ""
         rows.append(
             f"| {code_markdown(saved.id)}{mark} | {table_cell(local_time(saved.started))} | "
             f"{table_cell(local_time(saved.updated))} | {table_cell(str(saved.turns))} | "
@@ -1175,6 +1160,44 @@ def sessions_table(conversations: Sequence[SavedConversation], current: str | No
         )
     header = "| id | started | last written | turns | first prompt |\n|---|---|---|---|---|\n"
     return header + "\n".join(rows)
+
+
+def damage_notes(conversations: Sequence[SavedConversation]) -> str:
+    """What reading left out of each damaged conversation, in Markdown, to follow the table.
+
+    Args:
+        conversations: As listed.
+
+    Returns:
+        A paragraph and a list, or an empty text when none is damaged.
+    """
+    items = [
+        f"- {code_markdown(saved.id)}: "
+        + plain_markdown(
+            f"{saved.unreadable}: there is nothing of it to resume."
+            if saved.unreadable
+            else f"left out {named(saved.problems)}."
+        )
+        for saved in conversations
+        if saved.damaged
+    ]
+    return (
+        f"\n\n{DAMAGED.capitalize()}, read as far as it goes:\n" + "\n".join(items) if items else ""
+    )
+
+
+def left_out(saved: SavedConversation) -> str:
+    """What reading left out of a conversation, to say when it is resumed.
+
+    Args:
+        saved: The conversation.
+
+    Returns:
+        A sentence in Markdown after a space, or an empty text when nothing was left out.
+    """
+    if not saved.problems:
+        return ""
+    return f" Left out, as {DAMAGED}: {plain_markdown(named(saved.problems))}."
 
 
 def local_time(moment: str | float) -> str:

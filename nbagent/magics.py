@@ -21,7 +21,9 @@ from nbagent.conversations import (
     NOT_SIGNED,
     Recorder,
     SavedConversation,
+    damage_notes,
     find_conversation,
+    left_out,
     local_time,
     notebook_path,
     resume,
@@ -382,8 +384,8 @@ class AgentMagics(Magics):
         if not found:
             display(Markdown(f"No saved conversation for {code_markdown(str(notebook))} yet."))
             return
-        table = sessions_table(found, self.recorder.current_id)
-        if not all(saved.signed for saved in found):
+        table = sessions_table(found, self.recorder.current_id) + damage_notes(found)
+        if any(not saved.signed and not saved.unreadable for saved in found):
             table += (
                 f"\n\nA conversation {NOT_SIGNED} is not resumed by `%agent resume`: what it "
                 "says you said would reach the model as your own words. "
@@ -431,7 +433,7 @@ class AgentMagics(Magics):
                 f" It was {NOT_SIGNED} ({saved.damage}); resumed as you asked, it goes on in a "
                 "new saved conversation."
             )
-        notes += skipped
+        notes += left_out(saved) + skipped
         display(
             Markdown(
                 f"Resumed conversation {code_markdown(saved.id)} (started "
@@ -596,7 +598,7 @@ def _skipped(notebook: str, chosen: SavedConversation | None) -> str:
     for saved in saved_conversations(notebook):
         if chosen is not None and saved.path == chosen.path:
             break
-        if not saved.signed:
+        if not saved.signed and saved.messages:
             passed.append(saved.id)
     if not passed:
         return ""
