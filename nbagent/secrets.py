@@ -70,9 +70,6 @@ FRAGMENT_CHARS = 16
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
 """A URL with a password (the group), as in ``postgres://user:password@host/db``."""
 
-_BREAK = r"(?:[ \t]*\r?\n(?:[ \t]*\d+\t)?[ \t]*)?"
-"""What may split a secret over lines: a line break, indentation, a Read line number."""
-
 _LINE_NUMBER = re.compile(r"^[ \t]*\d+\t", re.MULTILINE)
 """The line number the Read tool puts before each line."""
 
@@ -313,32 +310,32 @@ def _bytes(text: str) -> bytes:
 
 
 def _squeezed(text: str) -> str:
-    """A text without its whitespace and line numbers (to find secrets split over lines)."""
+    """A text without its whitespace and line numbers: a secret split over lines (indented,
+    line-numbered as Read shows a file), or whose newlines became spaces, is whole in it."""
     if "\t" in text:
         text = _LINE_NUMBER.sub("", text)
     return "".join(text.split())
 
 
-def _split_pattern(form: str) -> str:
-    """A pattern that finds a form split over lines, its whitespace replaced by any or none."""
-    parts: list[str] = []
-    for run in re.finditer(r"\s+|\S", form):
-        if run.group().isspace():
-            parts.append(r"\s*")
-        else:
-            if parts and parts[-1] != r"\s*":
-                parts.append(_BREAK)
-            parts.append(re.escape(run.group()))
-    return "".join(parts)
+_NOT_SPACE = re.compile(r"\S")
+
+
+def _kept(text: str) -> list[int]:
+    """Where each character of :func:`_squeezed`'s text is in the text."""
+    dropped = bytearray(len(text))
+    if "\t" in text:
+        for number in _LINE_NUMBER.finditer(text):
+            dropped[number.start() : number.end()] = b"\1" * (number.end() - number.start())
+    return [kept.start() for kept in _NOT_SPACE.finditer(text) if not dropped[kept.start()]]
 
 
 @dataclass(frozen=True)
 class _Form:
-    """One form of a secret of 8 characters or more, found wherever it is."""
+    """One form of a secret of 8 characters or more, found wherever it is (in the text
+    squeezed, then mapped back)."""
 
     label: str
     squeezed: str
-    pattern: re.Pattern[str]
 
 
 @dataclass(frozen=True)
@@ -383,9 +380,8 @@ class _Redactor:
 
     def _add(self, label: str, secret: str, url_password: bool = False) -> None:
         if len(secret) >= MIN_SECRET_LENGTH:
-            for form in _forms(secret) | _base64_forms(secret):
-                pattern = re.compile(_split_pattern(form))
-                self.forms.append(_Form(label, _squeezed(form), pattern))
+            every = _forms(secret) | _base64_forms(secret)
+            self.forms += [_Form(label, squeezed) for squeezed in {_squeezed(f) for f in every}]
             for form in {secret, json.dumps(secret)[1:-1]}:
                 self.starts.append((form, min(len(form), FRAGMENT_CHARS)))
                 if len(form) > FRAGMENT_CHARS:
@@ -424,10 +420,14 @@ class _Redactor:
         """Where the secrets of a text are: start, end and label, merged, in order."""
         found: list[tuple[int, int, str]] = []
         if self.forms:
-            squeezed = _squeezed(text)
+            squeezed, kept = _squeezed(text), []
             for form in self.forms:
-                if form.squeezed in squeezed:
-                    found += [(m.start(), m.end(), form.label) for m in form.pattern.finditer(text)]
+                at = squeezed.find(form.squeezed)
+                if at != -1 and not kept:
+                    kept = _kept(text)
+                while at != -1:
+                    found.append((kept[at], kept[at + len(form.squeezed) - 1] + 1, form.label))
+                    at = squeezed.find(form.squeezed, at + 1)
             for fragment in self.fragments:
                 if fragment.piece in text:
                     found += _fragment_spans(text, fragment)

@@ -92,8 +92,8 @@ def live(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr("nbagent.display.STREAM_INTERVAL", 0.0)
     show = TranscriptView.show
 
-    def collecting(view: TranscriptView, item: object, *streaming: bool) -> None:
-        show(view, item, *streaming)  # type: ignore[arg-type]
+    def collecting(view: TranscriptView, item: object, **options: bool) -> None:
+        show(view, item, **options)  # type: ignore[arg-type]
         sent.append(view._meter.value)
         for child in (*view._items.children, *view._asking.children):
             sent.append(getattr(child, "value", ""))
