@@ -31,7 +31,7 @@ from functools import partial
 from typing import Any, Generic, TypeVar
 
 from nbagent import stdin
-from nbagent.secrets import get_logger
+from nbagent.secrets import get_logger, redact
 
 logger = get_logger("nbagent")
 
@@ -263,7 +263,8 @@ def ask(prompt: str) -> str:
     """Ask the person on stdin, as :func:`question` does, and return what they typed.
 
     Args:
-        prompt: The prompt, as ``input()`` takes it.
+        prompt: The prompt, as ``input()`` takes it; its secrets are redacted (the question
+            stays in the cell's output).
 
     Returns:
         The answer.
@@ -273,7 +274,7 @@ def ask(prompt: str) -> str:
         StdinNotImplementedError: No stdin (a front end without input, ``nbconvert``).
         EOFError: stdin is closed.
     """
-    return question(partial(stdin.ask, prompt))
+    return question(partial(stdin.ask, redact(prompt)))
 
 
 class _Job(Generic[T]):

@@ -275,3 +275,21 @@ def test_a_failing_tool_is_redacted_on_its_card_and_in_the_log(
     assert_clean(out, f":{DB_PASSWORD}@")
     assert "ConnectionError" in caplog.text
     assert_clean(caplog.text, f":{DB_PASSWORD}@")
+
+
+def test_the_models_question_on_stdin_is_redacted(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, secret: str, asked: list[str]
+) -> None:
+    fake_api.enqueue(
+        Reply.tool_use("ToolSearch", {"query": "select:AskUserQuestion"}),
+        Reply.tool_use(
+            "AskUserQuestion",
+            {"question": f"Is {SECRET} your key?", "options": [f"yes, {GITHUB_TOKEN}", "no"]},
+        ),
+        Reply.text("Noted."),
+    )
+    result, out = run_cell(ip, "%%agent --new\nask me")
+    assert error_of(result) is None and asked
+    assert "Is [redacted SERVICE_API_KEY] your key?" in asked[0]
+    for text in (*asked, out):
+        assert_clean(text)
