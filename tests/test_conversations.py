@@ -17,6 +17,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
+from nbagent.conversation_repair import loaded_in, repaired
 from nbagent.conversations import (
     NOT_SIGNED,
     Chain,
@@ -26,11 +27,9 @@ from nbagent.conversations import (
     conversation_key,
     find_conversation,
     key_path,
-    loaded_in,
     notebook_folder,
     notebook_path,
     read_conversation,
-    repaired,
     saved_conversations,
     verify,
 )

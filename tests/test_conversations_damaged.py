@@ -15,14 +15,13 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.conversation_records import MAX_DEPTH, MAX_LINE, parse_line
+from nbagent.conversation_repair import loaded_in, repaired
 from nbagent.conversations import (
     NOT_SIGNED,
     ConversationLog,
-    loaded_in,
     notebook_folder,
     placeholder,
     read_conversation,
-    repaired,
 )
 from nbagent.fakeapi.rules import check_request
 from tests.shells import error_of, run
