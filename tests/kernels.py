@@ -27,6 +27,8 @@ class Execution:
     """The reply content when the status is error."""
     execution_count: int | None = None
     """The count the reply gave the cell."""
+    payload: list[dict[str, Any]] = field(default_factory=list)
+    """The reply's payloads (``set_next_input``: a new cell for the front end to add)."""
 
     @property
     def text(self) -> str:
@@ -110,8 +112,11 @@ def execute(
         if kind in ("stream", "display_data", "update_display_data", "comm_msg") and on_output:
             on_output(content)
     reply = client.get_shell_msg(timeout=timeout)
+    while reply["parent_header"].get("msg_id") != msg_id:  # wait_for_ready's extra replies
+        reply = client.get_shell_msg(timeout=timeout)
     result.status = reply["content"]["status"]
     result.execution_count = reply["content"].get("execution_count")
+    result.payload = reply["content"].get("payload") or []
     if result.status == "error":
         result.error = reply["content"]
     return result
