@@ -21,6 +21,35 @@ from jupyter_client.manager import KernelManager
 TARGET = "nbagent.frontend"
 
 
+class RecordingComm:
+    """A comm that keeps what the kernel sends: a channel without a kernel, for tests of what
+    front ends say (their messages go to ``FrontEndChannel._on_message``)."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.closed = False
+
+    def send(self, data: dict[str, Any]) -> None:
+        self.sent.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def hello(client: str = "tab", path: str = "Untitled.ipynb", **fields: Any) -> dict[str, Any]:
+    """A hello as nbagent's extension sends it (JupyterLab 4.6.6 with a subshell by default)."""
+    message = {
+        "op": "hello",
+        "client": client,
+        "path": path,
+        "app": "JupyterLab 4.6.6",
+        "subshell": True,
+        "version": "0.1.0",
+        "versions": {"app": "JupyterLab", "version": "4.6.6", "extension": "0.2.0"},
+    }
+    return {**message, **fields}
+
+
 class FrontEndPeer:
     """A front end showing one notebook, attached to a kernel.
 
@@ -30,10 +59,20 @@ class FrontEndPeer:
         subshell: Whether to answer over a subshell (False plays an old front end).
     """
 
-    def __init__(self, manager: KernelManager, notebook: Path, subshell: bool = True) -> None:
+    def __init__(
+        self,
+        manager: KernelManager,
+        notebook: Path,
+        subshell: bool = True,
+        versions: dict[str, str] | None = None,
+        path: str | None = None,
+    ) -> None:
         self.notebook = nbformat.read(notebook, as_version=4)
         """What the user sees (changed by the kernel's edits and by :meth:`type`)."""
-        self.path = notebook.name
+        self.path = notebook.name if path is None else path
+        """The notebook's path from the server's root, as the hello says it."""
+        self.versions = versions or {"app": "TestLab", "version": "1.0", "extension": "0.2.0"}
+        """The application, its version and the extension's, as the hello says them."""
         self.use_subshell = subshell
         self.requests: list[dict[str, Any]] = []
         """Every request the kernel sent, in order."""
@@ -47,6 +86,7 @@ class FrontEndPeer:
         self._client.start_channels()
         self._client.wait_for_ready(timeout=60)
         self._comms: set[str] = set()
+        self._last_comm: str | None = None
         self._subshell: str | None = None
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -76,6 +116,14 @@ class FrontEndPeer:
             cell.source += text
             self.dirty = True
 
+    def rename(self, path: str) -> None:
+        """Say the notebook's new path, as the extension does when the user renames it."""
+        self.path = path
+        with self._lock:
+            comm = self._last_comm
+        if comm is not None:
+            self._reply(comm, {"op": "path", "client": self.client_id, "path": path})
+
     def wait_for_run(self, cell_id: str, running: bool, timeout: float = 30) -> bool:
         """Wait until the kernel said that a cell runs (or finished); True once it did."""
         with self._changed:
@@ -98,6 +146,8 @@ class FrontEndPeer:
                 self.statuses += 1
             if kind == "comm_open" and content.get("target_name") == TARGET:
                 self._comms.add(content["comm_id"])
+                with self._lock:
+                    self._last_comm = content["comm_id"]
                 self._reply(content["comm_id"], self._hello())
             elif kind == "comm_msg" and content.get("comm_id") in self._comms:
                 data = content.get("data") or {}
@@ -110,9 +160,10 @@ class FrontEndPeer:
             "op": "hello",
             "client": self.client_id,
             "path": self.path,
-            "app": "TestLab 1.0",
+            "app": f"{self.versions['app']} {self.versions['version']}",
             "subshell": self._ensure_subshell() is not None,
-            "version": "0.1.0",
+            "version": self.versions["extension"],
+            "versions": self.versions,
         }
 
     def _ensure_subshell(self) -> str | None:
