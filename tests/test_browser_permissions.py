@@ -9,6 +9,10 @@ nbagent asks on the kernel's stdin, and JupyterLab shows its input box under the
 - Stop: the user presses the toolbar's Stop while the question waits; the cell ends with the
   call interrupted and the kernel is free. Whatever box is still on the page, the user types
   ``y`` into it; then saves and reloads: the cell holds no late answer and no prompt.
+- Withdrawn (plain JupyterLab, a new Untitled notebook named at its first save): a
+  sub-agent's question is left unanswered until its call reaches the time limit, and the
+  agent asks about ``rm -rf data``. The user types ``y`` into the first, withdrawn box, still
+  on the page: it does nothing and says so; ``n`` in the open box refuses the command.
 
 Both setups people have: plain JupyterLab, and JupyterLab with jupyter-collaboration (from
 its own environment, ``$NBAGENT_RTC_ENV``). Screenshots in the light and the dark theme (with
@@ -402,3 +406,254 @@ def test_stop_while_asking_interrupts_the_call_and_records_no_late_answer(
             problems.append(f"the {where} cell records the prompt: {streams!r}")
     if problems:
         raise StrayAnswer("; ".join(problems))
+
+
+# -- an answer typed into a withdrawn question's box ------------------------------------------
+
+WITHDRAWN_SETUP = """\
+import os
+
+import nbagent
+from nbagent.orchestration.subagent import SUBAGENT_SYSTEM
+from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.tool import Tool
+
+ran = []
+
+
+def bash(command: str) -> str:
+    ran.append(command)
+    return f"ran {command}"
+
+
+def results_in(body):
+    content = body["messages"][-1]["content"]
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def withdrawn_then_asked(body):
+    if body.get("system") == SUBAGENT_SYSTEM:
+        return Reply.tool_use("Bash", {"command": "echo first"})
+    if not results_in(body):
+        return Reply.tool_use("Agent", {"description": "first", "prompt": "Run it."})
+    if len(body["messages"]) == 3:
+        return Reply.tool_use("Bash", {"command": "rm -rf data"})
+    return Reply.text("Done.")
+
+
+api = FakeAnthropicServer().start()
+api.replace_script([withdrawn_then_asked] * 4)
+os.environ["ANTHROPIC_API_KEY"] = "test-key"
+os.environ["ANTHROPIC_BASE_URL"] = api.url
+%load_ext nbagent
+%agent status
+schema = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
+nbagent.registry.register(
+    Tool(name="Bash", description="Runs a command (here: notes that it ran).",
+         input_schema=schema, handler=bash, main_thread=True),
+    replace=True,
+)
+%config NbAgent.call_timeout = 2"""
+"""The first cell: the scripted model (a sub-agent asks about ``echo first`` and is abandoned
+at the 2 s time limit; then the agent asks about ``rm -rf data``), a ``Bash`` tool that only
+records the commands it is given, and the time limit."""
+
+WITHDRAWN_CELLS = (WITHDRAWN_SETUP, "%%agent\nTidy up the data folder.", "print(ran)")
+WITHDRAWN_AGENT, WITHDRAWN_CHECK = 1, 2
+FIRST_PROMPT = "Allow Bash: echo first?"
+SECOND_PROMPT = "Allow Bash: rm -rf data?"
+WITHDRAWN = (
+    "(Question withdrawn: its call reached its time limit. An answer typed now does nothing.)"
+)
+DID_NOTHING = "(An answer typed after its question was withdrawn did nothing: 'y'.)"
+
+NOTEBOOK_READY = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    if (!panel || !panel.context || !panel.context.isReady || !panel.sessionContext) return null;
+    const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+    return kernel && kernel.status === 'idle' ? panel.context.path : null;
+}"""
+"""The current tab is an open notebook whose kernel is idle: its path (else null)."""
+
+SOURCES = (
+    "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells"
+    ".map(cell => cell.source)"
+)
+
+
+def new_notebook(browser: Any, lab: Server, kernel_name: str) -> Any:
+    """Open JupyterLab in a workspace of its own, open a launcher (the file browser's +) and
+    start a notebook with the kernel; return the page once the notebook is open and idle."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(f"{lab.url}lab/workspaces/withdrawn?token={lab.token}", timeout=90_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && !document.querySelector('#jupyterlab-splash')",
+        timeout=90_000,
+    )
+    set_theme(page, "JupyterLab Light")
+    page.locator(".jp-FileBrowser-toolbar button").first.click()  # the +: a new launcher
+    card = f".jp-LauncherCard[data-category='Notebook'][title='{kernel_name}']:visible"
+    page.locator(card).click()
+    page.wait_for_function(NOTEBOOK_READY, timeout=90_000, polling=100)
+    return page
+
+
+def type_cells(page: Any, sources: tuple[str, ...]) -> None:
+    """Write the cells as a person pastes them: into the editor, adding a cell below (``b``)."""
+    for index, source in enumerate(sources):
+        if index:
+            page.keyboard.press("Escape")
+            page.keyboard.press("b")
+        cell(page, index).locator(".cm-content").click()
+        page.keyboard.insert_text(source)
+    assert page.evaluate(SOURCES) == list(sources)
+
+
+def press_in_cell(page: Any, index: int, keys: str) -> None:
+    """Click into a cell's editor and press keys (``Shift+Enter`` runs it)."""
+    cell(page, index).locator(".cm-content").click()
+    page.keyboard.press(keys)
+
+
+def stdin_item(page: Any, index: int, prompt: str, live: bool = False) -> Any:
+    """A cell's stdin box (its prompt and input) whose prompt starts with ``prompt``."""
+    item = ".jp-OutputArea-stdin-item" + (":not(.jp-OutputArea-stdin-hiding)" if live else "")
+    return cell(page, index).locator(item, has_text=prompt)
+
+
+def questions(page: Any) -> list[str]:
+    """The questions of the agent cell's stdin boxes that still take an answer, top to
+    bottom (each prompt up to its ``?``)."""
+    items = cell(page, WITHDRAWN_AGENT).locator(
+        ".jp-OutputArea-stdin-item:not(.jp-OutputArea-stdin-hiding)"
+    )
+    asked = []
+    for item in items.all():
+        if item.locator(".jp-Stdin-input").is_editable():
+            prompt = str(item.locator(".jp-Stdin-prompt").text_content())
+            asked.append(prompt.strip().split("?")[0] + "?")
+    return asked
+
+
+def answer(page: Any, box: Any, text: str, shot: str, folder: Path) -> None:
+    """Click into a stdin box, type an answer (screenshot), press Enter."""
+    box.locator(".jp-Stdin-input").click()
+    page.keyboard.type(text)
+    assert screenshot(page, shot, folder).exists()
+    page.keyboard.press("Enter")
+
+
+def save_renamed(page: Any, path: Path, index: int, folder: Path) -> list[Any]:
+    """Save as a person does (Ctrl+S); at the first save, JupyterLab asks for a name: give
+    ``path``'s. Wait until the file holds the cell's outputs the page shows; return them."""
+    shown = page.evaluate(OUTPUTS, index)
+    page.keyboard.press("Control+s")
+    dialog = page.locator(".jp-Dialog")
+    dialog.get_by_text("Rename file").wait_for()
+    assert screenshot(page, "withdrawn-rename-dialog", folder).exists()
+    dialog.locator("input.jp-mod-styled").first.fill(path.name)
+    dialog.get_by_role("button", name="Rename and Save").click()
+
+    def saved() -> list[Any] | None:
+        try:
+            cells = json.loads(path.read_text())["cells"]
+        except (OSError, ValueError):  # not saved yet, or read in the middle of a save
+            return None
+        outputs = cells[index].get("outputs", [])
+        return outputs if _comparable(outputs) == _comparable(shown) else None
+
+    outputs = wait_until(saved, "the file holds the cell's outputs", 30)
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    return list(outputs)
+
+
+@pytest.mark.parametrize("lab", ["plain"], indirect=True)
+def test_an_answer_typed_in_a_withdrawn_questions_box_does_not_answer_the_open_question(
+    lab: Server, tmp_path: Path
+) -> None:
+    """A sub-agent's question is left unanswered until its call reaches the time limit; the
+    agent then asks about ``rm -rf data``. JupyterLab still shows the first box: the person
+    types ``y`` into it, then ``n`` into the second. Before 18eeee3 the ``y`` answered the
+    open question and ``rm -rf data`` ran."""
+    name = "withdrawn.ipynb"
+    path = lab.root / name
+    with chromium() as browser:
+        page = new_notebook(browser, lab, "nbagent test")
+        assert page.evaluate(NOTEBOOK_READY).startswith("Untitled")
+        type_cells(page, WITHDRAWN_CELLS)
+        assert screenshot(page, "withdrawn-typed", tmp_path).exists()
+        press_in_cell(page, SETUP_CELL, "Shift+Enter")
+        wait_until_ran(page, SETUP_CELL)
+
+        # The sub-agent asks; nobody answers.
+        press_in_cell(page, WITHDRAWN_AGENT, "Shift+Enter")
+        first = stdin_item(page, WITHDRAWN_AGENT, FIRST_PROMPT)
+        first.wait_for(timeout=90_000)
+        first.scroll_into_view_if_needed()
+        assert screenshot(page, "withdrawn-first-question", tmp_path).exists()
+
+        # Its call reaches the time limit; the agent asks the second question. The first box
+        # is still on the page (JupyterLab keeps it); a line above it says it was withdrawn.
+        second = stdin_item(page, WITHDRAWN_AGENT, SECOND_PROMPT, live=True)
+        second.wait_for(timeout=90_000)
+        # The cell's output area (the first: the model's answer is an Output widget, with an
+        # output area of its own inside).
+        output = cell(page, WITHDRAWN_AGENT).locator(".jp-OutputArea").first
+        wait_for_text(output, WITHDRAWN, "the withdrawn question is marked")
+        second.scroll_into_view_if_needed()
+        assert screenshot(page, "withdrawn-both-boxes-light", tmp_path).exists()
+        set_theme(page, "JupyterLab Dark")
+        assert screenshot(page, "withdrawn-both-boxes-dark", tmp_path).exists()
+        set_theme(page, "JupyterLab Light")
+        assert questions(page) in ([FIRST_PROMPT, SECOND_PROMPT], [SECOND_PROMPT])
+
+        # "y" typed into the stale box does nothing, says so, and the question stays open.
+        # (A front end that disables or removes withdrawn boxes leaves nothing to type into.)
+        stale = stdin_item(page, WITHDRAWN_AGENT, FIRST_PROMPT, live=True)
+        typed_stale = stale.count() == 1 and stale.locator(".jp-Stdin-input").is_editable()
+        if typed_stale:
+            answer(page, stale, "y", "withdrawn-stale-typed", tmp_path)
+            wait_for_text(output, DID_NOTHING, "the stale answer is reported")
+            assert screenshot(page, "withdrawn-stale-answered", tmp_path).exists()
+        assert questions(page) == [SECOND_PROMPT]
+        assert not ran(page, WITHDRAWN_AGENT)
+        assert "Bash rm -rf data → waiting for your answer" in output.inner_text()
+
+        # "n" in the open box refuses rm -rf data; the model goes on.
+        answer(page, second, "n", "withdrawn-open-typed", tmp_path)
+        wait_until_ran(page, WITHDRAWN_AGENT)
+        wait_for_text(output, "Done.", "the model's answer shows")
+        assert "Bash rm -rf data → refused by you" in output.inner_text()
+        assert questions(page) == []
+        assert screenshot(page, "withdrawn-done", tmp_path).exists()
+
+        # The recording tool ran nothing.
+        press_in_cell(page, WITHDRAWN_CHECK, "Control+Enter")
+        wait_until_ran(page, WITHDRAWN_CHECK)
+        checked = cell(page, WITHDRAWN_CHECK).locator(".jp-OutputArea").first
+        wait_for_text(checked, "[]", "the check cell prints")
+        assert checked.inner_text().strip() == "[]"
+
+        # Saved (named at the first save) and reloaded.
+        saved = save_renamed(page, path, WITHDRAWN_AGENT, tmp_path)
+        assert screenshot(page, "withdrawn-saved", tmp_path).exists()
+        page.reload()
+        page.wait_for_function(PANEL_READY, arg=name, timeout=90_000, polling=100)
+        output = cell(page, WITHDRAWN_AGENT).locator(".jp-OutputArea").first
+        wait_for_text(output, "Done.", "the reloaded cell shows")
+        assert cell(page, WITHDRAWN_AGENT).locator(".jp-Stdin").count() == 0
+        cell(page, WITHDRAWN_AGENT).scroll_into_view_if_needed()
+        assert screenshot(page, "withdrawn-reloaded", tmp_path).exists()
+        reloaded = page.evaluate(OUTPUTS, WITHDRAWN_AGENT)
+
+    for outputs in (saved, reloaded):
+        # JupyterLab records each answer with its prompt; nbagent's note follows the stale "y".
+        answers = [a.rstrip("\n") for a in stdin_streams(outputs)]
+        asked = [FIRST_PROMPT, SECOND_PROMPT] if typed_stale else [SECOND_PROMPT]
+        assert [a.split("?")[0] + "?" for a in answers] == asked
+        assert [a[-2:] for a in answers] == ([" y", " n"] if typed_stale else [" n"])
+        streams = stream_texts(outputs)
+        assert WITHDRAWN in streams
+        if typed_stale:
+            assert streams.index(WITHDRAWN) < streams.index(" y\n") < streams.index(DID_NOTHING)
+            assert streams.index(DID_NOTHING) < streams.index(SECOND_PROMPT)
