@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from nbagent.errors import DuplicateToolError, UnknownToolError
@@ -80,6 +81,12 @@ class ToolRegistry:
         self._notify_lock = threading.Lock()
         self._version = 0
         self._overrides: dict[str, bool] = {}
+        self._tokens: dict[str, tuple[Tool, int]] = {}
+        """Each tool's definition tokens, by name, with the tool they were counted for."""
+        self._costs: dict[str, tuple[int, ContextCost]] = {}
+        """The last :meth:`context_cost` of each style, with the version it was measured at."""
+        self._lines: dict[str, dict[str, int]] = {}
+        """The tokens of each line of the last announcement counted, by style."""
         self.register_many(tools)
 
     @property
@@ -126,6 +133,7 @@ class ToolRegistry:
                     seen.add(tool.name)
             for tool in batch:
                 self._tools[tool.name] = tool
+                self._tokens.pop(tool.name, None)
             change = self._changed(added=tuple(t.name for t in batch), removed=())
         self._notify(change)
 
@@ -153,6 +161,8 @@ class ToolRegistry:
         """
         with self._lock:
             removed = tuple(name for name in dict.fromkeys(names) if self._tools.pop(name, None))
+            for name in removed:
+                self._tokens.pop(name, None)
             change = self._changed(added=(), removed=removed)
         self._notify(change)
 
@@ -267,26 +277,70 @@ class ToolRegistry:
     def context_cost(self, style: str = "plain") -> ContextCost:
         """Measure the tool context in tokens, all loaded versus deferred.
 
+        Every ``%%agent`` cell asks, so the work follows what changed, not the catalogue's
+        size: with no change since the last call the answer is the last one; after a change
+        only the definitions of tools registered since are counted (each tool's count is kept
+        while that very tool stays registered: a changed tool is a new :class:`Tool`), and
+        only the lines of the announcement of the deferred names that are new.
+
         Args:
             style: How the deferred names are announced: ``plain`` or ``compact``.
 
         Returns:
             The two token counts (see :class:`ContextCost`).
         """
-        from nbagent.delta import render_announcement
-        from nbagent.search import ToolSearch
-        from nbagent.tokens import count_tokens, definition_tokens
-
-        tools = [t for t in self.tools() if t.name != TOOL_SEARCH_NAME]
-        loaded = [t for t in tools if not self.is_deferred(t)]
-        deferred_names = [t.name for t in tools if self.is_deferred(t)]
-        search_tool = self._tools.get(TOOL_SEARCH_NAME) or ToolSearch(self).tool
-        announcement = render_announcement(added=deferred_names, style=style)  # type: ignore[arg-type]
-        return ContextCost(
-            all_loaded=definition_tokens(t.definition() for t in tools),
-            deferred=definition_tokens(t.definition() for t in [*loaded, search_tool])
-            + count_tokens(announcement),
+        with self._lock:
+            version = self._version
+            if (last := self._costs.get(style)) is not None and last[0] == version:
+                return last[1]
+            tools = list(self._tools.values())
+            deferred = {t.name for t in tools if self.is_deferred(t)}
+            known = {t.name: n for t in tools if (n := self._counted(t)) is not None}
+        fresh = [t for t in tools if t.name not in known]
+        if fresh:
+            counts = definition_costs(fresh)
+            known.update(zip((t.name for t in fresh), counts, strict=True))
+            with self._lock:
+                for tool, count in zip(fresh, counts, strict=True):
+                    if self._tools.get(tool.name) is tool:
+                        self._tokens[tool.name] = (tool, count)
+        others = [t.name for t in tools if t.name != TOOL_SEARCH_NAME]
+        search = known.get(TOOL_SEARCH_NAME)
+        cost = ContextCost(
+            all_loaded=sum(known[n] for n in others),
+            deferred=sum(known[n] for n in others if n not in deferred)
+            + (_search_tool_tokens() if search is None else search)
+            + self._announcement_tokens([n for n in others if n in deferred], style),
         )
+        with self._lock:
+            if self._version == version:
+                self._costs[style] = (version, cost)
+        return cost
+
+    def _announcement_tokens(self, names: list[str], style: str) -> int:
+        """Count the announcement of deferred names line by line, counting only lines this
+        registry has not counted in this style at its last count.
+
+        Lines count apart exactly as together: the tokenizer splits a line break from the
+        text before it unless that ends in a space, and no name or header does.
+        """
+        from nbagent.delta import render_announcement
+        from nbagent.tokens import count_many
+
+        text = render_announcement(added=names, style=style)  # type: ignore[arg-type]
+        lines = text.splitlines(keepends=True)
+        known = self._lines.get(style, {})
+        fresh = [line for line in dict.fromkeys(lines) if line not in known]
+        counted = dict(zip(fresh, count_many(fresh), strict=True)) if fresh else {}
+        current = {line: known[line] if line in known else counted[line] for line in lines}
+        with self._lock:
+            self._lines[style] = current
+        return sum(current[line] for line in lines)
+
+    def _counted(self, tool: Tool) -> int | None:
+        """The definition tokens counted for this very tool, or None (call with the lock)."""
+        entry = self._tokens.get(tool.name)
+        return entry[1] if entry is not None and entry[0] is tool else None
 
     def __repr__(self, loaded_by_search: Collection[str] = ()) -> str:
         """Show the registry as a plain-text table.
@@ -376,6 +430,28 @@ class ToolRegistry:
         with self._notify_lock:
             for callback in list(self._subscribers):
                 callback(change)
+
+
+def definition_costs(tools: Sequence[Tool]) -> list[int]:
+    """Count the tokens of each tool's definition as the API receives it, in one batch.
+
+    Args:
+        tools: The tools.
+
+    Returns:
+        One count per tool, in order.
+    """
+    from nbagent.tokens import compact_json, count_many
+
+    return count_many(compact_json(t.definition()) for t in tools)
+
+
+@functools.cache
+def _search_tool_tokens() -> int:
+    """The definition tokens of the ToolSearch tool, for a registry that has none."""
+    from nbagent.search import ToolSearch
+
+    return definition_costs([ToolSearch(ToolRegistry()).tool])[0]
 
 
 def deferral_rule(tool: Tool) -> bool:

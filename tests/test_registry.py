@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import threading
+from collections.abc import Sequence
 
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
+import nbagent.tokens
+from nbagent.delta import render_announcement
 from nbagent.errors import DuplicateToolError, UnknownToolError
 from nbagent.registry import ContextCost, RegistryChange, ToolRegistry
 from nbagent.search import ToolSearch
+from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.tokens import count_tokens, definition_tokens
 from nbagent.tool import Tool
+from tests.shells import error_of, run
 
 
 def make(name: str, **flags: object) -> Tool:
@@ -176,6 +185,129 @@ def test_context_cost_counts_deferred_names_instead_of_definitions() -> None:
 def test_context_cost_of_an_empty_registry() -> None:
     cost = ToolRegistry().context_cost()
     assert cost.all_loaded == 0 and cost.saved == 0.0
+
+
+TOOL_SEARCH = "ToolSearch"
+REGISTRY_MODULE = importlib.import_module("nbagent.registry")
+"""The module (``nbagent.registry`` is the process-wide registry)."""
+
+
+class Counting:
+    """Records the calls of the per-tool cost function and of the tokenizer's batches."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.tools: list[list[str]] = []
+        self.texts: list[int] = []
+        definition_costs, count_many = REGISTRY_MODULE.definition_costs, nbagent.tokens.count_many
+
+        def counted_definitions(tools: Sequence[Tool]) -> list[int]:
+            self.tools.append([t.name for t in tools])
+            return definition_costs(tools)
+
+        def counted_texts(texts: object) -> list[int]:
+            batch = list(texts)  # type: ignore[call-overload]
+            self.texts.append(len(batch))
+            return count_many(batch)
+
+        monkeypatch.setattr(REGISTRY_MODULE, "definition_costs", counted_definitions)
+        monkeypatch.setattr(nbagent.tokens, "count_many", counted_texts)
+
+    def take(self) -> tuple[list[list[str]], list[int]]:
+        """The calls since the last take."""
+        taken = self.tools, self.texts
+        self.tools, self.texts = [], []
+        return taken
+
+
+def from_scratch(reg: ToolRegistry, style: str = "plain") -> ContextCost:
+    """context_cost as it was counted before it was cached: every definition, every cell."""
+    tools = [t for t in reg.tools() if t.name != TOOL_SEARCH]
+    loaded = [t for t in tools if not reg.is_deferred(t)]
+    names = [t.name for t in tools if reg.is_deferred(t)]
+    search = reg.get(TOOL_SEARCH) if TOOL_SEARCH in reg else ToolSearch(ToolRegistry()).tool
+    announcement = render_announcement(added=names, style=style)  # type: ignore[arg-type]
+    return ContextCost(
+        all_loaded=definition_tokens(t.definition() for t in tools),
+        deferred=definition_tokens(t.definition() for t in [*loaded, search])
+        + count_tokens(announcement),
+    )
+
+
+def test_a_cell_with_an_unchanged_catalogue_counts_no_definition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tools = [
+        Tool(name=f"mcp__s{i % 50}__t{i}", description=f"Tool {i}.", is_mcp=True, server="s")
+        for i in range(5000)
+    ]
+    reg = ToolRegistry([make("Local"), *tools])
+    reg.register(ToolSearch(reg).tool)
+    calls = Counting(monkeypatch)
+    first = reg.context_cost()
+    assert [len(names) for names in calls.take()[0]] == [5002]
+    assert reg.context_cost() == first
+    assert calls.take() == ([], [])  # nothing counted: no definition, no announcement line
+
+    longer = dataclasses.replace(tools[7], description="Tool 7, now described at length.")
+    reg.register(longer, replace=True)
+    changed = reg.context_cost()
+    assert calls.take() == ([[longer.name]], [1])  # the announcement's lines are the same
+    grown = definition_tokens([longer.definition()]) - definition_tokens([tools[7].definition()])
+    assert changed == ContextCost(first.all_loaded + grown, first.deferred)
+    calls.take()  # the test's own counts
+
+    reg.register(Tool(name="mcp__new__tool", description="New.", is_mcp=True))
+    added = reg.context_cost()
+    assert calls.take() == ([["mcp__new__tool"]], [1, 1])  # its definition, its line
+    assert added.all_loaded > changed.all_loaded and added.deferred > changed.deferred
+
+    reg.unregister("mcp__new__tool")
+    assert reg.context_cost() == changed
+    reg.override(tools[0].name, deferred=False)
+    loaded = reg.context_cost()
+    assert calls.take() == ([], [])
+    assert loaded.all_loaded == changed.all_loaded and loaded.deferred > changed.deferred
+
+
+@pytest.mark.parametrize("style", ["plain", "compact"])
+def test_the_cached_context_cost_is_the_one_counted_from_scratch(style: str) -> None:
+    big = {"type": "object", "properties": {"q": {"type": "string", "description": "x " * 30}}}
+    tools = [
+        Tool(name=f"mcp__s{i % 7}__t{i}", description=f"d {i} " * 5, input_schema=big, is_mcp=True)
+        for i in range(200)
+    ]
+    reg = ToolRegistry([make("Local"), make("Lazy", should_defer=True), *tools[:150]])
+    assert reg.context_cost(style) == from_scratch(reg, style)  # ToolSearch not registered
+    reg.register(ToolSearch(reg).tool)
+    reg.register_many(tools[150:])
+    reg.register(dataclasses.replace(tools[3], description="changed"), replace=True)
+    reg.unregister_many([t.name for t in tools[10:40]])
+    reg.override("Lazy", deferred=False)
+    reg.override(tools[50].name, deferred=False)
+    assert reg.context_cost(style) == from_scratch(reg, style)
+    assert reg.context_cost("compact" if style == "plain" else "plain") == from_scratch(
+        reg, "compact" if style == "plain" else "plain"
+    )
+
+
+def test_a_second_agent_cell_counts_no_definition(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [f"mcp__many__t{i}" for i in range(20)]
+    nbagent.registry.register_many(
+        [Tool(name=name, description=f"Tool {name}.", is_mcp=True) for name in names]
+    )
+    try:
+        fake_api.enqueue(Reply.text("one"), Reply.text("two"))
+        result, _ = run(ip, "%%agent\nfirst")
+        assert result.success, error_of(result)
+        calls = Counting(monkeypatch)
+        result, shown = run(ip, "%%agent\nsecond")
+        assert result.success, error_of(result)
+        assert "two" in shown and "deferral keeps" in shown
+        assert calls.tools == []
+    finally:
+        nbagent.registry.unregister_many(names)
 
 
 def test_the_process_wide_registry_has_tool_search() -> None:
