@@ -87,7 +87,7 @@ def parse_line(body: bytes) -> dict[str, Any]:
     if len(body) > MAX_LINE:
         raise LineError(f"it is {len(body):,} bytes long, longer than the {MAX_LINE:,} allowed")
     too_deep = LineError(f"it is nested more than {MAX_DEPTH} levels deep")
-    if _depth(body) > MAX_DEPTH:
+    if _too_deep(body):
         raise too_deep
     try:
         value = json.loads(body)
@@ -103,11 +103,13 @@ def parse_line(body: bytes) -> dict[str, Any]:
     return value
 
 
-def _depth(body: bytes) -> int:
-    """How deep a JSON text nests arrays and objects, counted without parsing it (brackets
-    inside strings left out)."""
+def _too_deep(body: bytes) -> bool:
+    """Whether a JSON text nests arrays and objects deeper than :data:`MAX_DEPTH`, counted
+    without parsing it (brackets inside strings left out)."""
+    if body.count(b"[") + body.count(b"{") <= MAX_DEPTH:
+        return False
     brackets = _STRINGS.sub(b"", body).translate(_BRACKETS, _NOT_BRACKETS)
-    return max(accumulate(map(operator.sub, brackets, repeat(1)), initial=0))
+    return max(accumulate(map(operator.sub, brackets, repeat(1)), initial=0)) > MAX_DEPTH
 
 
 def shown(value: Any) -> str:
@@ -337,11 +339,12 @@ class CutRecord(_Record):
 
 
 class Header(BaseModel):
-    """The first line (any field but ``nbagent`` falls back to its default when wrong)."""
+    """The first line (a file whose first line has another ``nbagent`` is no conversation;
+    any other field falls back to its default when wrong)."""
 
     model_config = ConfigDict(strict=True, extra="ignore")
 
-    nbagent: Literal["conversation"]
+    nbagent: Literal["conversation"] = "conversation"
     version: NonNegativeInt = 1
     id: str = ""
     notebook: str = ""

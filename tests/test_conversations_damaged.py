@@ -119,7 +119,11 @@ def test_a_line_is_refused_before_parsing_when_too_deep_or_too_long() -> None:
         parse_line(nested)
     with pytest.raises(ValueError, match=f"nested more than {MAX_DEPTH} levels deep"):
         parse_line(deep_line())
+    inner = MAX_DEPTH - 1  # the record itself is one level
+    assert "a" in parse_line(b'{"a":' + b"[" * inner + b"]" * inner + b"}")  # just deep enough
     assert parse_line(b'{"a":"' + b"[" * DEEP + b'"}') == {"a": "[" * DEEP}  # inside a string
+    escaped = b'{"a":"\\"' + b"{" * DEEP + b'"}'  # an escaped quote does not end the string
+    assert parse_line(escaped) == {"a": '"' + "{" * DEEP}
     with pytest.raises(ValueError, match="longer than"):
         parse_line(b'{"a":"' + b"x" * MAX_LINE + b'"}')
     with pytest.raises(ValueError, match="is not JSON"):
