@@ -14,6 +14,7 @@ Outside a kernel (an InteractiveShell, a terminal IPython), :func:`ask` is ``inp
 from __future__ import annotations
 
 import sys
+from collections import OrderedDict
 from typing import Any
 
 EOF = "\x04"
@@ -22,6 +23,13 @@ EOF = "\x04"
 POLL_SECONDS = 0.01
 """How long one wait on the stdin socket lasts: signals (Stop, a withdrawn question) are seen
 between two waits, as in ipykernel."""
+
+REMEMBERED = 64
+"""How many of the latest requests' prompts are kept, to name the question a late answer was
+typed for."""
+
+_prompts: OrderedDict[str, str] = OrderedDict()
+"""The prompts of the latest requests sent, by message id (main thread only)."""
 
 
 def ask(prompt: str) -> str:
@@ -75,23 +83,27 @@ class _KernelStdin:
             if stream is not None:
                 stream.flush()
         for late in self.waiting():
-            _say_dropped(late)
+            _say_dropped(*late)
         asked = self.request(prompt)
         while True:
             reply = self.receive()
             if reply is None:
                 continue
-            answered = (reply.get("parent_header") or {}).get("msg_id")
+            answered = _answered(reply)
             value = _value(reply)
             if answered and answered != asked:
-                _say_dropped(value)
+                _say_dropped(value, answered)
                 continue
             if value == EOF:
                 raise EOFError
             return value
 
-    def waiting(self) -> list[str]:
-        """Take the replies already waiting: they were typed for questions no longer asked."""
+    def waiting(self) -> list[tuple[str, str]]:
+        """Take the replies already waiting: they were typed for questions no longer asked.
+
+        Returns:
+            Each reply's text and the id of the request it answers ("" if it names none).
+        """
         import zmq
 
         answers = []
@@ -99,7 +111,7 @@ class _KernelStdin:
             _, reply = self.session.recv(self.socket, mode=zmq.NOBLOCK)
             if reply is None:
                 break
-            answers.append(_value(reply))
+            answers.append((_value(reply), _answered(reply)))
         return answers
 
     def request(self, prompt: str) -> str:
@@ -111,7 +123,11 @@ class _KernelStdin:
         message = self.session.send(
             self.socket, "input_request", content, self.kernel.get_parent("shell"), ident=ident
         )
-        return str(message["header"]["msg_id"])
+        asked = str(message["header"]["msg_id"])
+        _prompts[asked] = prompt
+        while len(_prompts) > REMEMBERED:
+            _prompts.popitem(last=False)
+        return asked
 
     def receive(self) -> dict[str, Any] | None:
         """Wait a moment for one reply; None if none came (or it was not a valid message)."""
@@ -137,6 +153,22 @@ def _value(reply: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _say_dropped(answer: str) -> None:
-    """Tell the person an answer reached no question."""
-    print(f"(An answer typed after its question was withdrawn did nothing: {answer!r}.)")
+def _answered(reply: dict[str, Any]) -> str:
+    """The id of the request a reply names ("" when it names none)."""
+    parent = reply.get("parent_header")
+    answered = parent.get("msg_id", "") if isinstance(parent, dict) else ""
+    return answered if isinstance(answered, str) else ""
+
+
+def _question(prompt: str) -> str:
+    """The question a prompt asks: its first line, without the answers it offers."""
+    first = prompt.strip().split("\n")[0]
+    question, mark, _ = first.partition("?  ")
+    return question + "?" if mark else first
+
+
+def _say_dropped(answer: str, answered: str = "") -> None:
+    """Tell the person an answer reached no question, naming the question when known."""
+    asked = _question(_prompts.get(answered, ""))
+    question = f" to {asked!r}" if asked else ""
+    print(f"(Your answer {answer!r}{question} did nothing: that question had been withdrawn.)")

@@ -465,7 +465,9 @@ SECOND_PROMPT = "Allow Bash: rm -rf data?"
 WITHDRAWN = (
     "(Question withdrawn: its call reached its time limit. An answer typed now does nothing.)"
 )
-DID_NOTHING = "(An answer typed after its question was withdrawn did nothing: 'y'.)"
+DID_NOTHING = (
+    "(Your answer 'y' to 'Allow Bash: echo first?' did nothing: that question had been withdrawn.)"
+)
 
 NOTEBOOK_READY = """() => {
     const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;

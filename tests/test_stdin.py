@@ -58,7 +58,7 @@ def test_an_answer_typed_in_a_withdrawn_questions_box_does_not_answer_the_next_q
     prompts = [r["content"]["prompt"].split("?")[0] for r in requests]
     assert prompts == ["Allow Bash: echo first", "Allow Bash: rm -rf data"]
     assert check.text.strip() == "[] ['error', 'denied']", check.text  # abandoned, refused
-    assert "did nothing: 'y'" in run.text
+    assert "Your answer 'y' to 'Allow Bash: echo first?' did nothing" in run.text
     assert "Done." in run.text
 
 

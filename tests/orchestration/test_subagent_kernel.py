@@ -206,5 +206,5 @@ def test_a_late_yes_to_a_withdrawn_plan_question_changes_nothing(
         fake_api.enqueue(Reply.tool_use("Bash", {"command": "echo after"}), Reply.text("Done."))
         assert execute(client, "%config NbAgent.permission_mode = 'default'").status == "ok"
         after = execute(client, "%%agent\nOne more.", stdin=lambda prompt: "n")
-        assert "did nothing: 'y'" in after.text
+        assert "Your answer 'y' did nothing: that question had been withdrawn." in after.text
         assert execute(client, "print(ran)").text.strip() == "[]"
