@@ -74,6 +74,7 @@ _LINE_NUMBER = re.compile(r"^[ \t]*\d+\t", re.MULTILINE)
 """The line number the Read tool puts before each line."""
 
 _LABEL = re.compile(r"\W+")
+"""What a detector's name has between the words of its label (``AWS Access Key``)."""
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -245,6 +246,7 @@ class _Environment:
         self._pairs: tuple[tuple[str, str], ...] = ()
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The secret variables now: name and stripped value."""
         raw = getattr(os.environ, "_data", None)
         with self._lock:
             if raw is None or raw != self._raw:
@@ -257,16 +259,19 @@ _ENVIRONMENT = _Environment()
 
 
 def _environment_pairs() -> tuple[tuple[str, str], ...]:
+    """The secret variables of ``os.environ``."""
     return _ENVIRONMENT.pairs()
 
 
 def _redactor(environ: Mapping[str, str] | None) -> _Redactor:
+    """The redactor of an environment (``os.environ`` when None), made once per secrets."""
     pairs = _environment_pairs() if environ is None else _pairs(environ)
     return _redactor_of(pairs)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=8)
 def _redactor_of(pairs: tuple[tuple[str, str], ...]) -> _Redactor:
+    """The redactor of some secret variables (kept while they are in use)."""
     return _Redactor(pairs)
 
 
@@ -306,6 +311,7 @@ def _base64_forms(secret: str) -> set[str]:
 
 
 def _bytes(text: str) -> bytes:
+    """A text's UTF-8 (a lone surrogate too)."""
     return text.encode("utf-8", "surrogatepass")
 
 
@@ -380,8 +386,10 @@ class _Redactor:
 
     def _add(self, label: str, secret: str, url_password: bool = False) -> None:
         if len(secret) >= MIN_SECRET_LENGTH:
-            every = _forms(secret) | _base64_forms(secret)
-            self.forms += [_Form(label, squeezed) for squeezed in {_squeezed(f) for f in every}]
+            squeezed = {_squeezed(form) for form in _forms(secret) | _base64_forms(secret)}
+            self.forms += [
+                _Form(label, form) for form in squeezed if len(form) >= MIN_SECRET_LENGTH
+            ]
             for form in {secret, json.dumps(secret)[1:-1]}:
                 self.starts.append((form, min(len(form), FRAGMENT_CHARS)))
                 if len(form) > FRAGMENT_CHARS:
@@ -490,7 +498,7 @@ def _merged(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
 class _Memo:
     """Recent texts and their redaction (a view drawn again costs a look-up)."""
 
-    MAX_CHARS = 4_000_000
+    MAX_CHARS = 2_000_000
     """Characters kept at most, texts and redactions together."""
     MAX_TEXT = 200_000
     """Longer texts are not kept."""
@@ -501,6 +509,7 @@ class _Memo:
         self._chars = 0
 
     def get(self, text: str, shapes: bool) -> str | None:
+        """A text's redaction, if it was made lately."""
         with self._lock:
             found = self._kept.get((text, shapes))
             if found is not None:
@@ -508,6 +517,7 @@ class _Memo:
             return found
 
     def put(self, text: str, shapes: bool, redacted: str) -> None:
+        """Keep a text's redaction (the oldest go beyond MAX_CHARS)."""
         if len(text) > self.MAX_TEXT:
             return
         with self._lock:
@@ -633,6 +643,7 @@ def _shape_spans(text: str) -> list[tuple[int, int, str]]:
 
 
 def _any(value: str) -> bool:
+    """Take any match (a detector with no check of its own)."""
     return True
 
 
