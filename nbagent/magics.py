@@ -189,6 +189,10 @@ class AgentMagics(Magics):
         if self.session.mcp_manager is not None:
             show_notices(self.session.mcp_manager.notices)
         if self.session.frontend is not None:
+            for notice in self.session.frontend.notices():  # once per front end
+                display(
+                    Markdown(f"> **nbagent cannot see this notebook**: {plain_markdown(notice)}")
+                )
             self.session.frontend.open()
         try:
             result = self._run(agent, prompt, args)

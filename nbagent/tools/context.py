@@ -200,8 +200,8 @@ class ToolContext:
     ) -> ToolContext:
         """Build the context of a running IPython kernel.
 
-        The notebook is found each time it is needed (see :func:`find_notebook`), so a
-        notebook renamed while the kernel runs is followed.
+        The notebook is found each time it is needed (see :func:`find_notebook`): the one
+        the front end shows, so a notebook renamed while the kernel runs is followed.
 
         Args:
             shell: The IPython shell (``get_ipython()``).
@@ -218,10 +218,10 @@ class ToolContext:
         from nbagent.tools.nbaccess import find_notebook, running_cell_id
 
         def notebook_path() -> Path | None:
-            return find_notebook(shell, notebook)
+            return find_notebook(shell, notebook, frontend)
 
-        if root is None:
-            found = notebook_path()
+        if root is None:  # the name the kernel started with: no front end is asked yet
+            found = find_notebook(shell, notebook)
             root = found.parent if found else Path.cwd()
         return cls(
             root=Path(root),

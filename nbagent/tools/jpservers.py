@@ -77,6 +77,25 @@ def find_server(notebook: Path, runtime_dir: Path | None = None) -> JupyterServe
     return max(ranked, key=lambda entry: entry[:3])[3] if ranked else None
 
 
+def parent_server(runtime_dir: Path | None = None) -> JupyterServer | None:
+    """Return the running Jupyter server that started this kernel (its parent process).
+
+    Args:
+        runtime_dir: Jupyter's runtime folder; ``jupyter_runtime_dir()`` by default.
+
+    Returns:
+        The server, from its runtime file ``jpserver-<pid>.json``; None when the parent process
+        is no Jupyter server of this runtime folder (a kernel started otherwise, or remote).
+    """
+    if runtime_dir is None:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        runtime_dir = Path(jupyter_runtime_dir())
+    pid = os.getppid()
+    server = _read_server(runtime_dir / f"jpserver-{pid}.json")
+    return server if server is not None and server.pid == pid else None
+
+
 def _read_server(info: Path) -> JupyterServer | None:
     """Read a server's runtime file; None for one unreadable or served on a Unix socket."""
     try:

@@ -181,6 +181,10 @@ def header(notebook: LoadedNotebook, shown_as: str, running: str | None) -> str:
     return text
 
 
+THIS_CELL = "[This cell: it runs %%agent, and its output is this conversation.]"
+"""What a rendering shows of the running agent cell's outputs (the live transcript's widget)."""
+
+
 def render_overview(notebook: LoadedNotebook, running: str | None) -> list[str]:
     """Render one line per cell: index, id, type and first line (outputs counted).
 
@@ -193,7 +197,7 @@ def render_overview(notebook: LoadedNotebook, running: str | None) -> list[str]:
     """
     lines = []
     for index, cell in enumerate(notebook.cells):
-        outputs = len(cell.get("outputs", ()))
+        outputs = len(cell.get("outputs", ())) if cell.get("id") != running else 0
         extra = f"  [{outputs} output{'s' if outputs != 1 else ''}]" if outputs else ""
         mark = "  [running: this agent]" if cell.get("id") == running else ""
         lines.append(
@@ -215,7 +219,8 @@ def render_cell(
     Args:
         cell: The nbformat cell.
         index: Its position.
-        running: The id of the cell that runs the agent, if known.
+        running: The id of the cell that runs the agent, if known: its outputs (the live
+            transcript) are shown as :data:`THIS_CELL`.
         outputs: Include the outputs.
         output_chars: Characters of each output shown at most.
         images: Where image outputs go as image blocks (their place in the text named);
@@ -224,10 +229,14 @@ def render_cell(
     attributes = f'index="{index}" id="{cell.get("id")}" type="{cell.cell_type}"'
     if cell.cell_type == "code" and cell.get("execution_count") is not None:
         attributes += f' execution_count="{cell.execution_count}"'
-    if cell.get("id") == running:
+    this_cell = cell.get("id") == running
+    if this_cell:
         attributes += ' running="true"'
     parts = [f"<cell {attributes}>\n{source_of(cell)}\n</cell>"]
-    if outputs:
+    if this_cell:
+        if outputs and cell.get("outputs"):
+            parts.append(THIS_CELL)
+    elif outputs:
         parts.extend(render_outputs(cell.get("outputs", ()), output_chars, images, cell.get("id")))
     return "\n".join(parts)
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from nbagent.errors import ToolError
 from nbagent.tool import Tool
 from nbagent.tools import ysync
-from nbagent.tools.jpservers import find_server
+from nbagent.tools.jpservers import find_server, parent_server
 from nbagent.tools.livedoc import MISSING_EXTRA, LiveDocuments
 from nbagent.tools.nbaccess import LIVE
 from nbagent.tools.ysync import retype
@@ -158,6 +158,19 @@ def test_find_server_picks_a_live_server_whose_root_holds_the_notebook(
     found = find_server(notebook.resolve(), runtime)
     assert found is not None and found.pid == os.getppid()
     assert find_server(tmp_path.parent / "n.ipynb", runtime) is None
+
+
+def test_the_server_that_started_the_kernel_is_its_parent_process(
+    tmp_path: Path, runtime: Path
+) -> None:
+    assert parent_server(runtime) is None
+    write_server_file(runtime, tmp_path / "elsewhere", os.getpid())  # this process: no parent
+    assert parent_server(runtime) is None
+    write_server_file(runtime, tmp_path, os.getppid())
+    found = parent_server(runtime)
+    assert found is not None and found.root_dir == tmp_path.resolve()
+    write_server_file(runtime, tmp_path, os.getppid(), sock="/tmp/s")  # a Unix socket's
+    assert parent_server(runtime) is None
 
 
 # -- the tools through an in-process room ----------------------------------------------------

@@ -14,6 +14,7 @@ import pytest
 
 from nbagent.errors import ToolError
 from nbagent.tools.nbfile import (
+    THIS_CELL,
     load_notebook,
     new_cell,
     notebook_from_dict,
@@ -77,12 +78,17 @@ def test_outputs_are_rendered_as_text_and_cut() -> None:
         nbformat.v4.new_output("error", ename="ValueError", evalue="bad", traceback=["tb"]),
         nbformat.v4.new_output("execute_result", data={"text/plain": "y" * 50}, execution_count=3),
     ]
-    assert render_cell(cell, 4, running="c", outputs=True, output_chars=1000) == (
-        '<cell index="4" id="c" type="code" execution_count="3" running="true">\nx\n</cell>\n'
+    assert render_cell(cell, 4, None, outputs=True, output_chars=1000) == (
+        '<cell index="4" id="c" type="code" execution_count="3">\nx\n</cell>\n'
         '<output type="stream stderr">\nwarning\n</output>\n'
         '<output type="display_data">\n<Figure>\n[image/png output, 4 characters]\n</output>\n'
         '<output type="error">\nValueError: bad\ntb\n</output>\n'
         '<output type="execute_result">\n' + "y" * 50 + "\n</output>"
+    )
+    # The running agent cell's outputs are its live transcript: named, not shown.
+    assert render_cell(cell, 4, running="c", outputs=True, output_chars=1000) == (
+        '<cell index="4" id="c" type="code" execution_count="3" running="true">\nx\n</cell>\n'
+        + THIS_CELL
     )
     assert render_cell(cell, 4, None, outputs=True, output_chars=10).endswith(
         '<output type="execute_result">\nyyyyyyyyyy\n[output cut: 40 more characters]\n</output>'

@@ -13,10 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nbagent.frontend.channel import FrontEndChannel
 from nbagent.permissions import PermissionPolicy, decide
 from nbagent.tool import Tool
 from nbagent.tools import ToolContext
 from nbagent.tools.nbaccess import NO_NOTEBOOK, find_notebook, running_cell_id
+from tests.frontend_peer import RecordingComm, hello
 from tests.tools.helpers import (
     LazyTools,
     call,
@@ -104,6 +106,40 @@ def test_finding_the_notebook_in_order(
     assert find_notebook(shell) == second
 
 
+@pytest.fixture
+def channel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> FrontEndChannel:
+    """A channel to front ends, without a kernel: they speak through ``_on_message``."""
+    monkeypatch.setattr(
+        "nbagent.frontend.comm.open_comm", lambda target, on_message: RecordingComm()
+    )
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))  # no server's file
+    channel = FrontEndChannel(greeting_wait=0)
+    channel.open()
+    return channel
+
+
+def test_the_notebook_is_the_one_the_front_end_shows_renamed_or_moved(
+    tmp_path: Path, shell: Any, channel: FrontEndChannel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    untitled = make_notebook(root / "work" / "Untitled.ipynb")
+    monkeypatch.setenv("JPY_SESSION_NAME", str(untitled))  # as the server starts the kernel
+    for name in ("__session__", "__vsc_ipynb_file__"):
+        shell.user_ns.pop(name, None)
+    channel._on_message(hello(path="work/Untitled.ipynb"))
+    assert find_notebook(shell, frontend=channel) == untitled.resolve()
+    renamed = untitled.rename(root / "work" / "sales.ipynb")
+    make_notebook(untitled)  # a new notebook takes the free name
+    channel._on_message({"op": "path", "client": "tab", "path": "work/sales.ipynb"})
+    assert find_notebook(shell, frontend=channel) == renamed.resolve()
+    moved = renamed.rename(root / "sales.ipynb")
+    channel._on_message({"op": "path", "client": "tab", "path": "sales.ipynb"})
+    assert find_notebook(shell, frontend=channel) == moved.resolve()
+    channel.open()  # the front end does not answer now: what it said last still holds
+    assert find_notebook(shell, frontend=channel) == moved.resolve()
+    assert find_notebook(shell) == untitled.resolve()  # the name the kernel started with
+
+
 def test_a_shell_without_a_kernel_has_no_running_cell(shell: Any) -> None:
     assert running_cell_id(shell) is None
     assert running_cell_id(None) is None
@@ -120,6 +156,56 @@ def test_without_a_notebook_the_tools_say_so(tools: dict[str, Tool]) -> None:
 
 
 # NotebookRead --------------------------------------------------------------------------
+
+
+def test_the_running_cell_is_shown_as_this_cell_not_as_its_widget(root: Path) -> None:
+    path = make_notebook(root / "analysis.ipynb")
+    notebook = nbformat.read(path, as_version=4)
+    widget = {
+        "text/plain": "VBox(children=(HTML(value='', layout=Layout(display='none')),))",
+        "application/vnd.jupyter.widget-view+json": {"model_id": "m", "version_major": 2},
+    }
+    notebook.cells[3].outputs = [nbformat.v4.new_output("display_data", data=widget)]
+    nbformat.write(notebook, path)
+    context = ToolContext(root=root, notebook_path=lambda: path, cell_id=lambda: "agent")
+    read = LazyTools(context)["NotebookRead"]
+    said = text(read)
+    assert "VBox" not in said and "widget" not in said
+    assert said.endswith(
+        '<cell index="3" id="agent" type="code" running="true">\n%%agent\nTidy this notebook\n'
+        "</cell>\n[This cell: it runs %%agent, and its output is this conversation.]"
+    )
+    assert text(read, overview=True).endswith(
+        "   3  agent  code      %%agent  (+1 lines)  [running: this agent]"
+    )
+
+
+def test_a_notebook_open_where_nbagent_cannot_see_it_is_read_from_its_file_and_said_so(
+    root: Path, notebook: Path, channel: FrontEndChannel
+) -> None:
+    context = ToolContext(root=root, notebook_path=lambda: notebook, frontend=channel)
+    said = text(LazyTools(context)["NotebookRead"], overview=True)
+    assert said.startswith("Notebook analysis.ipynb: 4 cells, kernel python3. [")
+    assert "analysis.ipynb is open but nbagent cannot see it: this is its file, saved" in said
+    assert "what was typed there since is not included" in said
+    assert "`jupyter labextension enable nbagent-frontend`" in said
+
+
+def test_an_open_notebook_whose_file_has_no_cells_is_not_read_as_empty(
+    root: Path, channel: FrontEndChannel
+) -> None:
+    path = root / "Untitled.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), path)  # a new notebook, not saved yet
+    context = ToolContext(root=root, notebook_path=lambda: path, frontend=channel)
+    old = {"app": "JupyterLab", "version": "4.2.5", "extension": "0.2.0"}
+    channel._on_message(hello(versions=old, subshell=False))
+    said = error(LazyTools(context)["NotebookRead"])
+    assert said.startswith(
+        "Untitled.ipynb is open but nbagent cannot see it, and its file (saved 0 s ago) has no "
+        "cells: what the notebook shows has not been saved. JupyterLab 4.2.5 is older than "
+        "nbagent supports: it needs JupyterLab 4.4 or Notebook 7.4 (or newer)"
+    )
+    assert "0 cells" not in said
 
 
 def test_read_the_whole_notebook(nb_tools: dict[str, Tool]) -> None:
