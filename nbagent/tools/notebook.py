@@ -13,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from nbagent.access import paths
 from nbagent.errors import ToolError
+from nbagent.permissions import PermissionDecision, deny
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget, with_images
-from nbagent.tools.nbaccess import route, snapshot, target
+from nbagent.tools.nbaccess import Unseen, route, snapshot, target
 from nbagent.tools.nbfile import (
     CellEdit,
     Document,
@@ -161,10 +162,27 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         context: The tools' context.
     """
 
+    def check(tool_input: Mapping[str, Any]) -> PermissionDecision | None:
+        """Refuse, before the user is asked, an edit of the kernel's notebook that cannot be
+        made where it is open (an insert can still go below the agent cell)."""
+        notebook_path = tool_input.get("notebook_path")
+        if context.frontend is None or not isinstance(notebook_path, str | None):
+            return None  # outside a kernel, or an input the call itself refuses
+        try:
+            path, _, is_open = target(context, notebook_path, write=True)
+            route(context, path, is_open, editing=True)
+        except Unseen as unseen:
+            refusal = _not_below(context, tool_input, unseen)
+            return deny(refusal) if refusal else None
+        except ToolError:
+            return None  # the call says it
+        return None
+
     @tool(
         name="NotebookEdit",
         search_hint="jupyter notebook cell edit insert delete replace source ipynb",
         touches=paths("write", "notebook_path"),
+        check_permission=check,
     )
     def notebook_edit(
         cell_id: str | None = None,
@@ -188,10 +206,17 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
             edit_mode: `replace`, `insert` or `delete`.
             notebook_path: A notebook other than the open one.
         """
-        path, name, is_open = target(context, notebook_path, write=True)
+        try:
+            path, name, is_open = target(context, notebook_path, write=True)
+            found = route(context, path, is_open, editing=True)
+        except Unseen as unseen:
+            inputs = {"edit_mode": edit_mode, "cell_type": cell_type, "new_source": new_source}
+            refusal = _not_below(context, inputs, unseen)
+            if refusal:
+                raise ToolError(refusal) from unseen
+            return _insert_below(context, cell_id, new_source or "", unseen.why)
         running = context.cell_id if is_open else _no_cell
         request = _Request(cell_id, new_source, cell_type, edit_mode, running)
-        found = route(context, path, is_open, editing=True)
         if found.document is not None:
             message = _edit_live(context, found.document, name, request)
         else:
@@ -200,6 +225,72 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         return ToolResult(message, metadata={"summary": _edit_summary(request)})
 
     return notebook_edit
+
+
+ONLY_BELOW = (
+    "Only a new code cell can be added to a notebook nbagent cannot see: NotebookEdit with "
+    "edit_mode insert puts it below the %%agent cell, where it appears when this cell ends."
+)
+"""What a refused edit of an unseen notebook adds: what can still be done."""
+
+
+def _not_below(context: ToolContext, tool_input: Mapping[str, Any], unseen: Unseen) -> str:
+    """Why an edit of the kernel's unseen notebook cannot go below the agent cell instead
+    (Jupyter's ``set_next_input``); empty when it can.
+
+    Args:
+        context: The tools' context.
+        tool_input: The call's ``edit_mode``, ``cell_type`` and ``new_source``.
+        unseen: Why the notebook cannot be edited where it is open.
+    """
+    shell = context.shell
+    if not callable(getattr(shell, "set_next_input", None)):
+        return str(unseen)
+    kind = tool_input.get("cell_type") or "code"
+    if tool_input.get("edit_mode", "replace") != "insert" or kind != "code":
+        return f"{unseen} {ONLY_BELOW}"
+    if tool_input.get("new_source") is None:
+        return "new_source is required to insert a cell."
+    if any(payload.get("source") == "set_next_input" for payload in _payloads(shell)):
+        return (
+            "The cell was not added: one new cell already waits to appear below the %%agent "
+            "cell, and Jupyter's protocol passes one such cell per cell run (a second would "
+            "replace the first). Give this code in your answer instead, or put it with the "
+            f"first in one cell in a later %%agent cell. {unseen.why}"
+        )
+    return ""
+
+
+def _payloads(shell: Any) -> list[dict[str, Any]]:
+    """The payloads the running execute request's reply will carry (IPython's manager)."""
+    manager = getattr(shell, "payload_manager", None)
+    return list(manager.read_payload()) if manager is not None else []
+
+
+def _insert_below(context: ToolContext, after: str | None, source: str, why: str) -> ToolResult:
+    """Hand a new code cell to the front end in the execute reply (``set_next_input``): it
+    appears below the agent cell when the cell ends, in front ends that support it."""
+    context.shell.set_next_input(source, replace=False)
+    running = context.cell_id()
+    if after is None:
+        asked = " (not at the top, as asked: below the %%agent cell is the only place it can go)"
+    elif after != running:
+        asked = (
+            f" (not after cell {after}, as asked: below the %%agent cell is the only place it "
+            "can go)"
+        )
+    else:
+        asked = ""
+    message = (
+        f"The new code cell ({_lines(source)}) was not inserted where the notebook is open: "
+        "nbagent cannot see it there. It was handed to the front end the way Jupyter's "
+        "protocol allows (set_next_input): it appears directly below the %%agent cell when "
+        f"this cell finishes{asked}, in JupyterLab, Notebook and VS Code (a run by nbclient or "
+        "papermill drops it). It has not run, and its id is not known: it cannot be read, run "
+        "or edited in this turn. Only one cell can be added this way per %%agent cell. Why "
+        f"nbagent cannot see the notebook: {why}"
+    )
+    return ToolResult(message, metadata={"summary": "new cell below this one, when it ends"})
 
 
 def _edit_summary(request: _Request) -> str:

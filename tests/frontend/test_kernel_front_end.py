@@ -3,8 +3,12 @@
 The agent reads the notebook the user sees (typing not yet saved included), inserts a cell that
 draws a matplotlib figure, runs it, and looks at it: the front end shows the cell with its
 outputs and execution count, the file is never written, and the next request to the API
-carries the figure as an image block. Without a front end, an edit of the kernel's notebook is
-refused with what to enable, and a run shows its outputs under the ``%%agent`` cell.
+carries the figure as an image block. The notebook is the one the front end shows: after a
+rename, the new name (never an unrelated notebook that took the old one). Without a front end,
+a read says that nbagent cannot see the notebook and what to enable, a new cell goes below the
+``%%agent`` cell in the execute reply (``set_next_input``), other edits are refused before the
+user is asked, and a run shows its outputs under the ``%%agent`` cell. A front end too old for
+nbagent is told, in the cell and to the model, which version it needs.
 """
 
 from __future__ import annotations
@@ -140,28 +144,101 @@ def test_the_agent_inserts_runs_and_sees_a_figure_in_the_notebook_the_user_sees(
     assert not any(o.get("text") == "plotted 5\n" for o in run.outputs)
 
 
-def test_without_a_front_end_an_edit_of_the_open_notebook_is_refused(
+def test_without_a_front_end_a_new_cell_goes_below_the_agent_cell_and_other_edits_are_refused(
     notebook: Path, session: tuple[Any, Any], fake_api: FakeAnthropicServer
 ) -> None:
     _, client = session
     saved = notebook.read_bytes()
-    execute(client, "%config NbAgent.permission_mode = 'acceptEdits'")
     fake_api.enqueue(
         Reply.tool_use("NotebookRead", {}),
-        Reply.tool_use("NotebookEdit", {"edit_mode": "insert", "new_source": "x = 1"}),
-        Reply.text("I could not edit it."),
+        Reply.tool_use("NotebookEdit", {"cell_id": "data", "new_source": "data = [0]"}),
+        Reply.tool_use(
+            "NotebookEdit", {"edit_mode": "insert", "cell_id": "data", "new_source": "x = 1"}
+        ),
+        Reply.tool_use("NotebookEdit", {"edit_mode": "insert", "new_source": "y = 2"}),
+        Reply.text("A cell with x = 1 appears below."),
     )
-    run = execute(client, "%%agent\nAdd a cell.", cell_id="agent")
+    asked: list[str] = []
+    run = execute(
+        client,
+        "%%agent\nAdd a cell.",
+        stdin=lambda prompt: asked.append(prompt) or "y",
+        cell_id="agent",
+    )
     assert run.status == "ok", run.error
-    requests = [r.body for r in fake_api.requests]
-    read = result_text(last_result(requests[1]))
-    assert "[Read from the file, saved" in read and "not saved is not included" in read
-    refused = requests[2]["messages"][-1]["content"][-1]
-    assert refused["is_error"] is True
-    assert "was not changed: it is open in a front end that nbagent cannot reach" in (
-        result_text(refused["content"])
+    said = [result_text(last_result(r.body)) for r in fake_api.requests[1:]]
+    assert "analysis.ipynb is open but nbagent cannot see it: this is its file, saved" in said[0]
+    assert "`jupyter labextension enable nbagent-frontend`" in said[0]
+    assert said[1].startswith("analysis.ipynb was not changed: it is open, but nbagent cannot")
+    assert said[1].endswith(
+        "Only a new code cell can be added to a notebook nbagent cannot see: NotebookEdit with "
+        "edit_mode insert puts it below the %%agent cell, where it appears when this cell ends."
     )
+    assert said[2].startswith(
+        "The new code cell (1 line) was not inserted where the notebook is open: nbagent cannot "
+        "see it there. It was handed to the front end the way Jupyter's protocol allows "
+        "(set_next_input): it appears directly below the %%agent cell when this cell finishes "
+        "(not after cell data, as asked: below the %%agent cell is the only place it can go)"
+    )
+    assert "It has not run, and its id is not known" in said[2]
+    assert said[3].startswith("The cell was not added: one new cell already waits to appear")
+    # Only the insert that could be made was asked about; the others were refused first.
+    assert len(asked) == 1 and "Allow NotebookEdit" in asked[0]
+    assert run.payload == [{"source": "set_next_input", "text": "x = 1", "replace": False}]
     assert notebook.read_bytes() == saved
+    assert execute(client, "1 + 1").payload == []  # the payload went with its own cell
+
+
+def test_the_notebook_renamed_in_the_front_end_is_read_and_edited_never_its_old_name(
+    tmp_path: Path, fake_api: FakeAnthropicServer
+) -> None:
+    untitled = make_notebook(tmp_path / "Untitled.ipynb")
+    env = {
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": fake_api.url,
+        "JPY_SESSION_NAME": str(untitled),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    with kernel(env, cwd=str(tmp_path)) as (manager, client):
+        assert execute(client, "%load_ext nbagent").status == "ok"
+        peer = FrontEndPeer(manager, untitled)
+        try:
+            # The user saves the new notebook under a name; a new notebook takes the old one.
+            renamed = untitled.rename(tmp_path / "sales.ipynb")
+            other = nbformat.v4.new_notebook()
+            other.cells = [nbformat.v4.new_markdown_cell("# Unrelated", id="unrelated")]
+            nbformat.write(other, untitled)
+            unrelated = untitled.read_bytes()
+            peer.rename("sales.ipynb")
+            fake_api.enqueue(
+                Reply.tool_use("NotebookRead", {}),
+                Reply.tool_use(
+                    "NotebookEdit",
+                    {"edit_mode": "insert", "cell_id": "data", "new_source": "total = 1"},
+                ),
+                Reply.text("Done."),
+            )
+            execute(client, "%config NbAgent.permission_mode = 'acceptEdits'")
+            run = execute(client, "%%agent\nAdd a total.", cell_id="agent")
+            assert run.status == "ok", run.error
+        finally:
+            peer.close()
+        said = [result_text(last_result(r.body)) for r in fake_api.requests[1:]]
+        assert said[0].startswith("Notebook sales.ipynb: 3 cells")
+        assert "Read from the notebook as TestLab 1.0 shows it" in said[0]
+        assert "Unrelated" not in said[0]
+        assert said[1].startswith("Inserted code cell ") and "of sales.ipynb" in said[1]
+        assert [c.source for c in peer.notebook.cells][2] == "total = 1"
+        # The front end is gone: its notebook's file is read, with why; never the old name's.
+        fake_api.enqueue(Reply.tool_use("NotebookRead", {}), Reply.text("Read."))
+        run = execute(client, "%%agent\nRead it.", cell_id="agent")
+        assert run.status == "ok", run.error
+        read = result_text(last_result(fake_api.requests[-1].body))
+        assert read.startswith("Notebook sales.ipynb: 3 cells")
+        assert "sales.ipynb is open but nbagent cannot see it" in read
+        assert "TestLab 1.0 showed this notebook before but did not answer now" in read
+        assert "Unrelated" not in read
+        assert untitled.read_bytes() == unrelated and renamed.exists()
 
 
 def test_without_a_front_end_a_run_shows_its_outputs_under_the_agent_cell(
@@ -182,17 +259,30 @@ def test_without_a_front_end_a_run_shows_its_outputs_under_the_agent_cell(
     assert execute(client, "print(data)").text.strip() == "[3, 1, 4, 1, 5]"
 
 
-def test_a_front_end_without_subshells_is_not_used(
+def test_a_front_end_too_old_is_told_in_the_cell_and_to_the_model_what_it_needs(
     notebook: Path, session: tuple[Any, Any], fake_api: FakeAnthropicServer
 ) -> None:
     manager, client = session
-    peer = FrontEndPeer(manager, notebook, subshell=False)
+    old = {"app": "JupyterLab", "version": "4.2.5", "extension": "0.2.0"}
+    peer = FrontEndPeer(manager, notebook, subshell=False, versions=old)
     try:
+        # As at %load_ext: the old front end's hello reaches the kernel after the cell.
+        reopen = (
+            "from nbagent.extension import _loaded\nnext(iter(_loaded.values())).frontend.open()"
+        )
+        assert execute(client, reopen).status == "ok"
         fake_api.enqueue(Reply.tool_use("NotebookRead", {}), Reply.text("Read."))
         run = execute(client, "%%agent\nRead it.", cell_id="agent")
         assert run.status == "ok", run.error
+        fake_api.enqueue(Reply.text("Again."))
+        again = execute(client, "%%agent\nAgain.", cell_id="agent")
     finally:
         peer.close()
+    needs = "it needs JupyterLab 4.4 or Notebook 7.4 (or newer)"
+    assert "nbagent cannot see this notebook" in run.text
+    assert "JupyterLab 4.2.5 is older than nbagent supports" in run.text and needs in run.text
+    assert "nbagent cannot see this notebook" not in again.text  # said once
     read = result_text(last_result(fake_api.requests[1].body))
-    assert "[Read from the file, saved" in read
+    assert "analysis.ipynb is open but nbagent cannot see it" in read and needs in read
+    assert "install nbagent in the environment" not in read
     assert peer.requests == []
