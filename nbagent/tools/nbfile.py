@@ -10,6 +10,7 @@ JupyterLab's live document by :mod:`nbagent.tools.livedoc`.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
 from collections.abc import Callable, Container
@@ -66,6 +67,9 @@ class LoadedNotebook:
 def load_notebook(path: Path, shown_as: str) -> LoadedNotebook:
     """Read a notebook file as nbformat 4, giving cells ids where they have none.
 
+    A version 4 file is parsed as JSON into :class:`Node` s, as nbformat reads it, without
+    importing nbformat (seconds, see :class:`Node`); an older one is converted by nbformat.
+
     Args:
         path: The resolved path.
         shown_as: How the path is shown in messages.
@@ -76,8 +80,6 @@ def load_notebook(path: Path, shown_as: str) -> LoadedNotebook:
     Raises:
         ToolError: The file is missing or is not a notebook.
     """
-    import nbformat
-
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -85,11 +87,60 @@ def load_notebook(path: Path, shown_as: str) -> LoadedNotebook:
     except IsADirectoryError:
         raise ToolError(f"{shown_as} is a folder, not a notebook.") from None
     try:
-        node = nbformat.reads(data.decode("utf-8"), as_version=4)
-    except Exception as exc:  # nbformat raises several kinds for a bad file
+        parsed = json.loads(data.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, or not JSON
         raise ToolError(f"{shown_as} is not a readable notebook: {exc}") from exc
+    if isinstance(parsed, dict) and parsed.get("nbformat") == 4:
+        node = _in_memory(as_nodes(parsed))
+    else:
+        node = _converted(parsed, shown_as)
     _give_cell_ids(node)
     return LoadedNotebook(path=path, node=node, stamp=FileStamp.of_bytes(data))
+
+
+def _in_memory(node: Node) -> Node:
+    """A version 4 notebook as nbformat holds it once read: texts split into lines joined
+    again, and the values a file must not keep (``trusted``, ``signature``) left out (what
+    ``nbformat.v4.rwbase.rejoin_lines`` and ``strip_transient`` do)."""
+    node.setdefault("cells", [])
+    metadata = node.setdefault("metadata", Node())
+    for key in ("orig_nbformat", "orig_nbformat_minor", "signature"):
+        metadata.pop(key, None)
+    for cell in node.cells:
+        if isinstance(cell.get("source"), list):
+            cell.source = "".join(cell.source)
+        for attachment in (cell.get("attachments") or {}).values():
+            _join_bundle(attachment)
+        if isinstance(cell.get("metadata"), dict):
+            cell.metadata.pop("trusted", None)
+        if cell.get("cell_type") != "code":
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") in ("execute_result", "display_data"):
+                _join_bundle(output.get("data", {}))
+            elif output.get("output_type") and isinstance(output.get("text"), list):
+                output.text = "".join(output.text)
+    return node
+
+
+def _join_bundle(data: dict[str, Any]) -> None:
+    """Join the texts of a mime bundle split into lines (JSON types are data: left alone)."""
+    for mime, value in data.items():
+        json_type = mime == "application/json" or (
+            mime.startswith("application/") and mime.endswith("+json")
+        )
+        if not json_type and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            data[mime] = "".join(value)
+
+
+def _converted(parsed: Any, shown_as: str) -> Any:
+    """A notebook of another nbformat version, converted to version 4 by nbformat."""
+    import nbformat
+
+    try:
+        return nbformat.convert(nbformat.from_dict(parsed), 4)
+    except Exception as exc:  # nbformat raises several kinds for a bad file
+        raise ToolError(f"{shown_as} is not a readable notebook: {exc}") from exc
 
 
 def _give_cell_ids(node: Any) -> None:

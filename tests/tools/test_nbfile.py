@@ -53,10 +53,59 @@ def test_old_notebooks_get_ids_and_are_saved_as_4_5(tmp_path: Path) -> None:
     nbformat.validate(nbformat.read(path, as_version=4))
 
 
+def test_a_version_4_file_loads_as_nbformat_reads_it_without_importing_nbformat(
+    tmp_path: Path,
+) -> None:
+    outputs = [
+        nbformat.v4.new_output("stream", text=["a\n", "b\n"]),
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/plain": ["<Figure", ">"], "image/png": ["iVBO", "Rw=="], "x/y+json": ["k"]},
+        ),
+        nbformat.v4.new_output("error", ename="E", evalue="v", traceback=["t1", "t2"]),
+    ]
+    markdown = nbformat.v4.new_markdown_cell(["# A\n", "b"], id="m", metadata={"trusted": True})
+    markdown.attachments = {"a.png": {"image/png": ["iVBO", "Rw=="]}}
+    path = write(
+        tmp_path / "n.ipynb",
+        markdown,
+        nbformat.v4.new_code_cell(["1\n", "2"], id="c", outputs=outputs),
+        nbformat.v4.new_raw_cell(["raw"], id="r"),
+    )
+    saved = json.loads(path.read_text())
+    saved["metadata"].update(orig_nbformat=3, signature="sha256:0")
+    path.write_text(json.dumps(saved))
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from nbagent.tools.nbfile import load_notebook\n"
+        f"notebook = load_notebook(Path({str(path)!r}), 'n.ipynb')\n"
+        "print(sorted(m for m in ('nbformat', 'jsonschema') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    loaded = load_notebook(path, "n.ipynb")
+    assert loaded.node == nbformat.read(path, as_version=4)
+    assert loaded.cells[1].outputs[1].data["image/png"] == "iVBORw=="
+
+
+def test_a_version_3_file_is_converted_by_nbformat(tmp_path: Path) -> None:
+    code = {"cell_type": "code", "input": "x = 1", "language": "python", "outputs": []}
+    old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""}, "worksheets": []}
+    old["worksheets"].append({"cells": [{**code, "metadata": {}}], "metadata": {}})
+    (tmp_path / "v3.ipynb").write_text(json.dumps(old))
+    notebook = load_notebook(tmp_path / "v3.ipynb", "v3.ipynb")
+    assert notebook.node.nbformat == 4 and [c.source for c in notebook.cells] == ["x = 1"]
+
+
 def test_loading_bad_files(tmp_path: Path) -> None:
     (tmp_path / "bad.ipynb").write_text("{not json")
     with pytest.raises(ToolError, match=r"^bad.ipynb is not a readable notebook: "):
         load_notebook(tmp_path / "bad.ipynb", "bad.ipynb")
+    (tmp_path / "list.ipynb").write_text("[]")
+    with pytest.raises(ToolError, match=r"^list.ipynb is not a readable notebook: "):
+        load_notebook(tmp_path / "list.ipynb", "list.ipynb")
     with pytest.raises(ToolError, match="^Notebook does not exist: gone.ipynb$"):
         load_notebook(tmp_path / "gone.ipynb", "gone.ipynb")
 
