@@ -288,6 +288,7 @@ BLOCKS: dict[str, tuple[type[Block], tuple[str, ...]]] = {
 }
 """The block types of a message (the SDK's ``BetaContentBlockParam``): their model, and the
 roles whose messages hold them."""
+_MESSAGE_BLOCKS = {kind: model for kind, (model, _) in BLOCKS.items()}
 
 RESULT_ITEMS: dict[str, type[Block]] = {
     "text": TextBlock,
@@ -509,7 +510,6 @@ def valid_blocks(
         left out, one sentence each.
     """
     place = f" on line {line}" if line else ""
-    kinds = {kind: model for kind, (model, _) in BLOCKS.items()}
     blocks: list[dict[str, Any]] = []
     problems: list[str] = []
 
@@ -518,7 +518,7 @@ def valid_blocks(
         problems.append(f"{label}{place} ({fault})" if place else f"{label.rstrip(',')} ({fault})")
 
     for j, block in enumerate(content, 1):
-        kind, fault = _block_fault(block, kinds, role)
+        kind, fault = _block_fault(block, _MESSAGE_BLOCKS, role)
         if fault:
             left_out(f"block {j} of {message}", kind, fault)
             continue
@@ -695,7 +695,7 @@ def _replay(history: History, number: int, record: dict[str, Any]) -> None:
         if index > len(messages):
             history.problems.append(
                 f"line {number} (it sets message {index + 1}, but the history had "
-                f"{len(messages)} then)"
+                f"{len(messages)} message{'' if len(messages) == 1 else 's'} then)"
             )
             return
         content = record["message"]["content"]

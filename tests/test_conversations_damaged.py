@@ -65,7 +65,7 @@ def header(ident: str) -> dict[str, Any]:
 def signed_lines(folder: Path, ident: str, lines: list[Any]) -> Path:
     """A conversation file nbagent signed, whatever its lines hold: a dict is written as
     nbagent writes a record, bytes as they are (lines ``json.dumps`` would not make), any
-    other value as JSON."""
+    other value as JSON (a MAC ends an object: a line that is none breaks the chain there)."""
     folder.mkdir(parents=True, exist_ok=True)
     log = ConversationLog(folder / f"20250102T140312-{ident}.jsonl")
     for line in lines:
@@ -130,6 +130,32 @@ def test_a_line_is_refused_before_parsing_when_too_deep_or_too_long() -> None:
         parse_line(b'{"a":')
     with pytest.raises(ValueError, match="it is a list, not a record"):
         parse_line(b"[1]")
+
+
+def test_each_record_left_out_is_named_with_its_line_and_why(tmp_path: Path) -> None:
+    path = signed(
+        tmp_path,
+        "a11f0000",
+        {"i": 0, "message": user("first")},
+        {"i": 5, "message": assistant("too far")},
+        {"something": "else"},
+        {"length": -1},
+        {"i": 1, "message": assistant("kept"), "state": {}},
+        b'{"i":1,"message":}',
+        {"i": 1, "message": {"role": "assistant", "content": ["x", {"type": "zzz"}]}},
+    )
+    saved = read_conversation(path)
+    assert saved is not None and saved.signed and saved.damaged
+    assert saved.messages == [user("first"), {"role": "assistant", "content": []}]
+    assert saved.problems == [
+        "line 3 (it sets message 6, but the history had 1 message then)",
+        "line 4 (it is none of the records nbagent writes: a message, a length, a state)",
+        "line 5 (its length is -1, not a number of at least 0)",
+        "line 6 (its state is one field too many)",
+        "line 7 (it is not JSON (Expecting value at character 17))",
+        'block 1 of message 2 on line 8 (it is "x", not a block (an object))',
+        "block 2 of message 2, a zzz, on line 8 (the API takes no block of this type here)",
+    ]
 
 
 # -- listing and resuming -----------------------------------------------------------------------
