@@ -22,11 +22,14 @@ export type Subshells = WeakMap<
   () => Promise<string | null>
 >;
 
-/** The panel's latest comm and the kernel connection it came on. */
+/** The panel's latest comm, the kernel connection it came on, and what the panel
+ * said on it. */
 interface ICurrent {
   comm: Kernel.IComm | null;
   kernel: Kernel.IKernelConnection | null;
-  subshell: Promise<string | null> | null;
+  /** The subshell the panel's messages go on once `hello` went out on `comm`
+   * (null: the kernel has none); undefined before. */
+  subshellId: string | null | undefined;
   /** The notebook's path as last told to the kernel. */
   path: string | null;
 }
@@ -122,9 +125,13 @@ function serve(
       current.comm = null;
     }
   };
-  const path = panel.context.localPath;
+  current.subshellId = undefined;
   void subshell.then(id => {
-    current.path = path;
+    const path = panel.context.localPath;
+    if (current.comm === comm) {
+      current.subshellId = id;
+      current.path = path;
+    }
     send(kernel, comm.commId, id, {
       op: 'hello',
       client: kernel.clientId,
@@ -165,8 +172,16 @@ export function watch(
   const current: ICurrent = {
     comm: null,
     kernel: null,
-    subshell: null,
+    subshellId: undefined,
     path: null
+  };
+  /** Say something on the comm the kernel opened last, once `hello` went out on it
+   * (at once: when the panel closes, the kernel connection goes right after). */
+  const say = (data: Message) => {
+    const { comm, kernel, subshellId } = current;
+    if (comm && kernel && subshellId !== undefined) {
+      send(kernel, comm.commId, subshellId, data);
+    }
   };
   const attach = () => {
     const kernel = panel.sessionContext.session?.kernel;
@@ -191,39 +206,35 @@ export function watch(
     });
     kernel.registerCommTarget(TARGET, comm => {
       current.kernel = kernel;
-      current.subshell = ensure();
-      serve(panel, kernel, current.subshell, shown, comm, current);
+      serve(panel, kernel, ensure(), shown, comm, current);
     });
     adoptOpenComms(kernel).catch(error =>
       console.warn(`${NAME}: could not list the kernel's comms`, error)
     );
   };
-  /** Tell the kernel where the notebook is now, on the comm it opened last. */
+  /** Tell the kernel where the notebook is now (renamed, moved). */
   const tellPath = () => {
-    const { comm, kernel, subshell } = current;
     const path = panel.context.localPath;
-    if (!comm || !kernel || !subshell || path === current.path) {
-      return;
+    if (current.path !== null && path !== current.path) {
+      current.path = path;
+      say({ op: 'path', client: current.kernel!.clientId, path: path });
     }
-    current.path = path;
-    void subshell.then(id =>
-      send(kernel, comm.commId, id, {
-        op: 'path',
-        client: kernel.clientId,
-        path: path
-      })
-    );
   };
   panel.context.pathChanged.connect(tellPath);
-  // Said once per panel, on the comm the kernel opened last.
+  /** Said once per panel. The panel's session goes away before the panel's
+   * `disposed` signal comes, its kernel connection with it: `bye` is said as the
+   * session starts going (or at the panel's end if it stays, for another view). */
+  let said = false;
+  const bye = () => {
+    if (!said && current.kernel && !current.kernel.isDisposed) {
+      said = true;
+      say({ op: 'bye', client: current.kernel.clientId });
+    }
+  };
+  panel.sessionContext.disposed.connect(bye);
   panel.disposed.connect(() => {
     panel.context.pathChanged.disconnect(tellPath);
-    const { comm, kernel, subshell } = current;
-    if (comm && kernel && subshell) {
-      void subshell.then(id =>
-        send(kernel, comm.commId, id, { op: 'bye', client: kernel.clientId })
-      );
-    }
+    bye();
   });
   panel.sessionContext.kernelChanged.connect(attach);
   panel.sessionContext.ready.then(attach).catch(() => undefined); // closed first
