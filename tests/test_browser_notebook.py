@@ -153,7 +153,6 @@ def test_the_agent_inserts_and_runs_a_figure_cell_the_user_sees(
         page.goto(f"{lab.url}lab/tree/{NAME}?token={lab.token}", timeout=90_000)
         page.wait_for_function(PANEL_READY, timeout=90_000, polling=100)
         page.evaluate("window.nbagentNoReload = true")  # gone if the page ever reloads
-        page.evaluate(WATCH_STATUSES)
         run_cell(page, 0)
         run_cell(page, 1)
 
@@ -164,6 +163,9 @@ def test_the_agent_inserts_and_runs_a_figure_cell_the_user_sees(
         page.keyboard.type("\n" + TYPED)
         wait_until(lambda: TYPED in page.evaluate(CELLS)[2][1], "the typing shows")
 
+        # From here on: at the page's start the widgets' manager asks the kernel for its
+        # widgets with a comm of its own (statuses of its comm_msg), whenever it gets to it.
+        page.evaluate(WATCH_STATUSES)
         script(fake_api)
         run_cell(page, 3, wait=False)
         cells = wait_until(lambda: len(page.evaluate(CELLS)) == 5 and page.evaluate(CELLS), "5")
