@@ -141,11 +141,19 @@ class FrontEndChannel:
 
     Args:
         greeting_wait: Seconds after the comm opened that :meth:`front_end` waits for a
-            front end to say hello (the answer usually takes a few milliseconds).
+            front end to say hello (the answer usually takes a few milliseconds). Once one
+            such wait has ended without any front end ever saying hello, none is waited for
+            again until one does (VS Code, nbclient, a page without the extension).
         timeout: Seconds one request waits for its answer.
+        clock: The monotonic clock the waits are measured on.
     """
 
-    def __init__(self, greeting_wait: float = 1.0, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        greeting_wait: float = 1.0,
+        timeout: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.greeting_wait = greeting_wait
         """Seconds after opening that :meth:`front_end` waits for a hello."""
         self.timeout = timeout
@@ -153,6 +161,8 @@ class FrontEndChannel:
         self._comm: Any = None
         self._previous: Any = None
         self._opened_at = 0.0
+        self._nobody = False  # a greeting wait ended and no front end ever said hello
+        self._clock = clock
         self._front_ends: dict[str, FrontEnd] = {}
         self._stated: dict[str, FrontEnd] = {}
         self._told: set[tuple[str, str]] = set()
@@ -174,7 +184,7 @@ class FrontEndChannel:
 
         with self._greeted:
             self._front_ends.clear()
-            self._opened_at = time.monotonic()
+            self._opened_at = self._clock()
         comm = open_comm(TARGET, self._on_message)
         with self._lock:
             older, self._previous, self._comm = self._previous, self._comm, comm
@@ -201,9 +211,11 @@ class FrontEndChannel:
         if unopened:
             self.open()
         with self._greeted:
-            deadline = self._opened_at + self.greeting_wait
-            while not self._usable(shows) and (left := deadline - time.monotonic()) > 0:
+            nobody = self._nobody and not self._stated
+            deadline = self._opened_at + (0 if nobody else self.greeting_wait)
+            while not self._usable(shows) and (left := deadline - self._clock()) > 0:
                 self._greeted.wait(left)
+            self._nobody = not self._stated
             return _chosen(self._usable(shows), client)
 
     def stated(self, client: str | None = None) -> FrontEnd | None:

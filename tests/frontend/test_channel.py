@@ -8,6 +8,8 @@ JupyterLab extension sends. The same protocol over a real kernel is in
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from nbagent.frontend.channel import MINIMUM_VERSIONS, FrontEndChannel
@@ -136,3 +138,32 @@ def test_a_front_end_that_answered_before_and_not_now_is_named(
     assert channel.front_end() is None
     why = channel.why_unseen(None)
     assert why.startswith("JupyterLab 4.6.6 showed this notebook before but did not answer now")
+
+
+def test_a_kernel_no_front_end_ever_greeted_waits_for_one_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """VS Code, nbclient, a page without the extension: once a greeting wait has ended with
+    no hello, the next %%agent cells do not wait for one, until a front end says hello."""
+    monkeypatch.setattr(
+        "nbagent.frontend.comm.open_comm", lambda target, on_message: RecordingComm()
+    )
+    now = [0.0]
+    channel = FrontEndChannel(greeting_wait=3600, clock=lambda: now[0])
+    channel.open()
+    now[0] = 5000.0  # the wait is over, no hello came
+    assert channel.front_end() is None
+    channel.open()  # the next %%agent cell
+    asked = threading.Thread(target=channel.front_end, daemon=True)
+    asked.start()
+    asked.join(timeout=30)  # it would wait an hour (of a clock that does not move)
+    assert not asked.is_alive()
+    channel._on_message(hello())
+    channel.open()  # once a front end said hello, each comm waits for its greeting again
+    asked = threading.Thread(target=channel.front_end, daemon=True)
+    asked.start()
+    asked.join(timeout=0.5)
+    assert asked.is_alive()
+    channel._on_message(hello())
+    asked.join(timeout=30)
+    assert not asked.is_alive()
