@@ -293,3 +293,17 @@ def test_the_models_question_on_stdin_is_redacted(
     assert "Is [redacted SERVICE_API_KEY] your key?" in asked[0]
     for text in (*asked, out):
         assert_clean(text)
+
+
+def test_a_secret_streaming_in_never_shows_in_part(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer, secret: str, live: list[str]
+) -> None:
+    """One word streams in three pieces: the live view waits for its end."""
+    fake_api.enqueue(Reply.text(f"Key={SECRET}; then done."), Reply.text(f"Key:{SECRET}"))
+    for cell in ("%%agent --new\nkey?", "%%agent\nagain"):
+        result, out = run_cell(ip, cell)
+        assert error_of(result) is None and "[redacted SERVICE_API_KEY]" in out
+        assert_clean(out)
+    assert live
+    for state in live:
+        assert_clean(state)
