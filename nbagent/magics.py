@@ -190,9 +190,7 @@ class AgentMagics(Magics):
             show_notices(self.session.mcp_manager.notices)
         if self.session.frontend is not None:
             for notice in self.session.frontend.notices():  # once per front end
-                display(
-                    Markdown(f"> **nbagent cannot see this notebook**: {plain_markdown(notice)}")
-                )
+                display(Markdown(f"> **nbagent cannot see this notebook**: {_with_code(notice)}"))
             self.session.frontend.open()
         try:
             result = self._run(agent, prompt, args)
@@ -622,6 +620,18 @@ def _log_status(log_file: LogFile | None) -> str:
             f"nbagent is loaded again; {code_markdown(LOG_ENV)} names another file"
         )
     return f"{code_markdown(str(log_file.path))} ({code_markdown('%agent log')} shows its end)"
+
+
+def _with_code(text: str) -> str:
+    """The Markdown of a message whose spans between backticks are commands: those as code,
+    the rest as written."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # a backtick left open: no span is sure
+        return plain_markdown(text)
+    return "".join(
+        code_markdown(part) if index % 2 else plain_markdown(part)
+        for index, part in enumerate(parts)
+    )
 
 
 def _names(names: list[str]) -> str:

@@ -281,6 +281,7 @@ def test_a_front_end_too_old_is_told_in_the_cell_and_to_the_model_what_it_needs(
     needs = "it needs JupyterLab 4.4 or Notebook 7.4 (or newer)"
     assert "nbagent cannot see this notebook" in run.text
     assert "JupyterLab 4.2.5 is older than nbagent supports" in run.text and needs in run.text
+    assert "(`pip install -U 'jupyterlab>=4.4'`)" in run.text  # the command as code
     assert "nbagent cannot see this notebook" not in again.text  # said once
     read = result_text(last_result(fake_api.requests[1].body))
     assert "analysis.ipynb is open but nbagent cannot see it" in read and needs in read
