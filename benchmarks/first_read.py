@@ -8,7 +8,7 @@ each call's time as the agent measured it (``ToolCallRecord.duration``: finding 
 the front end's answer, rendering). Medians over the runs. ``--file`` disables the extension:
 the notebook is then read from its file.
 
-Run: ``python benchmarks/first_read.py [--runs N] [--file]``.
+Run: ``python benchmarks/first_read.py [--runs N | --quick] [--file]``.
 """
 
 from __future__ import annotations
@@ -101,11 +101,13 @@ def measure(runs: int, with_extension: bool) -> list[list[float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="fresh kernels (default 7)")
+    parser.add_argument("--quick", action="store_true", help="one kernel (smoke test)")
     parser.add_argument(
         "--file", action="store_true", help="the extension disabled: reads of the file"
     )
     args = parser.parse_args()
-    times = measure(args.runs, not args.file)
+    runs = 1 if args.quick else args.runs
+    times = measure(runs, not args.file)
     columns = list(zip(*times, strict=True))
     rows = [
         [
@@ -122,7 +124,7 @@ def main() -> None:
     ]
     where = "the notebook JupyterLab shows" if not args.file else "the file (extension disabled)"
     print(run_line(sys.argv))
-    print(f"\nRead from {where}; {args.runs} fresh kernels, each read right after %load_ext.\n")
+    print(f"\nRead from {where}; {runs} fresh kernels, each read right after %load_ext.\n")
     print(markdown_table(["NotebookRead", "median", "min", "max"], rows, "lrrr"))
 
 
