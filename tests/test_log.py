@@ -14,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent import extension
 from nbagent.logfile import LOG_ENV, LogFile, last_lines, stop_writing, write_to_file
+from nbagent.secrets import get_logger
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.kernels import execute, kernel
 from tests.shells import error_of, run, shown
@@ -70,7 +71,7 @@ def ip_log(ip: InteractiveShell, log_file: Path) -> Iterator[LogFile]:
 
 
 def test_agent_log_shows_the_last_lines(ip: InteractiveShell, ip_log: LogFile) -> None:
-    logger = logging.getLogger("nbagent.test")
+    logger = get_logger("nbagent.test-log")
     for i in range(50):
         logger.warning("record %d", i)
     result, text = run(ip, "%agent log")
@@ -126,8 +127,8 @@ def test_a_log_that_cannot_be_written_breaks_nothing_and_status_says_so(
     handler = write_to_file(blocker / "nbagent.log")  # its folder cannot be made
     extension._loaded[id(ip)].agent_magics.log_file = handler
     try:
-        logging.getLogger("nbagent.test").error("lost")
-        logging.getLogger("nbagent.test").error("lost too")
+        get_logger("nbagent.test-log").error("lost")
+        get_logger("nbagent.test-log").error("lost too")
         assert handler.failure is not None and "FileExistsError" in handler.failure
         assert capfd.readouterr().err == ""
         _, status = run(ip, "%agent status")
@@ -143,7 +144,7 @@ def test_a_full_disk_stops_the_log_quietly(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     handler = write_to_file(tmp_path / "nbagent.log")
-    logger = logging.getLogger("nbagent.test")
+    logger = get_logger("nbagent.test-log")
     try:
         logger.error("written")
 
@@ -168,7 +169,7 @@ def test_a_full_disk_stops_the_log_quietly(
         stop_writing(handler)
     assert handler.failure == "OSError: [Errno 28] No space left on device"
     assert capfd.readouterr().err == ""
-    assert last_lines(tmp_path / "nbagent.log")[-1].endswith("ERROR nbagent.test: written")
+    assert last_lines(tmp_path / "nbagent.log")[-1].endswith("ERROR nbagent.test-log: written")
 
 
 def test_the_log_rotates_and_redacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
