@@ -31,7 +31,7 @@ from functools import partial
 from typing import Any, Generic, TypeVar
 
 from nbagent import stdin
-from nbagent.secrets import get_logger, redact
+from nbagent.secrets import ONE_LINE, get_logger, redact
 
 logger = get_logger("nbagent")
 
@@ -263,8 +263,10 @@ def ask(prompt: str) -> str:
     """Ask the person on stdin, as :func:`question` does, and return what they typed.
 
     Args:
-        prompt: The prompt, as ``input()`` takes it; its secrets are redacted (the question
-            stays in the cell's output).
+        prompt: The prompt, as ``input()`` takes it; the environment's secrets are redacted
+            (the question stays in the cell's output), and tokens found by their shape within
+            one line, but not blocks over several lines, which could hide a line of what the
+            person is asked about.
 
     Returns:
         The answer.
@@ -274,7 +276,7 @@ def ask(prompt: str) -> str:
         StdinNotImplementedError: No stdin (a front end without input, ``nbconvert``).
         EOFError: stdin is closed.
     """
-    return question(partial(stdin.ask, redact(prompt)))
+    return question(partial(stdin.ask, redact(prompt, shapes=ONE_LINE)))
 
 
 class _Job(Generic[T]):

@@ -45,8 +45,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, quote_plus, unquote
+
+ONE_LINE = "one line"
+"""Redact tokens found by their shape only within one line (see :func:`redact`)."""
+
+Shapes = bool | Literal["one line"]
+"""Which tokens found by their shape are redacted: all, none, or those within one line."""
 
 SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(?:^|_)(?:PAT|DSN)$", re.IGNORECASE
@@ -91,7 +97,7 @@ def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {value: found[value] for value in sorted(found, key=lambda value: -len(value))}
 
 
-def redact(text: str, environ: Mapping[str, str] | None = None, *, shapes: bool = True) -> str:
+def redact(text: str, environ: Mapping[str, str] | None = None, *, shapes: Shapes = True) -> str:
     """Replace every secret in a text, in each of the forms it takes.
 
     Args:
@@ -99,7 +105,9 @@ def redact(text: str, environ: Mapping[str, str] | None = None, *, shapes: bool 
         environ: The environment the secrets come from; ``os.environ`` by default.
         shapes: Also redact tokens recognised by their shape (a text already escaped for
             HTML or Markdown, whose outside parts were redacted before, needs only the
-            environment's secrets).
+            environment's secrets). :data:`ONE_LINE`: only those within one line, for a
+            question: a block over several lines (a private key) stays shown, so that no line
+            of what the person approves is hidden.
 
     Returns:
         The text with each secret replaced by ``[redacted NAME]``.
@@ -409,7 +417,7 @@ class _Redactor:
                 self.shorts.append(_Short(label, form, pattern))
             self.starts += [(form, len(form)) for form in forms]
 
-    def redact(self, text: str, shapes: bool) -> str:
+    def redact(self, text: str, shapes: Shapes) -> str:
         """The text with its secrets replaced (see :func:`redact`)."""
         remembered = self._memo.get(text, shapes)
         if remembered is not None:
@@ -424,7 +432,7 @@ class _Redactor:
             self._memo.put(redacted, shapes, redacted)
         return redacted
 
-    def spans(self, text: str, shapes: bool) -> list[tuple[int, int, str]]:
+    def spans(self, text: str, shapes: Shapes) -> list[tuple[int, int, str]]:
         """Where the secrets of a text are: start, end and label, merged, in order."""
         found: list[tuple[int, int, str]] = []
         if self.forms:
@@ -443,7 +451,11 @@ class _Redactor:
             if short.literal in text:
                 found += [(m.start(), m.end(), short.label) for m in short.pattern.finditer(text)]
         if shapes:
-            found += _shape_spans(text)
+            found += [
+                span
+                for span in _shape_spans(text)
+                if shapes is True or "\n" not in text[span[0] : span[1]]
+            ]
         return _merged(found)
 
     def unfinished(self, text: str) -> int:
@@ -508,7 +520,7 @@ class _Memo:
         self._kept: OrderedDict[tuple[str, bool], str] = OrderedDict()
         self._chars = 0
 
-    def get(self, text: str, shapes: bool) -> str | None:
+    def get(self, text: str, shapes: Shapes) -> str | None:
         """A text's redaction, if it was made lately."""
         with self._lock:
             found = self._kept.get((text, shapes))
@@ -516,7 +528,7 @@ class _Memo:
                 self._kept.move_to_end((text, shapes))
             return found
 
-    def put(self, text: str, shapes: bool, redacted: str) -> None:
+    def put(self, text: str, shapes: Shapes, redacted: str) -> None:
         """Keep a text's redaction (the oldest go beyond MAX_CHARS)."""
         if len(text) > self.MAX_TEXT:
             return

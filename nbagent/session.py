@@ -28,7 +28,7 @@ from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.permissions import Answer, PermissionPolicy
 from nbagent.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.registry import ToolRegistry
-from nbagent.secrets import get_logger, redact
+from nbagent.secrets import ONE_LINE, get_logger, redact
 from nbagent.server_tools import SERVER_TOOLS, ServerTool, server_tool
 from nbagent.text import cut
 from nbagent.tools import sandbox
@@ -351,8 +351,11 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
 
     The card above the prompt shows the call (the command, the path); the prompt names it
     again in one line, after the tool's own question when it asks one (NotebookRun and
-    RunCode show the code), and takes ``y``, ``n`` or (when a rule can be offered) ``a``. Its
-    secrets are redacted before it is cut to one line (:func:`nbagent.secrets.redact`).
+    RunCode show the code), and takes ``y``, ``n`` or (when a rule can be offered) ``a``. The
+    environment's secrets are redacted before it is cut to one line
+    (:func:`nbagent.secrets.redact`), and tokens found by their shape within one line; a
+    block over several lines (a crafted "private key") stays shown, so that no line of what
+    the person approves is hidden.
     It is asked on the cell's thread, one question at a time (:func:`nbagent.cellthread.ask`).
 
     Args:
@@ -365,9 +368,11 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
         Cancelled: The question was withdrawn (its call was stopped or abandoned).
     """
     choices = ANSWERS | ({"a": "always", "always": "always"} if request.always else {})
-    always = f", a = always (allow {redact(request.always)})" if request.always else ""
-    what = cut(" ".join(redact(request.request).split()), 80)
-    asked = f"{redact(request.reason).rstrip()}\n\n" if request.reason else ""
+    always = (
+        f", a = always (allow {redact(request.always, shapes=ONE_LINE)})" if request.always else ""
+    )
+    what = cut(" ".join(redact(request.request, shapes=ONE_LINE).split()), 80)
+    asked = f"{redact(request.reason, shapes=ONE_LINE).rstrip()}\n\n" if request.reason else ""
     prompt = show_controls(f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} ")
     try:
         while True:

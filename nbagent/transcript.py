@@ -53,7 +53,7 @@ from nbagent.markup import (
     plain_markdown,
     show_controls,
 )
-from nbagent.secrets import redact, redact_value
+from nbagent.secrets import ONE_LINE, redact, redact_value
 from nbagent.text import MCP_PREFIX, cut, first_line
 from nbagent.web_view import (
     Mark,
@@ -395,8 +395,11 @@ class Transcript:
 
     def _ask(self, event: PermissionRequested) -> Call:
         call = self._card(event.id, event.name)
-        call.status, call.request = "waiting", redact(event.request)
-        call.reason, call.always = redact(event.reason), redact(event.always)
+        call.status, call.request = "waiting", redact(event.request, shapes=ONE_LINE)
+        call.reason, call.always = (
+            redact(event.reason, shapes=ONE_LINE),
+            redact(event.always, shapes=ONE_LINE),
+        )
         return call
 
     def _answer(self, event: PermissionAnswered) -> Call | None:
@@ -514,7 +517,7 @@ class Transcript:
                 continue
             if visible(item, verbose):
                 parts.append(render(item))
-        return show_controls(redact(joiner.join([*parts, footer]), shapes=False))
+        return show_controls(redact(joiner.join([*parts, footer]), shapes=ONE_LINE))
 
     def meter(self) -> str:
         """The one-line token and cache meter."""

@@ -307,3 +307,19 @@ def test_a_secret_streaming_in_never_shows_in_part(
     assert live
     for state in live:
         assert_clean(state)
+
+
+def test_a_question_never_hides_a_line_of_what_runs_behind_a_key_shaped_block(
+    ip: InteractiveShell,
+    fake_api: FakeAnthropicServer,
+    secret: str,
+    asked: list[str],
+) -> None:
+    """A block shaped like a private key, with a command among its lines, is shown whole in
+    the question; a one-line token is still redacted there."""
+    block = f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\nreboot\n-----END RSA PRIVATE KEY-----"
+    command = f"{block}\necho {GITHUB_TOKEN}"
+    fake_api.enqueue(Reply.tool_use("Bash", {"command": command}), Reply.text("Refused."))
+    result, out = run_cell(ip, "%%agent --new\nrun it")
+    assert error_of(result) is None and "refused by you" in out
+    assert asked and all("reboot" in prompt and GITHUB_TOKEN not in prompt for prompt in asked)
