@@ -176,7 +176,7 @@ def redacted(value: Any, secrets: Mapping[str, str] | None = None) -> Any:
     if secrets is None:
         secrets = {name: secret for secret, name in secret_values().items()}
     if isinstance(value, str):
-        return redact(value, secrets) if secrets else value
+        return redact(value, secrets)
     if isinstance(value, Mapping):
         return {key: redacted(item, secrets) for key, item in value.items()}
     if isinstance(value, list | tuple):

@@ -323,3 +323,20 @@ def test_a_question_never_hides_a_line_of_what_runs_behind_a_key_shaped_block(
     result, out = run_cell(ip, "%%agent --new\nrun it")
     assert error_of(result) is None and "refused by you" in out
     assert asked and all("reboot" in prompt and GITHUB_TOKEN not in prompt for prompt in asked)
+
+
+def test_a_token_found_by_its_shape_is_redacted_when_saved_without_secret_variables(
+    ip: InteractiveShell,
+    fake_api: FakeAnthropicServer,
+    conversations_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Even with no secret in the environment, a token known by its shape is not saved."""
+    for name in ("SERVICE_API_KEY", "GH_PAT", "DATABASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")  # too short to be looked for
+    fake_api.enqueue(Reply.text(f"Your token is {GITHUB_TOKEN}."))
+    result, _ = run_cell(ip, "%%agent --new\nwhat is my token?")
+    assert error_of(result) is None
+    text = saved(conversations_folder)
+    assert "Your token is" in text and GITHUB_TOKEN not in text
