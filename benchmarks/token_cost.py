@@ -5,6 +5,8 @@ servers with the most tools, all 70 LiveMCPBench servers, the github-mcp-server 
 and everything), it reports ``ToolRegistry.context_cost()``: the all-loaded tokens (every
 definition in full) against the deferred tokens (loaded definitions, the ToolSearch tool and
 the announcement of the deferred names). A second table compares the announcement styles.
+A third times ``context_cost()`` as each ``%%agent`` cell calls it, over catalogue size: the
+first cell, a next cell with the catalogue unchanged, and one after a tool changed.
 
 Counts are local estimates (``nbagent.tokens``: the Claude-v1 BPE tokenizer), not a live
 model's counts. Target: at least 90% saved with 100 or more MCP tools.
@@ -15,7 +17,10 @@ Run ``python benchmarks/token_cost.py`` from the repo root (``--quick`` for a sm
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import statistics
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -235,6 +240,68 @@ def announcement_table(registries: Sequence[tuple[Setup, ToolRegistry]]) -> str:
     )
 
 
+def cell_cost_table(sizes: Sequence[int], runs: int) -> str:
+    """Time ``context_cost()`` per ``%%agent`` cell over catalogue size (medians, ms).
+
+    Each run builds a fresh registry of the built-in tools and ``size`` MCP tools (the
+    LiveMCPBench definitions cycled under numbered server copies) and empties the memo of
+    :func:`~nbagent.tokens.count_tokens`, as in a new kernel, then times three cells: the
+    first, a next one with the catalogue unchanged, and one after a tool was replaced by a
+    copy with another description.
+
+    Args:
+        sizes: The numbers of MCP tools.
+        runs: Runs per size.
+
+    Returns:
+        The Markdown table.
+    """
+    builtins = builtin_tools()
+    definitions = livemcpbench_definitions()
+    rows = []
+    for size in sizes:
+        mcp = build_catalogue(definitions, size=size).tools
+        first: list[float] = []
+        unchanged: list[float] = []
+        changed: list[float] = []
+        for run in range(runs):
+            registry = ToolRegistry([*builtins, *mcp])
+            registry.register(ToolSearch(registry).tool)
+            count_tokens.cache_clear()
+            for times in (first, unchanged):
+                started = time.perf_counter()
+                registry.context_cost()
+                times.append(time.perf_counter() - started)
+            edited = mcp[run % len(mcp)]
+            registry.register(
+                dataclasses.replace(edited, description=f"{edited.description} (v{run})"),
+                replace=True,
+            )
+            started = time.perf_counter()
+            registry.context_cost()
+            changed.append(time.perf_counter() - started)
+        rows.append(
+            (
+                f"{size:,}",
+                f"{len(registry):,}",
+                runs,
+                *(f"{statistics.median(t) * 1e3:,.3f}" for t in (first, unchanged, changed)),
+            )
+        )
+    return markdown_table(
+        (
+            "MCP tools",
+            "tools",
+            "runs",
+            "first cell (ms)",
+            "next cell, unchanged (ms)",
+            "next cell, one tool changed (ms)",
+        ),
+        rows,
+        align="rrrrrr",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark and print its tables.
 
@@ -267,6 +334,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "(`mcp__<server>__: a, b`), both inside a `<system-reminder>` "
         "(`delta.render_announcement`); legacy: the `<available-deferred-tools>` block "
         "(`delta.render_legacy_block`)."
+    )
+    print()
+    print("### `context_cost()` per `%%agent` cell, by catalogue size\n")
+    print(cell_cost_table((500,) if args.quick else (500, 5000), 3 if args.quick else 15))
+    print()
+    print(
+        "Medians of fresh registries; each `%%agent` cell calls `ToolRegistry.context_cost()` "
+        "for its meter (deferral's saved tokens). One tool changed: replaced by a copy with "
+        "another description."
     )
 
 
