@@ -45,14 +45,21 @@ MINIMUM_VERSIONS: dict[str, tuple[int, int]] = {"JupyterLab": (4, 4), "Notebook"
 """The oldest front ends nbagent works in: the first whose kernel connections open subshells,
 over which the page answers while the ``%%agent`` cell keeps the kernel busy."""
 
-_UPGRADE = {"JupyterLab": "'jupyterlab>=4.4'", "Notebook": "'notebook>=7.4'"}
-"""What to install to reach each minimum."""
-
 
 def needed() -> str:
     """The supported front ends in words: ``JupyterLab 4.4 or Notebook 7.4 (or newer)``."""
-    names = [f"{app} {'.'.join(map(str, version))}" for app, version in MINIMUM_VERSIONS.items()]
+    names = [f"{app} {_dotted(version)}" for app, version in MINIMUM_VERSIONS.items()]
     return f"{' or '.join(names)} (or newer)"
+
+
+def _upgrade(application: str) -> str:
+    """What to install to reach an application's minimum (its package is its name in lower
+    case): ``'jupyterlab>=4.4'``."""
+    return f"'{application.lower()}>={_dotted(MINIMUM_VERSIONS[application])}'"
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
 
 
 class FrontEndError(Exception):
@@ -113,7 +120,7 @@ class FrontEnd:
             return (
                 f"{self.app} is older than nbagent supports: it needs {needed()}, whose kernel "
                 "subshells let the page answer while an %%agent cell runs. Upgrade it in the "
-                f"environment that runs it (`pip install -U {_UPGRADE[self.application]}`), "
+                f"environment that runs it (`pip install -U {_upgrade(self.application)}`), "
                 "restart it and reload the page."
             )
         if not self.subshell:
