@@ -536,26 +536,6 @@ def valid_blocks(
     return blocks, problems
 
 
-def valid_message(message: Any) -> tuple[dict[str, Any] | None, list[str]]:
-    """A message with only its blocks that match the API's shapes.
-
-    Args:
-        message: A message of a history, as read back.
-
-    Returns:
-        The message (its role and its content), or None when it is no message (no role of
-        the API's, no content); and what was left out, one sentence each.
-    """
-    try:
-        checked = Message.model_validate(message)
-    except ValidationError as exc:
-        return None, [f"a message ({why(exc)})"]
-    if isinstance(checked.content, str):
-        return {"role": checked.role, "content": checked.content}, []
-    blocks, problems = valid_blocks(checked.content, checked.role)
-    return {"role": checked.role, "content": blocks}, problems
-
-
 def prompts(message: Mapping[str, Any]) -> list[str]:
     """The user's own texts in a message (not announcements, not tool results).
 

@@ -1,9 +1,10 @@
 """Making a saved history one the API accepts again.
 
 A history read back from its file (:mod:`nbagent.conversations`) may end where a kernel was
-killed, with a tool call left unanswered, or hold what the API refuses: blocks that do not
-have its shape (:func:`~nbagent.conversation_records.valid_message`), empty texts, roles that
-do not alternate, a compaction block whose summary lost a secret (and so its signature).
+killed, with a tool call left unanswered, or hold what the API refuses (beside the blocks
+that do not have its shape, which reading left out: :mod:`nbagent.conversation_records`):
+empty texts, roles that do not alternate, a compaction block whose summary lost a secret (and
+so its signature).
 :func:`repaired` makes it valid; :func:`loaded_in` reads back the deferred tools it loaded.
 """
 
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbagent.agent import SUMMARY_TAG
-from nbagent.conversation_records import valid_message
 from nbagent.delta import COMPACTION
 from nbagent.execution import interrupted
 from nbagent.registry import TOOL_SEARCH_NAME
@@ -44,30 +44,24 @@ class Repair:
 def repaired(messages: Sequence[Mapping[str, Any]]) -> Repair:
     """Make a saved history one the API accepts.
 
-    Every block has the API's shape of its type, in a message of a role that holds it
-    (:func:`~nbagent.conversation_records.valid_message`). The history starts with a user
-    message and the roles alternate (consecutive messages of a role are merged); empty texts
-    and messages are left out; every ``tool_use`` is answered
+    The history starts with a user message and the roles alternate (consecutive messages of
+    a role are merged); empty texts and messages are left out; every ``tool_use`` is answered
     by a ``tool_result`` first in the next user message (a call without one gets the
     "interrupted" result of :func:`nbagent.execution.interrupted`) and every ``tool_result``
     answers a call of the message before. A last assistant message is kept without its
     server tool calls left unanswered (and left out when nothing else remains).
 
     Args:
-        messages: The history as read back.
+        messages: The history as read back: every block has the API's shape of its type, in
+            a message of a role that holds it, as reading keeps them
+            (:func:`~nbagent.conversation_records.replayed`).
 
     Returns:
         The valid history and what was changed.
     """
     repair = Repair([])
     out = repair.messages
-    valid = []
-    for message in messages:
-        kept, problems = valid_message(message)
-        repair.dropped += len(problems)
-        if kept is not None:
-            valid.append(kept)
-    for message in _resigned(valid, repair):
+    for message in _resigned(messages, repair):
         blocks = _blocks(message["content"], repair)
         if message["role"] == "assistant":
             _push_assistant(repair, message, blocks)

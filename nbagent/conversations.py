@@ -76,7 +76,6 @@ from nbagent.conversation_records import (
     read_header,
     read_line,
     replayed,
-    salvaged,
 )
 from nbagent.conversation_repair import Repair, loaded_in, repaired
 from nbagent.errors import NbAgentError
@@ -864,7 +863,7 @@ def resume(agent: Any, saved: SavedConversation, trust: bool = False) -> Repair:
     if not (trust or saved.signed):
         raise UnsignedConversationError(unsigned_message(saved))
     repair = repaired(saved.messages)
-    state, _ = salvaged(State, saved.state, "the state")
+    state = State.model_construct(**saved.state)  # its right fields, checked on reading
     agent.reset()
     agent.messages = repair.messages
     for name in dict.fromkeys([*state.loaded, *loaded_in(repair.messages)]):
