@@ -92,8 +92,8 @@ def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     Returns:
         Each secret value (stripped) and the name of its variable, longest value first.
     """
-    pairs = _environment_pairs() if environ is None else _pairs(environ)
-    found = {value: name for name, value in reversed(pairs)}  # the first variable names it
+    # the first variable names it
+    found = {value: name for name, value in reversed(_secret_pairs(environ))}
     return {value: found[value] for value in sorted(found, key=lambda value: -len(value))}
 
 
@@ -227,9 +227,15 @@ def _is_secret(name: str, value: str) -> bool:
     """Whether a variable's (stripped) value is a secret."""
     if _URL_PASSWORD.search(value):
         return True
-    if not SECRET_NAME.search(name) or len(value) < MIN_SHORT_LENGTH:
-        return False
-    return len(value) >= MIN_SECRET_LENGTH or not (value.isdigit() or value.lower() in NOT_SECRETS)
+    return SECRET_NAME.search(name) is not None and (
+        len(value) >= MIN_SECRET_LENGTH or _short_secret(value)
+    )
+
+
+def _short_secret(value: str) -> bool:
+    """Whether a value shorter than MIN_SECRET_LENGTH can be a secret: not too short, neither
+    a number nor a word that is a setting."""
+    return len(value) >= MIN_SHORT_LENGTH and not (value.isdigit() or value.lower() in NOT_SECRETS)
 
 
 def _pairs(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
@@ -266,15 +272,14 @@ class _Environment:
 _ENVIRONMENT = _Environment()
 
 
-def _environment_pairs() -> tuple[tuple[str, str], ...]:
-    """The secret variables of ``os.environ``."""
-    return _ENVIRONMENT.pairs()
+def _secret_pairs(environ: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    """The secret variables of an environment (``os.environ`` when None)."""
+    return _ENVIRONMENT.pairs() if environ is None else _pairs(environ)
 
 
 def _redactor(environ: Mapping[str, str] | None) -> _Redactor:
     """The redactor of an environment (``os.environ`` when None), made once per secrets."""
-    pairs = _environment_pairs() if environ is None else _pairs(environ)
-    return _redactor_of(pairs)
+    return _redactor_of(_secret_pairs(environ))
 
 
 @lru_cache(maxsize=8)
@@ -409,9 +414,7 @@ class _Redactor:
             for form in forms:
                 pattern = re.compile(rf"(?<=:){re.escape(form)}(?=@)")
                 self.shorts.append(_Short(label, form, pattern))
-        if len(secret) >= MIN_SHORT_LENGTH and not (
-            secret.isdigit() or secret.lower() in NOT_SECRETS
-        ):
+        if _short_secret(secret):
             for form in forms:
                 pattern = re.compile(rf"(?<!\w){re.escape(form)}(?!\w)")
                 self.shorts.append(_Short(label, form, pattern))
