@@ -48,6 +48,7 @@ from nbagent.agent import SUMMARY_TAG
 from nbagent.delta import LEGACY_TAG
 from nbagent.text import cut
 from nbagent.tool import NAME_PATTERN
+from nbagent.transcript import plural
 
 MAX_LINE = 32 * 2**20
 """The most bytes a line may take (32 MiB, what the API takes in a whole request)."""
@@ -675,7 +676,7 @@ def _replay(history: History, number: int, record: dict[str, Any]) -> None:
         if index > len(messages):
             history.problems.append(
                 f"line {number} (it sets message {index + 1}, but the history had "
-                f"{len(messages)} message{'' if len(messages) == 1 else 's'} then)"
+                f"{plural(len(messages), 'message')} then)"
             )
             return
         content = record["message"]["content"]

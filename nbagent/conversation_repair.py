@@ -19,6 +19,7 @@ from nbagent.agent import SUMMARY_TAG
 from nbagent.delta import COMPACTION
 from nbagent.execution import interrupted
 from nbagent.registry import TOOL_SEARCH_NAME
+from nbagent.request import content_blocks
 from nbagent.tool import NAME_PATTERN
 
 _REDACTED = re.compile(r"\[redacted [A-Za-z_][A-Za-z0-9_]*\]")
@@ -210,7 +211,7 @@ def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[str, Any]]:
     """A valid message's content as blocks, without the empty texts the API refuses."""
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    blocks = content_blocks(content)
     kept = [dict(b) for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
     repair.dropped += len(blocks) - len(kept)
     return kept

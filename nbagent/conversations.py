@@ -520,9 +520,9 @@ class SavedConversation:
     first_prompt: str = ""
     """The conversation's first prompt (kept when a compaction summarised it)."""
     damage: str = ""
-    """Why the file is not as nbagent wrote it (:func:`verify`); empty when it is. The
-    messages are then those of the lines that verify, if its first line does, else those of
-    every line that parses."""
+    """Why the file is not as nbagent wrote it (:func:`verify`); empty when it is, or when
+    it cannot be read (:attr:`unreadable`). The messages are then those of the lines that
+    verify, if its first line does, else those of every line that parses."""
     problems: list[str] = field(default_factory=list)
     """What reading left out (a line, a record, a block, a field), one sentence each
     (:mod:`nbagent.conversation_records`)."""
@@ -910,7 +910,7 @@ def sessions_table(conversations: Sequence[SavedConversation], current: str | No
     for saved in conversations:
         first = " ".join(saved.first_prompt.split())
         mark = " (this one)" if saved.id == current else ""
-        mark += "" if saved.signed or saved.unreadable else f" — {NOT_SIGNED}"
+        mark += f" — {NOT_SIGNED}" if saved.damage else ""
         mark += f" — {DAMAGED}" if saved.damaged else ""
         rows.append(
             f"| {code_markdown(saved.id)}{mark} | {table_cell(local_time(saved.started))} | "

@@ -387,7 +387,7 @@ class AgentMagics(Magics):
             display(Markdown(f"No saved conversation for {code_markdown(str(notebook))} yet."))
             return
         table = sessions_table(found, self.recorder.current_id) + damage_notes(found)
-        if any(not saved.signed and not saved.unreadable for saved in found):
+        if any(saved.damage for saved in found):
             table += (
                 f"\n\nA conversation {NOT_SIGNED} is not resumed by `%agent resume`: what it "
                 "says you said would reach the model as your own words. "
