@@ -22,6 +22,7 @@ which it was, in the header the model reads.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -134,15 +135,23 @@ def front_end_file(front_path: str, shell: Any = None) -> Path:
 
 def _server_roots(shell: Any) -> list[Path]:
     """Where the Jupyter server's root may be, the likeliest first."""
-    server = parent_server()
-    if server is not None:
-        return [server.root_dir]
+    root = _parent_root()
+    if root is not None:
+        return [root]
     namespace = getattr(shell, "user_ns", None) or {}
     for candidate in (namespace.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
         if isinstance(candidate, str) and Path(candidate).expanduser().is_absolute():
             start = Path(candidate).expanduser().parent
             return [start, *start.parents]
     return [Path.cwd(), *Path.cwd().parents]
+
+
+@functools.cache
+def _parent_root() -> Path | None:
+    """The root folder of the Jupyter server that started this kernel, read from its runtime
+    file once: a kernel's parent process and its root do not change while it runs."""
+    server = parent_server()
+    return server.root_dir if server is not None else None
 
 
 def running_cell_id(shell: Any) -> str | None:
