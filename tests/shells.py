@@ -1,11 +1,12 @@
 """A real InteractiveShell with nbagent loaded, against FakeAnthropicServer, and its helpers.
 
-Its fixtures (``shell``, ``ip``) reach every test through ``pytest_plugins`` in conftest.py;
-tests import ``run`` and ``error_of`` and run cells through ``run_cell``.
+Its fixtures (``shell``, ``ip``, ``asked``) reach every test through ``pytest_plugins`` in
+conftest.py; tests import ``run`` and ``error_of`` and run cells through ``run_cell``.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -50,6 +51,19 @@ def ip(
     shell.run_line_magic("config", "NbAgent.allow_rules = []")
     nbagent.registry.unregister_many([FORECAST])
     shell.user_ns.pop("result", None)
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every prompt put to the person on stdin (each answered "n")."""
+    prompts: list[str] = []
+
+    def answer(prompt: object = "") -> str:
+        prompts.append(str(prompt))
+        return "n"
+
+    monkeypatch.setattr(builtins, "input", answer)
+    return prompts
 
 
 def run(ip: InteractiveShell, cell: str) -> tuple[Any, str]:

@@ -8,7 +8,6 @@ question asked on stdin is checked as there.
 
 from __future__ import annotations
 
-import builtins
 import json
 from collections.abc import Iterator
 
@@ -44,19 +43,6 @@ def displayed(ip: InteractiveShell, cell: str) -> list[str]:
         assert_visible(data.get("text/plain", ""))
     assert_visible(captured.stdout)
     return [*shown, captured.stdout]
-
-
-@pytest.fixture
-def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every prompt put to the person on stdin (each answered "n")."""
-    prompts: list[str] = []
-
-    def answer(prompt: object = "") -> str:
-        prompts.append(str(prompt))
-        return "n"
-
-    monkeypatch.setattr(builtins, "input", answer)
-    return prompts
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ transcript the cell keeps (quiet and verbose), the terminal text, the permission
 from __future__ import annotations
 
 import base64
-import builtins
 import html
 import json
 import logging
@@ -102,19 +101,6 @@ def live(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(TranscriptView, "show", collecting)
     return sent
-
-
-@pytest.fixture
-def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every prompt put to the person on stdin (each answered "n")."""
-    prompts: list[str] = []
-
-    def answer(prompt: object = "") -> str:
-        prompts.append(str(prompt))
-        return "n"
-
-    monkeypatch.setattr(builtins, "input", answer)
-    return prompts
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.errors import ToolError
-from nbagent.tools import ToolContext
 from nbagent.access import Touch
+from nbagent.errors import ToolError
 from nbagent.permissions import PermissionPolicy
 from nbagent.tool import Tool
+from nbagent.tools import ToolContext
 from nbagent.tools.paths import inside_root, refuse_open_notebook, resolve, shown, skipped_note
 
 
