@@ -1,0 +1,26 @@
+"""What a shell command line runs, read the way bash reads it, for the Bash tool's permission rules.
+
+The reading lives in :mod:`nbagent.commandline.reader`; this package gives its public names.
+"""
+
+from __future__ import annotations
+
+from nbagent.commandline.reader import (
+    CommandLine,
+    SimpleCommand,
+    allowed_by,
+    always_spec,
+    denied_by,
+    parse,
+    paths_named,
+)
+
+__all__ = [
+    "CommandLine",
+    "SimpleCommand",
+    "allowed_by",
+    "always_spec",
+    "denied_by",
+    "parse",
+    "paths_named",
+]
