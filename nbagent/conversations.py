@@ -188,6 +188,18 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode("ascii")
 
 
+def _write_whole(path: Path, data: bytes, flags: int) -> None:
+    """Write all of ``data`` to a file only its owner reads, then ``fsync`` it."""
+    fd = os.open(path, os.O_WRONLY | flags, 0o600)
+    try:
+        written = os.write(fd, data)
+        while written < len(data):  # only on a full disk or the like
+            written += os.write(fd, data[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class ConversationKeyError(OSError):
     """The key that signs conversations cannot be kept or read safely."""
 
@@ -469,14 +481,44 @@ class ConversationLog:
         return self._previous
 
     def _write(self, data: bytes) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            written = os.write(fd, data)
-            while written < len(data):  # only on a full disk or the like
-                written += os.write(fd, data[written:])
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_whole(self.path, data, os.O_APPEND | os.O_CREAT)
+
+    def move(self, folder: Path, notebook: str) -> None:
+        """Move the file into another notebook folder (the notebook was renamed or moved).
+
+        A file's folder is part of its first MAC, so the records that verify are written
+        anew, each signed after the one before it, with the header naming the notebook's
+        new path. The new file replaces the old one only once it is whole on disk.
+
+        Args:
+            folder: The renamed notebook's folder (:func:`notebook_folder`); made if missing.
+            notebook: The notebook's new path, for the header.
+
+        Raises:
+            OSError: The file could not be read or written (the old one is then kept).
+        """
+        with self._lock:
+            key = self._signing_key()
+            chain = verify(self.path.read_bytes(), self.path, key)
+            target = folder / self.path.name
+            previous, lines = _seed(key, target), bytearray()
+            for read in chain.lines:
+                if read.record is None:
+                    continue
+                record = (
+                    {**read.record, "notebook": notebook}
+                    if "nbagent" in read.record
+                    else read.record
+                )
+                body = _line(record)[:-1]
+                previous = _signed(key, previous, body)
+                lines += body[:-1] + _MAC_FIELD + previous.hex().encode("ascii") + b'"}\n'
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            partial = target.with_suffix(".partial")
+            _write_whole(partial, bytes(lines), os.O_CREAT | os.O_TRUNC)
+            os.replace(partial, target)
+            self.path.unlink(missing_ok=True)
+            self.path, self._previous = target, previous
 
     def mend(self) -> None:
         """End a line cut short by a crash, so that the next record starts a line of its own,
@@ -687,7 +729,8 @@ class Recorder:
     :meth:`attach` continues a resumed conversation's own file.
 
     Args:
-        notebook: Gives the notebook's path (read when a file is made).
+        notebook: Gives the notebook's path, read at each sync: when it names another
+            folder (the notebook was renamed), the file moves there (:meth:`ConversationLog.move`).
         root: The folder of all conversations; :func:`conversations_folder` (read at each
             new file) by default.
     """
@@ -768,6 +811,10 @@ class Recorder:
                 return
             folder = notebook_folder(notebook := self._notebook(), self._root)
             self.log = ConversationLog.create(folder, notebook, model)
+        elif (folder := notebook_folder(notebook := self._notebook(), self._root)) != (
+            self.log.path.parent
+        ):
+            self.log.move(folder, notebook)
         if len(messages) < len(self._written):
             self.log.append({"length": len(messages)})
             del self._written[len(messages) :], self._seen[len(messages) :]

@@ -53,6 +53,7 @@ from nbagent.session import Session
 from nbagent.text import cut
 from nbagent.tool import Tool
 from nbagent.tools import sandbox
+from nbagent.tools.nbaccess import front_end_file, running_client
 from nbagent.transcript import Search, Tasks, item_markdown, plural, tasks_markdown, usage_line
 
 COMMANDS = (
@@ -94,10 +95,21 @@ class AgentMagics(Magics):
         """The tools."""
         self.wait_for: Callable[[], None] = lambda: None
         """Waits until the extension's background set-up (the built-in tools) is done."""
-        self.recorder = Recorder(lambda: notebook_path(self.shell))
+        self._front_path = ""
+        self.recorder = Recorder(self._notebook)
         """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
         self.log_file: LogFile | None = None
         """The file taking nbagent's log records (in a kernel; set by the extension)."""
+
+    def _notebook(self) -> str:
+        """The notebook's path, the key of its saved conversations: where a front end shows
+        it (its name now, after a rename; the last one said when no front end shows it
+        now), else the name the kernel started with."""
+        frontend = self.session.frontend
+        front = frontend.stated(running_client(self.shell)) if frontend is not None else None
+        if front is not None and front.path:
+            self._front_path = str(front_end_file(front.path, self.shell))
+        return self._front_path or notebook_path(self.shell)
 
     @magic_arguments()
     @argument(
@@ -381,7 +393,7 @@ class AgentMagics(Magics):
         display(Markdown(table))
 
     def _sessions(self) -> None:
-        notebook = notebook_path(self.shell)
+        notebook = self._notebook()
         found = saved_conversations(notebook)
         if not found:
             display(Markdown(f"No saved conversation for {code_markdown(str(notebook))} yet."))
@@ -401,7 +413,7 @@ class AgentMagics(Magics):
         )
 
     def _resume(self, ident: str | None, trust: bool = False) -> None:
-        notebook = notebook_path(self.shell)
+        notebook = self._notebook()
         try:
             saved = find_conversation(notebook, ident, trust=trust)
         except NbAgentError as exc:

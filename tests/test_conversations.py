@@ -37,8 +37,10 @@ from nbagent.delta import ADDED_HEADER, REMOVED_HEADER
 from nbagent.errors import NbAgentError
 from nbagent.execution import INTERRUPTED_MESSAGE
 from nbagent.fakeapi.rules import ApiError, check_request
+from nbagent.frontend.channel import FrontEndChannel
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tool import Tool
+from tests.frontend_peer import RecordingComm, hello
 from tests.kernels import execute, kernel
 from tests.shells import FORECAST, error_of, run
 
@@ -130,6 +132,40 @@ def test_only_what_changed_is_written_and_a_later_record_replaces_its_index(
     saved = read_conversation(log.log.path)
     assert saved is not None and saved.messages == history
     assert saved.prompts == ["hi", "more"]  # the announcement is no prompt
+
+
+def test_a_renamed_notebook_takes_its_conversation_along_signed_anew(tmp_path: Path) -> None:
+    names = ["/work/notes/Untitled.ipynb"]
+    log = Recorder(lambda: names[-1], root=tmp_path)
+    history = [user("hi"), assistant(text("hello"))]
+    log.sync(history, "claude-test")
+    assert log.log is not None
+    first = log.log.path
+    names.append("/work/notes/sales.ipynb")
+    history.append(user("and now?"))
+    log.sync(history)
+    assert not first.exists() and log.log.path.parent == notebook_folder(names[-1], tmp_path)
+    assert log.log.path.name == first.name
+    assert saved_conversations(names[0], tmp_path) == []
+    [saved] = saved_conversations(names[-1], tmp_path)
+    assert saved.signed and saved.messages == history and saved.id == log.current_id
+    assert (saved.notebook, saved.model) == (names[-1], "claude-test")
+    history.append(assistant(text("still here")))
+    log.sync(history)  # goes on appending to the moved file, signed after its last line
+    again = read_conversation(log.log.path)
+    assert again is not None and again.signed and again.messages == history
+
+
+def test_a_file_copied_into_another_notebooks_folder_does_not_verify(tmp_path: Path) -> None:
+    log = recorder(tmp_path)
+    log.sync([user("hi")])
+    assert log.log is not None
+    elsewhere = notebook_folder("/work/notes/other.ipynb", tmp_path)
+    elsewhere.mkdir(parents=True)
+    copied = elsewhere / log.log.path.name
+    copied.write_bytes(log.log.path.read_bytes())
+    saved = read_conversation(copied)
+    assert saved is not None and not saved.signed
 
 
 def test_a_history_cut_back_is_recorded_as_its_length(tmp_path: Path) -> None:
@@ -648,6 +684,35 @@ def test_conversations_are_kept_per_notebook(
     ip.user_ns["__session__"] = str(notebook.with_name("other.ipynb"))
     _, shown = run(ip, "%agent resume")
     assert "Nothing to resume" in shown and "other.ipynb" in shown
+
+
+def test_after_a_rename_the_conversation_is_the_renamed_notebooks(
+    ip: InteractiveShell,
+    fake_api: FakeAnthropicServer,
+    notebook: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        "nbagent.frontend.comm.open_comm", lambda target, on_message: RecordingComm()
+    )
+    channel = FrontEndChannel(greeting_wait=0)
+    monkeypatch.setattr(ip.magics_manager.registry["AgentMagics"].session, "frontend", channel)
+    channel._on_message(hello(path="Untitled.ipynb"))  # from the server's root: the folder
+    fake_api.enqueue(Reply.text("one"), Reply.text("two"))
+    run(ip, "%%agent\nfirst")
+    untitled, sales = (notebook.with_name(n).resolve() for n in ("Untitled.ipynb", "sales.ipynb"))
+    assert [s.prompts for s in saved_conversations(str(untitled))] == [["first"]]
+    channel._on_message({"op": "path", "client": "tab", "path": "sales.ipynb"})
+    run(ip, "%%agent\nsecond")
+    assert saved_conversations(str(untitled)) == []
+    [saved] = saved_conversations(str(sales))
+    assert saved.prompts == ["first", "second"] and saved.signed
+    assert saved.notebook == str(sales)
+    _, shown = run(ip, "%agent sessions")
+    assert f"`{saved.id}` (this one)" in shown and "sales.ipynb" in shown
+    channel._on_message({"op": "bye", "client": "tab"})  # the tab closed: its last name holds
+    _, shown = run(ip, "%agent sessions")
+    assert f"`{saved.id}` (this one)" in shown and "analysis.ipynb" not in shown
 
 
 def test_a_planted_conversation_is_listed_as_such_and_never_resumed_silently(
