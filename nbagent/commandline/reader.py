@@ -59,6 +59,20 @@ from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import TYPE_CHECKING
 
+from nbagent.commandline.words import (
+    ASSIGNMENT,
+    ASSIGNMENT_START,
+    BRACES,
+    Word,
+    ansi_c,
+    double_quoted,
+    expand_user,
+    literal,
+    names,
+    unquoted,
+    unquoted_start,
+)
+
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
@@ -115,12 +129,7 @@ class CommandLine:
 # ---------------------------------------------------------------------------------- tables
 
 
-def _names(text: str) -> frozenset[str]:
-    """The names in a space-separated list (the tables below are easier to read so)."""
-    return frozenset(text.split())
-
-
-SUBCOMMAND_PROGRAMS = _names(
+SUBCOMMAND_PROGRAMS = names(
     "git gh npm pnpm yarn pip pip3 uv conda mamba poetry cargo go jupyter brew apt apt-get "
     "systemctl"
 )
@@ -352,7 +361,7 @@ WRAPPERS: Mapping[str, Wrapper] = {
 """Programs that start another program given in their words: the options each understands
 (an option not listed makes the line opaque), and whether rules may look through it."""
 
-SHELLS = _names("sh bash dash zsh ksh mksh ash yash posh rbash")
+SHELLS = names("sh bash dash zsh ksh mksh ash yash posh rbash")
 """Shells whose code this module reads (``bash -c 'code'``, ``sh <<EOF``)."""
 
 _SHELL_FLAGS = "abefhkmnptuvxBCEHPTilrs"
@@ -408,10 +417,10 @@ them that code: such code makes a line opaque (it is searched for the programs d
 name, as text). Code they read from standard input (``python - <<EOF``, ``perl <<< ..``) may
 run any program: deny rules all match it."""
 
-SCRIPT_SHELLS = _names("fish csh tcsh nu xonsh elvish pwsh powershell")
+SCRIPT_SHELLS = names("fish csh tcsh nu xonsh elvish pwsh powershell")
 """Interpreters of :data:`INTERPRETERS` that are shells: a script operand runs unseen commands."""
 
-STDIN_CODE = _names(
+STDIN_CODE = names(
     "ed red ex vi vim nvim view vimdiff rvim rview gvim evim emacs sqlite3 psql mysql gdb dc "
     "ftp sftp lftp"
 )
@@ -419,11 +428,11 @@ STDIN_CODE = _names(
 shell commands (``ed``'s ``!rm f``, ``sqlite3``'s ``.shell``): fed anything, they may run
 anything."""
 
-RUNS_UNSEEN = _names("at batch sg newgrp crontab")
+RUNS_UNSEEN = names("at batch sg newgrp crontab")
 """Programs that run commands this line does not show (``at`` and ``batch`` read them from
 standard input or a file, ``sg group -c``, ``crontab`` installs them)."""
 
-_VI = _names("vi vim nvim view vimdiff rvim rview gvim evim ex")
+_VI = names("vi vim nvim view vimdiff rvim rview gvim evim ex")
 _AWK_SED: Mapping[str, tuple[str, ...]] = {
     **dict.fromkeys(
         ("awk", "gawk", "mawk", "nawk"),
@@ -606,7 +615,7 @@ def _sed_runs(script: str, brackets: bool) -> bool:
 _ALL = ("*",)
 _EVERYTHING = Risk(everything=True)
 
-_GIT_KNOWN = _names(
+_GIT_KNOWN = names(
     "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore "
     "check-mailmap checkout cherry cherry-pick clean clone commit commit-graph commit-tree "
     "config count-objects describe diff diff-files diff-index diff-tree difftool fetch "
@@ -652,7 +661,7 @@ _MAKE = Risk(
     assignments=True,
 )
 _PACKAGE_OPTIONS = ("--script-shell", "--userconfig", "--globalconfig", "--node-options")
-_PACKAGE_KNOWN = _names(
+_PACKAGE_KNOWN = names(
     "install i add remove rm uninstall un update up upgrade outdated list ls ll why info view "
     "init audit ci pack publish login logout whoami version help search link unlink prune "
     "dedupe doctor cache store root bin prefix"
@@ -817,25 +826,25 @@ RISKS: Mapping[str, Risk] = {
     "set": Risk(options=("-k", "keyword", "onecmd")),
     "docker": Risk(
         globals=("--config", "-H", "--host", "-c", "--context"),
-        known=_names(
+        known=names(
             "ps images logs inspect version info stats top port history search events diff"
         ),
     ),
     "podman": Risk(
         globals=("--config", "-H", "--host", "-c", "--connection", "--url"),
-        known=_names(
+        known=names(
             "ps images logs inspect version info stats top port history search events diff"
         ),
     ),
     "kubectl": Risk(
         globals=("--kubeconfig", "--exec"),
         global_valued=("-n", "--namespace", "--context", "--cluster", "--user"),
-        known=_names(
+        known=names(
             "get describe logs version explain api-resources api-versions cluster-info top"
         ),
     ),
     **dict.fromkeys(
-        _names(
+        names(
             "awk gawk mawk nawk dc m4 sqlite3 psql mysql crontab at batch tmux screen open "
             "xdg-open busybox toybox ssh slogin scp sftp socat telnet vim vi nvim view "
             "vimdiff ex ed emacs nano pico less more most man info cmake helm terraform ansible "
@@ -869,8 +878,6 @@ CREDENTIALS = re.compile(
 """Paths that look like they hold keys or credentials: an "always" answer for a line naming
 one allows that line only."""
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-_ASSIGNMENT_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _FD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _MAX_DEPTH = 6
 _MAX_SCANS = 256
@@ -1139,126 +1146,6 @@ def _join_continuations(source: bytes) -> bytes:
     return source
 
 
-# ----------------------------------------------------------------------------- words
-
-
-@dataclass(frozen=True)
-class _Word:
-    """A shell word: its pieces, each literal (quoted or not) or known only at run time."""
-
-    parts: tuple[tuple[str, str], ...]
-    """(kind, text): ``u`` unquoted literal, ``q`` quoted literal, ``$`` a plain variable
-    (text is its name), ``?`` anything else only the run knows (text is its source)."""
-    text: str
-    """The source text."""
-    start: int = 0
-    end: int = 0
-
-    @functools.cached_property
-    def dynamic(self) -> bool:
-        """Some part's value is only known when the line runs."""
-        return any(kind in "$?" for kind, _ in self.parts)
-
-    @functools.cached_property
-    def glob(self) -> bool:
-        """Bash may turn it into other or several words (unquoted glob or brace expansion)."""
-        mask = "".join(text if kind == "u" else "\0" for kind, text in self.parts)
-        return bool(re.search(r"[*?[]", mask) or _BRACES.search(mask))
-
-    @functools.cached_property
-    def known(self) -> bool:
-        """Its value is known and bash passes it as one word."""
-        return not self.dynamic and not self.glob
-
-    @functools.cached_property
-    def value(self) -> str:
-        """The value after quote removal; the source text when only the run knows it."""
-        if self.dynamic:
-            return self.text
-        return "".join(text for _, text in self.parts)
-
-    @property
-    def tilde(self) -> bool:
-        """It starts with an unquoted ``~``."""
-        return bool(self.parts) and self.parts[0][0] == "u" and self.parts[0][1].startswith("~")
-
-
-_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-
-
-def _literal(text: str, kind: str = "q") -> _Word:
-    """A word made of literal text."""
-    return _Word(((kind, text),), text)
-
-
-def _unquoted(text: str) -> list[tuple[str, str]]:
-    """The parts of unquoted word text: a backslash quotes the next character."""
-    parts: list[tuple[str, str]] = []
-    for match in re.finditer(r"\\\n|\\(.)|[^\\]+|\\$", text, re.DOTALL):
-        if match[0] == "\\\n":
-            continue
-        kind, piece = ("q", match[1]) if match[1] is not None else ("u", match[0])
-        if parts and parts[-1][0] == kind:
-            parts[-1] = (kind, parts[-1][1] + piece)
-        else:
-            parts.append((kind, piece))
-    return parts
-
-
-def _double_quoted(text: str) -> str:
-    """The value of literal text inside double quotes."""
-    return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m[1] == "\n" else m[1], text)
-
-
-_ESCAPES = {
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
-
-
-def _ansi_c(body: str) -> str:
-    """Decode the body of a ``$'...'`` string as bash does (a NUL ends it)."""
-    out = []
-    i = 0
-    while i < len(body):
-        char = body[i]
-        nxt = body[i + 1] if i + 1 < len(body) else ""
-        if char != "\\" or not nxt:
-            out.append(char)
-            i += 1
-        elif nxt in _ESCAPES:
-            out.append(_ESCAPES[nxt])
-            i += 2
-        elif nxt in "01234567":
-            digits = re.match(r"[0-7]{1,3}", body[i + 1 :])[0]  # type: ignore[index]
-            out.append(chr(int(digits, 8) & 0xFF))
-            i += 1 + len(digits)
-        elif nxt in "xuU":
-            width = {"x": 2, "u": 4, "U": 8}[nxt]
-            digits = re.match(rf"[0-9A-Fa-f]{{0,{width}}}", body[i + 2 :])[0]  # type: ignore[index]
-            code = int(digits, 16) if digits else -1
-            out.append(chr(code) if 0 <= code <= 0x10FFFF else "\\" + nxt)
-            i += 2 + len(digits)
-        elif nxt == "c" and i + 2 < len(body):
-            out.append(chr(ord(body[i + 2]) & 0x1F))
-            i += 3
-        else:
-            out.append(char + nxt)
-            i += 2
-    return "".join(out).split("\0")[0]
-
-
 # --------------------------------------------------------------------------- the reader
 
 
@@ -1267,7 +1154,7 @@ class _Reading:
     """Everything read from a line: the public result and what :func:`paths_named` needs."""
 
     line: CommandLine
-    path_words: list[tuple[_Word, tuple[str, ...]]]
+    path_words: list[tuple[Word, tuple[str, ...]]]
     values: dict[str, list[str]]
 
 
@@ -1311,7 +1198,7 @@ _STATEMENTS = frozenset(
         "case_item",
     }
 )
-_TOKENS = _names(
+_TOKENS = names(
     "; & && || | |& ( ) { } ! if then else elif fi while until do done for select in case esac "
     ";; ;& ;;& function"
 ) | {"\n"}
@@ -1366,7 +1253,7 @@ _EXPRESSIONS = frozenset(
     }
 )
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
-_RESERVED = _names(
+_RESERVED = names(
     "{ } if then else elif fi do done while until for case esac select function in ! [[ ]]"
 )
 _NOT_ASCII = re.compile(rb"[\x80-\xff]")
@@ -1412,12 +1299,12 @@ class _Reader:
         self.possible: list[SimpleCommand] = []
         self.opaque: list[str] = []
         self.redirects: list[str] = []
-        self.path_words: list[tuple[_Word, tuple[str, ...]]] = []
+        self.path_words: list[tuple[Word, tuple[str, ...]]] = []
         self.strings: list[str] = []
         self.quoted: list[str] = []
         self.evaluates = False
-        self.extra: dict[tuple[int, int], list[_Word]] = {}
-        self.gap_words: dict[tuple[int, int], list[_Word]] = {}
+        self.extra: dict[tuple[int, int], list[Word]] = {}
+        self.gap_words: dict[tuple[int, int], list[Word]] = {}
 
     # --------------------------------------------------------------- entry points
 
@@ -1431,7 +1318,7 @@ class _Reader:
             if node.type == "redirected_statement" and _GAP_WORDS.fullmatch(gap):
                 key = (node.start_byte, node.end_byte)
                 self.gap_words.setdefault(key, []).extend(
-                    _Word(tuple(_unquoted(w)), w) for w in _decode(gap).split()
+                    Word(tuple(unquoted(w)), w) for w in _decode(gap).split()
                 )
             else:
                 self.hide("part of it could not be read")
@@ -1590,7 +1477,7 @@ class _Reader:
         kind = node.type
         if kind == "herestring_redirect":
             nodes = [c for c in node.named_children if c.type in _WORDS] + (more or [])
-            word = self.concatenate(nodes) if nodes else _literal("")
+            word = self.concatenate(nodes) if nodes else literal("")
             return ("text" if word.known else "code", word.value + "\n")
         if kind == "heredoc_redirect":
             if more:
@@ -1687,19 +1574,19 @@ class _Reader:
                 self.opaque.append(f"it sets {label}, which changes how programs run")
         return f"{label}={joined}"
 
-    def remember(self, name: str, word: _Word) -> None:
+    def remember(self, name: str, word: Word) -> None:
         """Keep a value the line gives a variable, for the paths that use it."""
         if word.known:
-            value = _expand_user(word.value) if word.tilde else word.value
+            value = expand_user(word.value) if word.tilde else word.value
             self.shared.values.setdefault(name, []).append(value)
         self.path_words.append((word, self.dirs))
 
     def declaration(self, node: Node) -> None:
         """``export``/``declare``/``local``/``readonly``/``typeset``/``unset``: a command."""
-        words = [_literal(node.children[0].type, "u")]
+        words = [literal(node.children[0].type, "u")]
         for child in node.children[1:]:
             if child.type == "variable_assignment":
-                words.append(_literal(self.assignment(child, standalone=False)))
+                words.append(literal(self.assignment(child, standalone=False)))
             elif child.type in _WORDS:
                 words.append(self.word(child))
             elif child.is_named:
@@ -1709,12 +1596,12 @@ class _Reader:
 
     def test(self, node: Node) -> None:
         """``[[ ... ]]`` and ``[ ... ]``: a command whose words are the expression's."""
-        words: list[_Word] = []
+        words: list[Word] = []
         double = node.children[0].type == "[["
 
         def flatten(item: Node) -> None:
             if item.type == "test_operator" or not item.is_named:
-                words.append(_literal(self.text(item)))
+                words.append(literal(self.text(item)))
                 if double and self.text(item) in _ARITHMETIC_TESTS:
                     self.evaluate(f"arithmetic comparison {self.text(item)} in [[ ]]")
             elif item.type in _WORDS:
@@ -1833,7 +1720,7 @@ class _Reader:
         assignments = [self.assignment(prefix, False, more) for prefix, more in prefixes]
         words = [self.concatenate(group) for group in groups]
         words += self.extra.pop((node.start_byte, node.end_byte), [])
-        while words and _ASSIGNMENT_START.match(_unquoted_start(words[0])):
+        while words and ASSIGNMENT_START.match(unquoted_start(words[0])):
             word = words.pop(0)
             self.remember(word.value.partition("=")[0].rstrip("+"), word)
             assignments.append(word.value)
@@ -1845,7 +1732,7 @@ class _Reader:
         self.emit(words, assignments, node, stdin)
 
     def emit(
-        self, words: list[_Word], assignments: list[str], node: Node, stdin: _Stdin | None
+        self, words: list[Word], assignments: list[str], node: Node, stdin: _Stdin | None
     ) -> None:
         """Record a command (and the commands it starts) with its words as path words."""
         for word in words:
@@ -1856,7 +1743,7 @@ class _Reader:
 
     def run(
         self,
-        words: list[_Word],
+        words: list[Word],
         assignments: list[str],
         via: tuple[str, ...],
         end: int,
@@ -1918,7 +1805,7 @@ class _Reader:
                 self.guess(words, 1, (*via, name))
             self.program_code(name, words, stdin, text)
 
-    def listed(self, command: SimpleCommand, words: list[_Word], wrapper: bool = False) -> None:
+    def listed(self, command: SimpleCommand, words: list[Word], wrapper: bool = False) -> None:
         """Record a command (or wrapper); search the words through which it may run code.
 
         A risky option's value (``tar -I CMD``, ``ssh -o ProxyCommand=CMD``) and every word of
@@ -1937,7 +1824,7 @@ class _Reader:
             if after_option or (index >= risky[0] and re.search(r"[\s=;|&$`<>(]", value)):
                 self.scan(_CODE_PREFIX.sub("", value))
 
-    def guess(self, words: list[_Word], start: int, via: tuple[str, ...]) -> None:
+    def guess(self, words: list[Word], start: int, via: tuple[str, ...]) -> None:
         """For deny rules: any literal word from ``start`` on may start a command.
 
         Used where the program that runs a command cannot be read (an option not
@@ -1952,9 +1839,9 @@ class _Reader:
                 self.possible.append(_command(words[index:], text, [], via))
                 self.scan(word.value)
 
-    def cd(self, target: _Word) -> None:
+    def cd(self, target: Word) -> None:
         """Remember where ``cd`` goes, for relative paths that follow."""
-        folder = _expand_user(target.value) if target.tilde else target.value
+        folder = expand_user(target.value) if target.tilde else target.value
         if folder == "-":
             return
         joined = {folder} | {posixpath.join(d, folder) for d in self.dirs if folder[:1] != "/"}
@@ -1967,7 +1854,7 @@ class _Reader:
         self,
         wrapper: Wrapper,
         name: str,
-        words: list[_Word],
+        words: list[Word],
         skip: int,
         assignments: list[str],
         via: tuple[str, ...],
@@ -1987,7 +1874,7 @@ class _Reader:
         start, env, code, replace = parsed
         rest = words[start:]
         if name == "xargs" and not rest:
-            rest = [_Word((("u", "echo"),), "echo", end, end)]
+            rest = [Word((("u", "echo"),), "echo", end, end)]
         if not wrapper.command:
             self.guess(words, skip, inner_via)
             rest = []
@@ -2000,7 +1887,7 @@ class _Reader:
             return
         if replace is not None:
             rest = [
-                _Word((("?", w.text),), w.text, w.start, w.end) if replace in w.text else w
+                Word((("?", w.text),), w.text, w.start, w.end) if replace in w.text else w
                 for w in rest
             ]
         if wrapper.joins and not {"-x", "--exec"} & {w.value for w in words[skip:start]}:
@@ -2009,7 +1896,7 @@ class _Reader:
         more = name == "xargs" and replace is None
         self.run(rest, [*assignments, *env], inner_via, end, stdin, more=more)
 
-    def code_of(self, words: list[_Word], text: str, via: tuple[str, ...]) -> None:
+    def code_of(self, words: list[Word], text: str, via: tuple[str, ...]) -> None:
         """Shell code given to a program as words, joined by spaces (``eval``, ``su -c``)."""
         if all(w.known for w in words):
             if words:
@@ -2020,7 +1907,7 @@ class _Reader:
     def shell(
         self,
         name: str,
-        words: list[_Word],
+        words: list[Word],
         assignments: list[str],
         via: tuple[str, ...],
         stdin: _Stdin | None,
@@ -2075,7 +1962,7 @@ class _Reader:
         else:
             self.hide(f"{name} runs code from its input, only known at run time")
 
-    def find(self, words: list[_Word], via: tuple[str, ...]) -> None:
+    def find(self, words: list[Word], via: tuple[str, ...]) -> None:
         """``find ... -exec prog args ;`` (``-execdir``, ``-ok``, ``-okdir``) and ``-delete``."""
         index = 1
         while index < len(words):
@@ -2087,7 +1974,7 @@ class _Reader:
                 ):
                     stop += 1
                 inner = [
-                    _Word((("?", w.text),), w.text, w.start, w.end) if "{}" in w.text else w
+                    Word((("?", w.text),), w.text, w.start, w.end) if "{}" in w.text else w
                     for w in words[index + 1 : stop]
                 ]
                 if inner:
@@ -2103,7 +1990,7 @@ class _Reader:
             index += 1
 
     def program_code(
-        self, name: str, words: list[_Word], stdin: _Stdin | None, text: str = ""
+        self, name: str, words: list[Word], stdin: _Stdin | None, text: str = ""
     ) -> None:
         """Code handed to an interpreter, ``awk`` or ``sed``: opaque or searched as text."""
         base = _interpreter(name)
@@ -2149,7 +2036,7 @@ class _Reader:
 
     # ---------------------------------------------------------------------- words
 
-    def concatenate(self, nodes: list[Node]) -> _Word:
+    def concatenate(self, nodes: list[Node]) -> Word:
         """One shell word made of adjacent nodes."""
         parts: list[tuple[str, str]] = []
         for index, node in enumerate(nodes):
@@ -2160,15 +2047,15 @@ class _Reader:
                 parts += self.word(node).parts
         start, end = nodes[0].start_byte, nodes[-1].end_byte
         text = _decode(self.source[start:end])
-        return _Word(tuple(parts), text, start, end)
+        return Word(tuple(parts), text, start, end)
 
-    def word(self, node: Node) -> _Word:
+    def word(self, node: Node) -> Word:
         """Read a word node: its value, and what running it involves."""
         text = self.text(node)
         kind = node.type
         parts: list[tuple[str, str]]
         if kind == "word":
-            parts = _unquoted(text)
+            parts = unquoted(text)
             mask = "".join(t if k == "u" else "\0" for k, t in parts)
             if re.search(r"[ \t\n]", mask):
                 self.hide(f"tree-sitter read a blank inside a word: {_short(text)}")
@@ -2191,7 +2078,7 @@ class _Reader:
         elif kind == "raw_string":
             parts = [("q", text[1:-1])]
         elif kind == "ansi_c_string":
-            parts = [("q", _ansi_c(text[2:-1]))]
+            parts = [("q", ansi_c(text[2:-1]))]
         elif kind in ("string", "translated_string"):
             parts = self.string(node)
         elif kind == "concatenation":
@@ -2212,7 +2099,7 @@ class _Reader:
         else:
             self.unknown(node)
             parts = [("?", text)]
-        word = _Word(tuple(parts), text, node.start_byte, node.end_byte)
+        word = Word(tuple(parts), text, node.start_byte, node.end_byte)
         if word.known and re.search(r"[\s$`\[(;|&]", word.value):
             self.strings.append(word.value)
         if word.known and kind in ("raw_string", "string", "ansi_c_string"):
@@ -2226,10 +2113,10 @@ class _Reader:
         for child in node.children:
             if child.start_byte > position:  # tree-sitter leaves line breaks out of the content
                 gap = _decode(self.source[position : child.start_byte])
-                parts.append(("q", _double_quoted(gap)))
+                parts.append(("q", double_quoted(gap)))
             position = child.end_byte
             if child.type == "string_content":
-                parts.append(("q", _double_quoted(self.text(child))))
+                parts.append(("q", double_quoted(self.text(child))))
             elif child.type == "$":
                 parts.append(("q", "$"))
             elif child.is_named:
@@ -2322,16 +2209,6 @@ def _destinations(redirect: Node) -> list[list[Node]]:
     return words
 
 
-def _unquoted_start(word: _Word) -> str:
-    """The unquoted literal text a word starts with (where bash looks for ``NAME=``)."""
-    start = []
-    for kind, text in word.parts:
-        if kind != "u":
-            break
-        start.append(text)
-    return "".join(start)
-
-
 def _extra_words(redirect: Node) -> list[list[Node]]:
     """Words tree-sitter puts in a redirection that belong to the command.
 
@@ -2355,7 +2232,7 @@ def _rightmost_command(node: Node | None) -> Node | None:
 
 
 def _command(
-    words: list[_Word],
+    words: list[Word],
     text: str,
     assignments: list[str],
     via: tuple[str, ...],
@@ -2416,8 +2293,8 @@ def _code_option(word: str, options: tuple[str, ...]) -> str | None:
 
 
 def _options(
-    wrapper: Wrapper, words: list[_Word], skip: int
-) -> tuple[int, list[str], list[_Word], str | None] | None:
+    wrapper: Wrapper, words: list[Word], skip: int
+) -> tuple[int, list[str], list[Word], str | None] | None:
     """Read a wrapper's options.
 
     Returns:
@@ -2428,7 +2305,7 @@ def _options(
     """
     index = skip
     env: list[str] = []
-    code: list[_Word] = []
+    code: list[Word] = []
     replace: str | None = None
     positionals = wrapper.positionals
     longs = (*wrapper.long_flags, *wrapper.long_valued, *wrapper.long_optional)
@@ -2452,7 +2329,7 @@ def _options(
         if text == "--":
             index += 1
             break
-        if wrapper.assigns and (_ASSIGNMENT.fullmatch(text) or text == "-"):
+        if wrapper.assigns and (ASSIGNMENT.fullmatch(text) or text == "-"):
             env += [text] if text != "-" else []
             index += 1
             continue
@@ -2468,7 +2345,7 @@ def _options(
                 if value is None:
                     return None
                 if option in wrapper.code:
-                    code.append(_literal(value))
+                    code.append(literal(value))
             elif equals and option not in wrapper.long_optional:
                 return None
             if option == "--replace":
@@ -2489,7 +2366,7 @@ def _options(
                     if value is None:
                         return None
                     if f"-{letter}" in wrapper.code:
-                        code.append(_literal(value))
+                        code.append(literal(value))
                     replace = value if letter == "I" else replace
                     break
                 if letter not in wrapper.flags:
@@ -2512,7 +2389,7 @@ def _options(
             value = value_of("")
             if value is None:
                 return None
-            code.append(_literal(value))
+            code.append(literal(value))
     if positionals and wrapper.command:
         return None
     return index, env, code, replace
@@ -2619,7 +2496,7 @@ def _risky_word(risk: Risk, word: str, index: int, subcommand: int | None) -> bo
     )
     return (
         _is_option(word, risk.options)
-        or (risk.assignments and bool(_ASSIGNMENT.fullmatch(word)))
+        or (risk.assignments and bool(ASSIGNMENT.fullmatch(word)))
         or (before and (_is_option(word, risk.globals) or unknown))
     )
 
@@ -2707,7 +2584,7 @@ _MAX_EXPANSIONS = 256
 """Words of one brace expansion, paths of one glob (and of each folder level on the way)."""
 
 
-def _path_candidates(word: _Word, values: Mapping[str, list[str]]) -> tuple[list[str], list[str]]:
+def _path_candidates(word: Word, values: Mapping[str, list[str]]) -> tuple[list[str], list[str]]:
     """The spellings of a path a word may name (see :func:`paths_named`).
 
     Returns:
@@ -2720,7 +2597,7 @@ def _path_candidates(word: _Word, values: Mapping[str, list[str]]) -> tuple[list
         if kind == "$":
             known = values.get(text) or ([os.environ[text]] if text in os.environ else [])
             if text == "HOME" and not known:
-                known = [_expand_user("~")]
+                known = [expand_user("~")]
             known = list(dict.fromkeys(known))
             if len(known) > _MAX_VALUES:
                 problems.append(f"${text} has too many values to follow")
@@ -2732,7 +2609,7 @@ def _path_candidates(word: _Word, values: Mapping[str, list[str]]) -> tuple[list
         problems.append(f"{_short(word.text)} has too many spellings to follow")
         spelled = spelled[:_MAX_SPELLINGS]
     if word.tilde:
-        spelled = [_expand_user(s) for s in spelled]
+        spelled = [expand_user(s) for s in spelled]
     unquoted = any(kind in "u$" for kind, _ in word.parts)
     found: list[str] = []
     for text in spelled:
@@ -2752,11 +2629,11 @@ def _path_candidates(word: _Word, values: Mapping[str, list[str]]) -> tuple[list
                     if len(matches) > _MAX_EXPANSIONS:
                         problems.append(f"{_short(word.text)} matches too many paths to follow")
             if "=" in expanded:
-                found.append(_expand_user(expanded.partition("=")[2]))
+                found.append(expand_user(expanded.partition("=")[2]))
             tail = re.search(r"(?<=.)[/~].*", expanded)
             if tail and expanded.startswith("-"):
-                found.append(_expand_user(tail[0]))
-    found += [_expand_user(p) for p in found if p.startswith("~")]
+                found.append(expand_user(tail[0]))
+    found += [expand_user(p) for p in found if p.startswith("~")]
     found += [posixpath.normpath(p) for p in found if "/." in p or "//" in p]
     return [p for p in dict.fromkeys(found) if p], problems
 
@@ -2949,18 +2826,13 @@ def _glob(pattern: str) -> list[str] | None:
     return [p for p in prefixes if os.path.lexists(p)]
 
 
-def _expand_user(path: str) -> str:
-    """``~`` and ``~user`` expanded (a path holding NUL names nothing and stays as is)."""
-    return path if "\0" in path else os.path.expanduser(path)
-
-
 def _braces(text: str, limit: int = _MAX_EXPANSIONS) -> tuple[list[str], bool]:
     """Bash brace expansion (``{a,b}``, ``{1..3}``, ``{01..9..2}``, ``{a..c}``).
 
     Returns:
         At most ``limit`` results, and whether they are all of them.
     """
-    match = _BRACES.search(text)
+    match = BRACES.search(text)
     if not match:
         return [text], True
     body = match[0][1:-1]
