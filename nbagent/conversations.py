@@ -61,7 +61,7 @@ import re
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -294,7 +294,7 @@ def _seed(key: bytes, path: Path) -> bytes:
 
 def _signed(key: bytes, previous: bytes, body: bytes) -> bytes:
     """The MAC of a line's bytes (without its MAC field) after the line before."""
-    return hmac.new(key, previous + body, hashlib.sha256).digest()
+    return hmac.digest(key, previous + body, "sha256")
 
 
 def _verified(key: bytes, previous: bytes, line: bytes) -> tuple[bytes, bytes] | None:
@@ -662,13 +662,53 @@ def saved_conversations(notebook: str, root: Path | None = None) -> list[SavedCo
         notebook: The notebook's path (:func:`notebook_path`).
         root: The folder of all conversations; :func:`conversations_folder` by default.
     """
-    folder = notebook_folder(notebook, root)
-    found = []
-    for path in folder.glob("*.jsonl") if folder.is_dir() else ():
-        saved = read_conversation(path)
-        if saved is not None and (saved.messages or not saved.signed or saved.damaged):
-            found.append(saved)
+    found = [saved for path in _files(notebook, root) if (saved := _listed(path)) is not None]
     return sorted(found, key=lambda s: (s.updated, s.started), reverse=True)
+
+
+def newest_first(notebook: str, root: Path | None = None) -> Iterator[SavedConversation]:
+    """A notebook's saved conversations as :func:`saved_conversations` lists them, read one
+    at a time, the file written last first: what looks for one reads no more than it needs.
+
+    Args:
+        notebook: The notebook's path (:func:`notebook_path`).
+        root: The folder of all conversations; :func:`conversations_folder` by default.
+    """
+    for path in _files(notebook, root):
+        if (saved := _listed(path)) is not None:
+            yield saved
+
+
+def _files(notebook: str, root: Path | None, ident: str = "") -> list[Path]:
+    """The files of a notebook's conversations whose id starts with ``ident``, the one
+    written last first."""
+    folder = notebook_folder(notebook, root)
+    if not folder.is_dir():
+        return []
+    ident = ident.lower()
+    found = [p for p in folder.glob("*.jsonl") if _file_id(p).lower().startswith(ident)]
+    return sorted(found, key=_written_at, reverse=True)
+
+
+def _file_id(path: Path) -> str:
+    """A conversation's id, from its file's name."""
+    return path.stem.rpartition("-")[2]
+
+
+def _written_at(path: Path) -> float:
+    """When a file was written last (0 when it is gone)."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _listed(path: Path) -> SavedConversation | None:
+    """A conversation file as listed: one with a message, or not nbagent's, or damaged."""
+    saved = read_conversation(path)
+    if saved is not None and (saved.messages or not saved.signed or saved.damaged):
+        return saved
+    return None
 
 
 class UnsignedConversationError(NbAgentError):
@@ -697,10 +737,10 @@ def find_conversation(
         UnsignedConversationError: The one it names was not written by nbagent, and
             ``trust`` is not set.
     """
-    found = saved_conversations(notebook, root)
     if not ident:
+        found = newest_first(notebook, root)
         return next((s for s in found if (trust or s.signed) and s.messages), None)
-    matches = [s for s in found if s.id.lower().startswith(ident.lower())]
+    matches = [s for path in _files(notebook, root, ident) if (s := _listed(path)) is not None]
     if len(matches) == 1:
         [saved] = matches
         if saved.unreadable or not saved.messages:
@@ -710,7 +750,7 @@ def find_conversation(
             raise UnsignedConversationError(unsigned_message(saved))
         return saved
     if not matches:
-        known = ", ".join(s.id for s in found[:5]) or "none"
+        known = ", ".join(_file_id(path) for path in _files(notebook, root)[:5]) or "none"
         raise NbAgentError(
             f"No saved conversation of this notebook has an id starting with {ident!r} "
             f"(%agent sessions lists them; the last ones: {known})."

@@ -25,6 +25,7 @@ from nbagent.conversations import (
     find_conversation,
     left_out,
     local_time,
+    newest_first,
     notebook_path,
     resume,
     saved_conversations,
@@ -609,7 +610,7 @@ def _skipped(notebook: str, chosen: SavedConversation | None) -> str:
     """What ``%agent resume`` passed over: the conversations not written by nbagent last
     written after the one it resumes (all of them when it resumes none)."""
     passed = []
-    for saved in saved_conversations(notebook):
+    for saved in newest_first(notebook):
         if chosen is not None and saved.path == chosen.path:
             break
         if not saved.signed and saved.messages:

@@ -17,6 +17,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
+from nbagent import conversations
 from nbagent.conversation_repair import loaded_in, repaired
 from nbagent.conversations import (
     NOT_SIGNED,
@@ -293,6 +294,29 @@ def test_find_by_id_prefix_says_when_none_or_several_match(tmp_path: Path) -> No
         find_conversation(NOTEBOOK, "abc", root=tmp_path)
     with pytest.raises(NbAgentError, match="No saved conversation .* starting with 'zz'"):
         find_conversation(NOTEBOOK, "zz", root=tmp_path)
+
+
+def test_finding_one_reads_only_the_files_it_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = notebook_folder(NOTEBOOK, tmp_path)
+    for n, ident in enumerate(("aaa111", "bbb222", "ccc333", "ddd444")):
+        log = ConversationLog.create(folder, NOTEBOOK, "m", ident=ident)
+        log.append({"i": 0, "message": user(f"from {ident}")})
+        os.utime(log.path, (1_700_000_000 + n, 1_700_000_000 + n))
+    read: list[str] = []
+    real = conversations.read_conversation
+
+    def counted(path: Path) -> Any:
+        read.append(path.stem.rpartition("-")[2])
+        return real(path)
+
+    monkeypatch.setattr(conversations, "read_conversation", counted)
+    found = find_conversation(NOTEBOOK, "bbb", root=tmp_path)
+    assert found is not None and found.prompts == ["from bbb222"] and read == ["bbb222"]
+    read.clear()
+    last = find_conversation(NOTEBOOK, root=tmp_path)
+    assert last is not None and last.id == "ddd444" and read == ["ddd444"]
 
 
 # -- signatures -----------------------------------------------------------------------------

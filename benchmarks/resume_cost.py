@@ -1,0 +1,148 @@
+"""What resuming a saved conversation costs, beside reading its lines as JSON.
+
+A conversation of N records is written the way the recorder writes it (one message per
+record, signed), its turns a prompt, a tool call with its input, a result of about 600
+characters and an answer. Then, with ``time.perf_counter``:
+
+- the peer: reading the file and ``json.loads`` of each line, nothing else;
+- ``read_conversation``: verifying each line's MAC, reading the records, replaying them;
+- ``find_conversation`` by id in a notebook folder that holds 20 other conversations of
+  1,000 records each (what ``%agent resume ID`` looks through);
+- ``resume``: the history repaired and handed to an agent.
+
+Medians over the runs; ratios to the peer in the same run. Two secrets are in the
+environment, as redaction reads it.
+
+Run ``python benchmarks/resume_cost.py`` from the repo root (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from catalogue import markdown_table, run_line  # noqa: E402
+
+NOTEBOOK = "/work/notes/analysis.ipynb"
+OTHERS = 20
+"""Other conversations of the same notebook, each of :data:`OTHER_RECORDS` records."""
+OTHER_RECORDS = 1_000
+
+
+def messages(count: int) -> list[dict[str, Any]]:
+    """A history of ``count`` messages: turns of prompt, tool call, result and answer."""
+    out: list[dict[str, Any]] = []
+    turn = 0
+    while len(out) < count:
+        ident = f"toolu_{turn:08d}"
+        out += [
+            {"role": "user", "content": [{"type": "text", "text": f"Look at region {turn}."}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading the data."},
+                    {"type": "tool_use", "id": ident, "name": "Read", "input": {"path": "a.csv"}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": ident, "content": "row,total\n" * 60}
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": f"Region {turn}: 42."}]},
+        ]
+        turn += 1
+    return out[:count]
+
+
+def write(folder: Path, count: int, ident: str) -> Path:
+    """Write one conversation of ``count`` records (fsync skipped: set-up, not measured)."""
+    from nbagent.conversations import ConversationLog
+
+    with mock.patch("os.fsync"):
+        log = ConversationLog.create(folder, NOTEBOOK, "claude-test", ident=ident)
+        for index, message in enumerate(messages(count - 1)):
+            log.append({"i": index, "message": message})
+    return log.path
+
+
+def median_ms(work: Callable[[], Any], runs: int) -> float:
+    """The median wall time of ``work`` in milliseconds."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="1,000 records, 2 runs")
+    args = parser.parse_args()
+    sizes, runs = ([1_000], 2) if args.quick else ([1_000, 10_000], args.runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["NBAGENT_CONVERSATIONS"] = str(Path(tmp) / "conversations")
+        os.environ["ANTHROPIC_API_KEY"] = "sk-ant-api03-" + "Zx9" * 30
+        os.environ["DB_PASSWORD"] = "s3cr3t-pw"
+        from nbagent.agent import Agent
+        from nbagent.conversations import (
+            find_conversation,
+            notebook_folder,
+            read_conversation,
+            resume,
+        )
+        from nbagent.registry import ToolRegistry
+
+        folder = notebook_folder(NOTEBOOK)
+        for other in range(OTHERS):
+            write(folder, OTHER_RECORDS, f"other{other:03d}")
+        rows = []
+        for size in sizes:
+            path = write(folder, size, f"size{size:05d}")
+            saved = read_conversation(path)
+            assert saved is not None and saved.signed and len(saved.messages) == size - 1
+            agent = Agent(registry=ToolRegistry())
+
+            def peer(path: Path = path) -> None:
+                for line in path.read_bytes().splitlines():
+                    json.loads(line)
+
+            timed = {
+                "json.loads (peer)": peer,
+                "read_conversation": lambda path=path: read_conversation(path),
+                "find_conversation by id": lambda size=size: find_conversation(
+                    NOTEBOOK, f"size{size:05d}"
+                ),
+                "resume (repair, hand over)": lambda saved=saved, agent=agent: resume(
+                    agent, saved
+                ),
+            }
+            medians = {name: median_ms(work, runs) for name, work in timed.items()}
+            base = medians["json.loads (peer)"]
+            rows += [
+                (f"{size:,}", name, f"{ms:,.1f}", f"{ms / base:.1f}×")
+                for name, ms in medians.items()
+            ]
+    print(run_line(sys.argv))
+    print()
+    print(markdown_table(("records", "step", "median ms", "× peer"), rows, "rlrr"))
+
+
+if __name__ == "__main__":
+    main()
