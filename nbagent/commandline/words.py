@@ -70,12 +70,27 @@ class Word:
 
 
 def literal(text: str, kind: str = "q") -> Word:
-    """A word made of literal text."""
+    """A word made of literal text.
+
+    Args:
+        text: The text.
+        kind: ``q`` for quoted text, ``u`` for unquoted text.
+
+    Returns:
+        The word.
+    """
     return Word(((kind, text),), text)
 
 
 def unquoted(text: str) -> list[tuple[str, str]]:
-    """The parts of unquoted word text: a backslash quotes the next character."""
+    """The parts of unquoted word text: a backslash quotes the next character.
+
+    Args:
+        text: The text as written (a backslash-newline is taken away).
+
+    Returns:
+        The parts of a :class:`Word`: ``("u", text)`` and ``("q", text)``.
+    """
     parts: list[tuple[str, str]] = []
     for match in re.finditer(r"\\\n|\\(.)|[^\\]+|\\$", text, re.DOTALL):
         if match[0] == "\\\n":
@@ -89,7 +104,15 @@ def unquoted(text: str) -> list[tuple[str, str]]:
 
 
 def double_quoted(text: str) -> str:
-    """The value of literal text inside double quotes."""
+    """The value of literal text inside double quotes.
+
+    Args:
+        text: The text between the quotes.
+
+    Returns:
+        The text without the backslashes that quote a ``$``, a backtick, a ``"`` or a
+        backslash, and without backslash-newlines.
+    """
     return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m[1] == "\n" else m[1], text)
 
 
@@ -111,7 +134,14 @@ _ESCAPES = {
 
 
 def ansi_c(body: str) -> str:
-    """Decode the body of a ``$'...'`` string as bash does (a NUL ends it)."""
+    """Decode the body of a ``$'...'`` string as bash does (a NUL ends it).
+
+    Args:
+        body: The text between ``$'`` and ``'``.
+
+    Returns:
+        The string bash passes.
+    """
     out = []
     i = 0
     while i < len(body):
@@ -143,7 +173,14 @@ def ansi_c(body: str) -> str:
 
 
 def unquoted_start(word: Word) -> str:
-    """The unquoted literal text a word starts with (where bash looks for ``NAME=``)."""
+    """The unquoted literal text a word starts with (where bash looks for ``NAME=``).
+
+    Args:
+        word: The word.
+
+    Returns:
+        The text, empty when the word starts with a quote or an expansion.
+    """
     start = []
     for kind, text in word.parts:
         if kind != "u":
@@ -153,5 +190,12 @@ def unquoted_start(word: Word) -> str:
 
 
 def expand_user(path: str) -> str:
-    """``~`` and ``~user`` expanded (a path holding NUL names nothing and stays as is)."""
+    """``~`` and ``~user`` expanded (a path holding NUL names nothing and stays as is).
+
+    Args:
+        path: The path.
+
+    Returns:
+        The path with its ``~`` expanded.
+    """
     return path if "\0" in path else os.path.expanduser(path)
