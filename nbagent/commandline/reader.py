@@ -53,12 +53,26 @@ import os
 import posixpath
 import re
 import shlex
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import TYPE_CHECKING
 
+from nbagent.commandline.syntax import (
+    EXPRESSIONS,
+    PLAIN_EXPANSION,
+    RESERVED,
+    STATEMENT_TYPES,
+    STATEMENTS,
+    TOKENS,
+    WORDS,
+    decode,
+    destination_words,
+    extra_words,
+    gaps,
+    parse_source,
+    rightmost_command,
+)
 from nbagent.commandline.words import (
     ASSIGNMENT,
     ASSIGNMENT_START,
@@ -74,7 +88,7 @@ from nbagent.commandline.words import (
 )
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
 
 
 @dataclass(frozen=True)
@@ -1056,96 +1070,6 @@ def _line(line: str) -> CommandLine:
     return dataclasses.replace(reading.line, opaque=(*reading.line.opaque, *problems))
 
 
-# ---------------------------------------------------------------------------- the parser
-
-
-@functools.cache
-def _parser() -> tuple[Parser, threading.Lock]:
-    """The tree-sitter parser for bash (imported on first use: ``import nbagent`` stays fast)."""
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language())), threading.Lock()
-
-
-def _tree(source: bytes) -> Node:
-    """Parse source text and return the root node.
-
-    Tree-sitter sees every byte outside ASCII as ``_`` (same offsets; values are read from the
-    real text): tree-sitter-bash 0.25 crashes the process on ``{`` followed by a 4-byte UTF-8
-    character (tree-sitter/tree-sitter-bash#337), and outside ASCII bash has no operators.
-    """
-    parser, lock = _parser()
-    with lock:
-        return parser.parse(_NOT_ASCII.sub(b"_", source)).root_node
-
-
-def _parse_source(source: bytes) -> tuple[bytes, Node]:
-    """Parse shell code, first mending the text where tree-sitter would misread it.
-
-    Backslash-newlines are removed where bash removes them (:func:`_join_continuations`),
-    and a line that starts with a backslash gets a space in front: tree-sitter takes the line
-    break and ``\\rm`` for one word (``ls\\n\\rm f`` would read as ``ls`` with arguments).
-    """
-    source = _join_continuations(source)
-    root = _tree(source)
-    for _ in range(8):
-        breaks = sorted(
-            {
-                node.start_byte + match.end()
-                for node in _descendants(root)
-                if node.type == "word"
-                for match in re.finditer(rb"\n", source[node.start_byte : node.end_byte])
-            },
-            reverse=True,
-        )
-        if not breaks:
-            break
-        for at in breaks:
-            source = source[:at] + b" " + source[at:]
-        root = _tree(source)
-    return source, root
-
-
-def _descendants(root: Node) -> list[Node]:
-    """Every node under a root, the root included."""
-    nodes = [root]
-    for node in nodes:
-        nodes.extend(node.children)
-    return nodes
-
-
-def _join_continuations(source: bytes) -> bytes:
-    """Remove backslash-newlines where bash does, before tree-sitter splits words at them.
-
-    ``r\\<newline>m`` is ``rm`` to bash; tree-sitter reads two words. Inside single quotes,
-    ``$'..'``, comments and here-documents the pair stays (a here-document fed to a shell is
-    read again as code, where it is removed).
-    """
-    if b"\\\n" not in source:
-        return source
-    root = _tree(source)
-    keep = {"raw_string", "ansi_c_string", "comment", "heredoc_body", "heredoc_content"}
-    cut = []
-    for match in re.finditer(rb"\\\n", source):
-        at = match.start()
-        before = at
-        while before and source[before - 1] == 0x5C:  # an escaped backslash ends no line
-            before -= 1
-        if (at - before) % 2:
-            continue
-        node: Node | None = root.descendant_for_byte_range(at, at + 1)
-        inside = False
-        while node is not None:
-            inside = inside or node.type in keep
-            node = node.parent
-        if not inside:
-            cut.append(at)
-    for at in reversed(cut):
-        source = source[:at] + source[at + 2 :]
-    return source
-
-
 # --------------------------------------------------------------------------- the reader
 
 
@@ -1182,83 +1106,8 @@ def _read(line: str) -> _Reading:
     )
 
 
-_STATEMENTS = frozenset(
-    {
-        "program",
-        "list",
-        "pipeline",
-        "subshell",
-        "compound_statement",
-        "do_group",
-        "negated_command",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "while_statement",
-        "case_item",
-    }
-)
-_TOKENS = names(
-    "; & && || | |& ( ) { } ! if then else elif fi while until do done for select in case esac "
-    ";; ;& ;;& function"
-) | {"\n"}
-_PLAIN_EXPANSION = frozenset({"${", "}", "variable_name", "special_variable_name"})
-_WORDS = frozenset(
-    {
-        "word",
-        "number",
-        "string",
-        "raw_string",
-        "ansi_c_string",
-        "translated_string",
-        "concatenation",
-        "simple_expansion",
-        "expansion",
-        "command_substitution",
-        "process_substitution",
-        "arithmetic_expansion",
-        "brace_expression",
-        "extglob_pattern",
-        "regex",
-        "variable_name",
-        "test_operator",
-        "$",
-    }
-)
-_STATEMENT_TYPES = frozenset(
-    {
-        "command",
-        "redirected_statement",
-        "list",
-        "pipeline",
-        "compound_statement",
-        "subshell",
-        "if_statement",
-        "while_statement",
-        "for_statement",
-        "case_statement",
-        "negated_command",
-        "variable_assignment",
-        "declaration_command",
-        "test_command",
-    }
-)
-_EXPRESSIONS = frozenset(
-    {
-        "binary_expression",
-        "unary_expression",
-        "parenthesized_expression",
-        "ternary_expression",
-        "postfix_expression",
-    }
-)
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
-_RESERVED = names(
-    "{ } if then else elif fi do done while until for case esac select function in ! [[ ]]"
-)
-_NOT_ASCII = re.compile(rb"[\x80-\xff]")
 _CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
-_BLANK = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
 _HEREDOC_CODE = re.compile(r"`|\$\(|\$\[|\$\{(?!(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[-@*#?$!])\})")
 """What runs code in an unquoted here-document: substitutions, arithmetic, ``${`` with an
 operator (tree-sitter does not read all of them there)."""
@@ -1310,15 +1159,15 @@ class _Reader:
 
     def code(self, text: str) -> None:
         """Read shell code (the line, or code nested in it)."""
-        source, root = _parse_source(text.encode("utf-8", "surrogatepass"))
+        source, root = parse_source(text.encode("utf-8", "surrogatepass"))
         self.source = source
         if root.has_error:
             self.hide("it has a syntax error (as tree-sitter-bash reads it)")
-        for node, gap in _gaps(root, source):
+        for node, gap in gaps(root, source):
             if node.type == "redirected_statement" and _GAP_WORDS.fullmatch(gap):
                 key = (node.start_byte, node.end_byte)
                 self.gap_words.setdefault(key, []).extend(
-                    Word(tuple(unquoted(w)), w) for w in _decode(gap).split()
+                    Word(tuple(unquoted(w)), w) for w in decode(gap).split()
                 )
             else:
                 self.hide("part of it could not be read")
@@ -1385,7 +1234,7 @@ class _Reader:
 
     def text(self, node: Node) -> str:
         """The source text of a node."""
-        return _decode(self.source[node.start_byte : node.end_byte])
+        return decode(self.source[node.start_byte : node.end_byte])
 
     # ----------------------------------------------------------------- statements
 
@@ -1394,7 +1243,7 @@ class _Reader:
         kind = node.type
         if kind == "command":
             self.command(node, stdin)
-        elif kind in _STATEMENTS or kind == "ERROR":
+        elif kind in STATEMENTS or kind == "ERROR":
             self.children(node, stdin)
         elif kind == "redirected_statement":
             self.redirected(node, stdin)
@@ -1423,7 +1272,7 @@ class _Reader:
                 self.statement(body, None)
         elif node.is_named:
             self.unknown(node)
-        elif kind not in _TOKENS:
+        elif kind not in TOKENS:
             self.opaque.append(f"unexpected {kind!r}")
 
     def children(self, node: Node, stdin: _Stdin | None) -> None:
@@ -1439,12 +1288,12 @@ class _Reader:
         for child in node.children:
             if child.type in ("|", "|&"):
                 piped = True
-            elif child.type in _WORDS and child.type != "$":
+            elif child.type in WORDS and child.type != "$":
                 self.word(child)
             elif child.is_named:
                 self.statement(child, ("pipe", "") if piped else stdin)
                 piped = False
-            elif child.type not in _TOKENS:
+            elif child.type not in TOKENS:
                 self.opaque.append(f"unexpected {child.type!r}")
 
     def redirected(self, node: Node, stdin: _Stdin | None) -> None:
@@ -1453,9 +1302,9 @@ class _Reader:
         redirects = [c for c in node.children if c.type.endswith("_redirect")]
         extra = self.gap_words.pop((node.start_byte, node.end_byte), [])
         for redirect in redirects:
-            extra += [self.concatenate(nodes) for nodes in _extra_words(redirect)]
+            extra += [self.concatenate(nodes) for nodes in extra_words(redirect)]
         if extra:
-            target = _rightmost_command(body)
+            target = rightmost_command(body)
             if target is None:
                 self.hide("words follow a redirection of a compound command")
             else:
@@ -1476,14 +1325,14 @@ class _Reader:
         """
         kind = node.type
         if kind == "herestring_redirect":
-            nodes = [c for c in node.named_children if c.type in _WORDS] + (more or [])
+            nodes = [c for c in node.named_children if c.type in WORDS] + (more or [])
             word = self.concatenate(nodes) if nodes else literal("")
             return ("text" if word.known else "code", word.value + "\n")
         if kind == "heredoc_redirect":
             if more:
                 self.hide("words stick to a here-document's delimiter")
             return self.heredoc(node)
-        destinations = _destinations(node)
+        destinations = destination_words(node)
         if not destinations:
             return None
         operator = next((c.type for c in node.children if not c.is_named), "")
@@ -1587,7 +1436,7 @@ class _Reader:
         for child in node.children[1:]:
             if child.type == "variable_assignment":
                 words.append(literal(self.assignment(child, standalone=False)))
-            elif child.type in _WORDS:
+            elif child.type in WORDS:
                 words.append(self.word(child))
             elif child.is_named:
                 self.unknown(child)
@@ -1604,9 +1453,9 @@ class _Reader:
                 words.append(literal(self.text(item)))
                 if double and self.text(item) in _ARITHMETIC_TESTS:
                     self.evaluate(f"arithmetic comparison {self.text(item)} in [[ ]]")
-            elif item.type in _WORDS:
+            elif item.type in WORDS:
                 words.append(self.word(item))
-            elif item.type in _EXPRESSIONS:
+            elif item.type in EXPRESSIONS:
                 for child in item.children:
                     flatten(child)
             else:
@@ -1631,11 +1480,11 @@ class _Reader:
         for child in node.named_children:
             if child.type == "case_item":
                 for index, item in enumerate(child.children):
-                    if child.field_name_for_child(index) == "value" or item.type in _WORDS:
+                    if child.field_name_for_child(index) == "value" or item.type in WORDS:
                         self.word(item)
                     elif item.is_named:
                         self.statement(item, None)
-            elif child.type in _WORDS:
+            elif child.type in WORDS:
                 self.word(child)
             elif child.type != "comment":
                 self.unknown(child)
@@ -1663,7 +1512,7 @@ class _Reader:
         for child in node.named_children:
             if child.type in ("command_substitution", "process_substitution"):
                 self.word(child)
-            elif child.type in _STATEMENT_TYPES:
+            elif child.type in STATEMENT_TYPES:
                 inner = _Reader(self.depth, self.via, self.dirs, self.shared)
                 inner.source = self.source
                 inner.statement(child, None)
@@ -1694,11 +1543,11 @@ class _Reader:
             nodes = list(child.children) if child.type == "command_name" else [child]
             adjacent = child.start_byte == last_end
             last_end = child.end_byte
-            wordlike = field_name in ("name", "argument") or child.type in _WORDS
+            wordlike = field_name in ("name", "argument") or child.type in WORDS
             if child.type.endswith("_redirect"):
                 more: list[Node] = []
                 redirects.append((child, more))
-                extra = _extra_words(child)
+                extra = extra_words(child)
                 groups += extra
                 target, split = (extra[-1], False) if extra else (more, True)
             elif adjacent and target is not None and wordlike:
@@ -1752,7 +1601,7 @@ class _Reader:
     ) -> None:
         """Record the command ``words`` (started by ``via``) and what it starts in turn."""
         first = words[0]
-        text = _decode(self.source[first.start : max(end, first.end)])
+        text = decode(self.source[first.start : max(end, first.end)])
         for assignment in assignments:
             if not SAFE_ENVIRONMENT.fullmatch(assignment.partition("=")[0]):
                 self.scan(assignment.partition("=")[2])
@@ -1760,7 +1609,7 @@ class _Reader:
             self.opaque.append(f"the program {_short(first.text)} is only known at run time")
             self.listed(_command(words, text, assignments, via, more), words)
             return
-        if first.text in _RESERVED:
+        if first.text in RESERVED:
             # ! { ...; }, time if ...: tree-sitter reads the keyword as a program.
             self.opaque.append(f"a compound command tree-sitter did not read: {_short(text)}")
             self.listed(_command(words, text, assignments, via, more), words)
@@ -1835,7 +1684,7 @@ class _Reader:
             if not word.known:
                 self.possible.append(SimpleCommand(("?",), word.text, frozenset({0}), via=via))
             elif not word.value.startswith("-"):
-                text = _decode(self.source[word.start : words[-1].end])
+                text = decode(self.source[word.start : words[-1].end])
                 self.possible.append(_command(words[index:], text, [], via))
                 self.scan(word.value)
 
@@ -1863,7 +1712,7 @@ class _Reader:
         trusted: bool,
     ) -> None:
         """A program that starts another one: read its options, then the command it starts."""
-        text = _decode(self.source[words[0].start : end])
+        text = decode(self.source[words[0].start : end])
         inner_via = (*via, name)
         parsed = _options(wrapper, words, skip)
         if parsed is None:
@@ -2046,7 +1895,7 @@ class _Reader:
             else:
                 parts += self.word(node).parts
         start, end = nodes[0].start_byte, nodes[-1].end_byte
-        text = _decode(self.source[start:end])
+        text = decode(self.source[start:end])
         return Word(tuple(parts), text, start, end)
 
     def word(self, node: Node) -> Word:
@@ -2112,7 +1961,7 @@ class _Reader:
         position = node.start_byte
         for child in node.children:
             if child.start_byte > position:  # tree-sitter leaves line breaks out of the content
-                gap = _decode(self.source[position : child.start_byte])
+                gap = decode(self.source[position : child.start_byte])
                 parts.append(("q", double_quoted(gap)))
             position = child.end_byte
             if child.type == "string_content":
@@ -2129,7 +1978,7 @@ class _Reader:
     def expansion(self, node: Node, text: str) -> list[tuple[str, str]]:
         """``${...}``: plain for ``${NAME}``; any operator makes the line opaque."""
         kinds = [c.type for c in node.children]
-        if len(kinds) == 3 and set(kinds) <= _PLAIN_EXPANSION:
+        if len(kinds) == 3 and set(kinds) <= PLAIN_EXPANSION:
             name = node.children[1]
             return [("$", self.text(name)) if name.type == "variable_name" else ("?", text)]
         if any(k in ("@", "!", "subscript", ":") for k in kinds):
@@ -2155,80 +2004,10 @@ class _Reader:
 # --------------------------------------------------------------------------- helpers
 
 
-def _decode(data: bytes) -> str:
-    """Text from source bytes (tree-sitter may cut inside a character that is not UTF-8)."""
-    return data.decode("utf-8", "surrogateescape")
-
-
 def _short(text: str, width: int = 60) -> str:
     """Text on one line, cut to a width, for a reason shown to a person."""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _gaps(root: Node, source: bytes) -> list[tuple[Node, bytes]]:
-    """The text tree-sitter left out of every node (it drops what it cannot read), by parent.
-
-    ``python - <<EOF`` loses its ``-``: such plain words are put back; any other gap makes
-    the line opaque.
-    """
-    gaps = [
-        (root, text)
-        for text in (source[: root.start_byte], source[root.end_byte :])
-        if not _BLANK.fullmatch(text)
-    ]
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type == "heredoc_body":
-            continue
-        position = node.start_byte
-        for child in node.children:
-            if not _BLANK.fullmatch(source[position : child.start_byte]):
-                gaps.append((node, source[position : child.start_byte]))
-            position = child.end_byte
-            stack.append(child)
-        if node.children and not _BLANK.fullmatch(source[position : node.end_byte]):
-            gaps.append((node, source[position : node.end_byte]))
-    return gaps
-
-
-def _destinations(redirect: Node) -> list[list[Node]]:
-    """The destination words of a file redirection, each as its adjacent nodes.
-
-    Tree-sitter puts the words after the target there (``ls > out x``), and may split one word
-    in several nodes (``> a'b'\\c``).
-    """
-    words: list[list[Node]] = []
-    for index, child in enumerate(redirect.children):
-        if redirect.field_name_for_child(index) == "destination":
-            if words and words[-1][-1].end_byte == child.start_byte:
-                words[-1].append(child)
-            else:
-                words.append([child])
-    return words
-
-
-def _extra_words(redirect: Node) -> list[list[Node]]:
-    """Words tree-sitter puts in a redirection that belong to the command.
-
-    ``ls > out x``: ``x`` is an argument of ``ls``; so is ``b`` in ``cat a <<EOF b``.
-    """
-    words = _destinations(redirect)[1:]
-    for index, child in enumerate(redirect.children):
-        if child.type == "file_redirect":
-            words += _destinations(child)[1:]
-        elif redirect.field_name_for_child(index) == "argument":
-            words.append([child])
-    return words
-
-
-def _rightmost_command(node: Node | None) -> Node | None:
-    """The simple command that words after a statement's redirection belong to, if any."""
-    while node is not None and node.type in ("pipeline", "list", "redirected_statement"):
-        parts = [c for c in node.named_children if not c.type.endswith("_redirect")]
-        node = parts[-1] if parts else None
-    return node if node is not None and node.type == "command" else None
 
 
 def _command(
