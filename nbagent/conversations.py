@@ -796,16 +796,27 @@ class Recorder:
         with self._lock:
             self.log, self._written, self._seen, self._state = None, [], [], ""
 
-    def attach(self, saved: SavedConversation) -> None:
+    def attach(
+        self, saved: SavedConversation, history: Sequence[dict[str, Any]] | None = None
+    ) -> None:
         """Go on writing a resumed conversation's file (what it holds is not written again).
 
         Args:
             saved: The conversation as read from its file.
+            history: The agent's messages resumed from it (:func:`resume`): each one equal
+                to the saved one at its index counts as written, without being serialised.
         """
+        history = saved.messages if history is None else history
+        kept = saved.messages  # what the file holds, index by index
+        same = [i < len(history) and history[i] == message for i, message in enumerate(kept)]
         with self._lock:
             self.log = ConversationLog(saved.path)
-            self._written = [_dumps(redacted(m)) for m in saved.messages]
-            self._seen = [None] * len(saved.messages)
+            self._seen = [history[i] if equal else None for i, equal in enumerate(same)]
+            last_checked = len(history) - RECHECKED
+            self._written = [
+                _dumps(kept[i]) if equal and i >= last_checked else ""
+                for i, equal in enumerate(same)
+            ]
             self._state = _dumps(saved.state) if saved.state else ""
         try:
             self.log.mend()

@@ -433,7 +433,7 @@ class AgentMagics(Magics):
             return
         repair = resume(self.agent_instance, saved, trust=trust)
         if saved.signed:
-            self.recorder.attach(saved)
+            self.recorder.attach(saved, self.agent_instance.messages)
         else:  # trusted: it goes on in a file nbagent signs, the other stays as it is
             self.recorder.new()
         self.session.tasks.clear()

@@ -135,6 +135,28 @@ def test_only_what_changed_is_written_and_a_later_record_replaces_its_index(
     assert saved.prompts == ["hi", "more"]  # the announcement is no prompt
 
 
+def test_a_resumed_history_writes_only_what_differs_from_its_file(tmp_path: Path) -> None:
+    first = recorder(tmp_path)
+    first.sync([user("hi"), assistant(text("hello")), user("more"), assistant(text("ok"))])
+    assert first.log is not None
+    saved = read_conversation(first.log.path)
+    assert saved is not None
+    resumed = [dict(m) for m in saved.messages]  # the agent's own copies
+    resumed[1] = assistant(text("hello, repaired"))
+    again = recorder(tmp_path)
+    again.attach(saved, resumed)
+    resumed.append(user("next"))
+    again.sync(resumed)
+    assert [r.get("i") for r in lines(saved.path)[1:]] == [0, 1, 2, 3, 1, 4]
+    shorter = read_conversation(saved.path)
+    assert shorter is not None and shorter.messages == resumed
+    again.attach(shorter, resumed[:3])  # a repair that dropped the end: the file is cut back
+    again.sync(resumed[:3])
+    assert lines(saved.path)[-1] == {"length": 3}
+    cut = read_conversation(saved.path)
+    assert cut is not None and cut.messages == resumed[:3]
+
+
 def test_a_renamed_notebook_takes_its_conversation_along_signed_anew(tmp_path: Path) -> None:
     names = ["/work/notes/Untitled.ipynb"]
     log = Recorder(lambda: names[-1], root=tmp_path)
