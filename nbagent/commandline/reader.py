@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import TYPE_CHECKING
 
+from nbagent.commandline.results import CommandLine, SimpleCommand, short
 from nbagent.commandline.syntax import (
     EXPRESSIONS,
     PLAIN_EXPANSION,
@@ -89,55 +90,6 @@ from nbagent.commandline.words import (
 
 if TYPE_CHECKING:
     from tree_sitter import Node
-
-
-@dataclass(frozen=True)
-class SimpleCommand:
-    """One program the line runs, with the words bash passes to it."""
-
-    words: tuple[str, ...]
-    """The words after quote and backslash removal, program first, reduced to its name
-    (``/bin/rm`` is ``rm``); wrappers and ``VAR=value`` prefixes are not part of them."""
-    text: str
-    """The source text of this command."""
-    unknown: frozenset[int] = frozenset()
-    """Indexes of the words whose value only the run decides (``$x``, globs, brace expansion),
-    kept as written: such a word may become any number of words."""
-    more: bool = False
-    """The program gets further words only the run decides (``xargs`` appends its input)."""
-    assignments: tuple[str, ...] = ()
-    """``NAME=value`` given to the program's environment (prefixes, ``env``'s)."""
-    via: tuple[str, ...] = ()
-    """The programs that start this one, outermost first (``timeout``, ``bash``, ``find``...)."""
-    path: str = ""
-    """The program as written when it names a path (``/bin/rm``, ``./ls``), else empty."""
-    launcher: bool = False
-    """For a wrapper (:attr:`CommandLine.wrappers`): its options were all understood and it
-    only starts the next command as the user (``timeout 5``, ``nice -n 5``, ``env FOO=1``,
-    ``bash -c``), so an allow rule for that command is enough. ``sudo``, ``ssh`` and the like
-    are no launchers: they need an allow rule of their own."""
-
-
-@dataclass(frozen=True)
-class CommandLine:
-    """What a command line runs, as far as it can be read."""
-
-    commands: tuple[SimpleCommand, ...]
-    """Every simple command the line runs, nested ones included, wrappers taken away."""
-    opaque: tuple[str, ...]
-    """Why the line can run code that no rule can name, or could not be read; empty when it
-    can be judged by its commands alone."""
-    redirects: tuple[str, ...]
-    """The files that redirections write or read (not ``/dev/null``, ``/dev/stdout``,
-    ``/dev/stderr`` or file descriptors)."""
-    wrappers: tuple[SimpleCommand, ...] = ()
-    """The wrappers, shells and ``eval`` that start those commands, with their own words
-    (``timeout 5 rm f``, ``sudo -u x rm f``, ``bash -c 'rm f'``): deny rules look at them too."""
-    possible: tuple[SimpleCommand, ...] = ()
-    """Commands the line may run that could not be told apart from other words: words after a
-    wrapper whose options are not understood, code handed to other interpreters (``python -c``,
-    ``awk``) and strings the shell may evaluate. Deny rules count them; allow rules never see
-    them (such a line is opaque)."""
 
 
 # ---------------------------------------------------------------------------------- tables
@@ -1263,7 +1215,7 @@ class _Reader:
         elif kind == "comment":
             pass
         elif kind == "function_definition":
-            self.opaque.append(f"it defines a function: {_short(self.text(node))}")
+            self.opaque.append(f"it defines a function: {short(self.text(node))}")
             self.walk_possible(node)
         elif kind == "c_style_for_statement":
             self.arithmetic(node)
@@ -1365,7 +1317,7 @@ class _Reader:
         unescaped = re.sub(r"\\[$`\\\n]", "", text)
         if _HEREDOC_CODE.search(unescaped):
             # tree-sitter misses backticks and the body of <<- after a tab: read the text.
-            self.opaque.append(f"a here-document runs code: {_short(text)}")
+            self.opaque.append(f"a here-document runs code: {short(text)}")
             self.scan(text)
             dynamic = True
         if dynamic:
@@ -1404,7 +1356,7 @@ class _Reader:
         if name is not None and name.type == "subscript":
             index = name.child_by_field_name("index")
             if index is None or not re.fullmatch(r"\d+", self.text(index)):
-                self.evaluate(f"array index {_short(label)}")
+                self.evaluate(f"array index {short(label)}")
             if index is not None:
                 self.word(index)
             base = name.child_by_field_name("name")
@@ -1491,7 +1443,7 @@ class _Reader:
 
     def arithmetic(self, node: Node) -> None:
         """Arithmetic: bash evaluates the text of the variables it names, as code."""
-        self.evaluate(f"arithmetic {_short(self.text(node))}")
+        self.evaluate(f"arithmetic {short(self.text(node))}")
         self.walk_possible(node)
 
     def evaluate(self, reason: str) -> None:
@@ -1501,7 +1453,7 @@ class _Reader:
 
     def unknown(self, node: Node) -> None:
         """A node type this module does not know: opaque, and it may run anything."""
-        self.hide(f"unsupported construct {node.type}: {_short(self.text(node))}")
+        self.hide(f"unsupported construct {node.type}: {short(self.text(node))}")
         self.walk_possible(node)
 
     def walk_possible(self, node: Node) -> None:
@@ -1552,7 +1504,7 @@ class _Reader:
                 target, split = (extra[-1], False) if extra else (more, True)
             elif adjacent and target is not None and wordlike:
                 if split:  # x='a'\b, <a'b'\c: one word to bash, two to tree-sitter
-                    self.opaque.append(f"a word tree-sitter splits: {_short(self.text(node))}")
+                    self.opaque.append(f"a word tree-sitter splits: {short(self.text(node))}")
                 target.extend(nodes)
             elif child.type == "variable_assignment" and not groups:
                 more = []
@@ -1606,12 +1558,12 @@ class _Reader:
             if not SAFE_ENVIRONMENT.fullmatch(assignment.partition("=")[0]):
                 self.scan(assignment.partition("=")[2])
         if not first.known:
-            self.opaque.append(f"the program {_short(first.text)} is only known at run time")
+            self.opaque.append(f"the program {short(first.text)} is only known at run time")
             self.listed(_command(words, text, assignments, via, more), words)
             return
         if first.text in RESERVED:
             # ! { ...; }, time if ...: tree-sitter reads the keyword as a program.
-            self.opaque.append(f"a compound command tree-sitter did not read: {_short(text)}")
+            self.opaque.append(f"a compound command tree-sitter did not read: {short(text)}")
             self.listed(_command(words, text, assignments, via, more), words)
             if len(words) > 1:
                 self.run(words[1:], assignments, via, end, stdin, more)
@@ -1635,22 +1587,22 @@ class _Reader:
         else:
             self.listed(_command(words, text, assignments, via, more), words)
             if name in ("source", "."):
-                self.unseen(f"{name} runs a script this line does not show: {_short(text)}")
+                self.unseen(f"{name} runs a script this line does not show: {short(text)}")
             elif name in RUNS_UNSEEN and not (
                 name == "crontab" and len(words) == 2 and words[1].value == "-l"
             ):
-                self.unseen(f"{name} runs commands this line does not show: {_short(text)}")
+                self.unseen(f"{name} runs commands this line does not show: {short(text)}")
                 self.guess(words, 1, (*via, name))
             elif name == "find":
                 self.find(words, via)
             elif name == "let":
-                self.evaluate(f"arithmetic {_short(text)}")
+                self.evaluate(f"arithmetic {short(text)}")
             elif name == "alias":
-                self.opaque.append(f"it defines an alias: {_short(text)}")
+                self.opaque.append(f"it defines an alias: {short(text)}")
             elif name in ("shopt", "set", "enable") and len(words) > 1:
-                self.opaque.append(f"it changes how the shell reads words: {_short(text)}")
+                self.opaque.append(f"it changes how the shell reads words: {short(text)}")
             elif name == "coproc":
-                self.opaque.append(f"coproc runs a command with pipes: {_short(text)}")
+                self.opaque.append(f"coproc runs a command with pipes: {short(text)}")
                 self.guess(words, 1, (*via, name))
             self.program_code(name, words, stdin, text)
 
@@ -1716,7 +1668,7 @@ class _Reader:
         inner_via = (*via, name)
         parsed = _options(wrapper, words, skip)
         if parsed is None:
-            self.opaque.append(f"could not tell what {name} runs: {_short(text)}")
+            self.opaque.append(f"could not tell what {name} runs: {short(text)}")
             self.listed(_command(words, text, assignments, via), words)
             self.guess(words, skip, inner_via)
             return
@@ -1751,7 +1703,7 @@ class _Reader:
             if words:
                 self.nested(" ".join(w.value for w in words), via)
         else:
-            self.hide(f"{via[-1]} runs code that is only known at run time: {_short(text)}")
+            self.hide(f"{via[-1]} runs code that is only known at run time: {short(text)}")
 
     def shell(
         self,
@@ -1792,7 +1744,7 @@ class _Reader:
                 break
         operands = words[index:]
         if not known:
-            self.opaque.append(f"could not tell what {name} runs: {_short(text)}")
+            self.opaque.append(f"could not tell what {name} runs: {short(text)}")
             self.guess(words, 1, (*via, name))
         if code_next:
             launcher = known and len(operands) == 1
@@ -1803,7 +1755,7 @@ class _Reader:
             return
         self.listed(_command(words, text, assignments, via), words)
         if operands and not reads_input:
-            self.unseen(f"{name} runs a script this line does not show: {_short(text)}")
+            self.unseen(f"{name} runs a script this line does not show: {short(text)}")
         elif stdin is None:
             return
         elif stdin[0] == "text":
@@ -1846,7 +1798,7 @@ class _Reader:
         if stdin is not None and (name in STDIN_CODE or base in STDIN_CODE):
             if stdin[0] in ("text", "code"):
                 self.scan(stdin[1])
-            self.unseen(f"{name} reads commands from its input: {_short(stdin[1] or stdin[0])}")
+            self.unseen(f"{name} reads commands from its input: {short(stdin[1] or stdin[0])}")
             return
         if name in _VI and any(w.value in ("-s", "-S") or w.value.startswith("-S") for w in words):
             self.unseen(f"{name} runs a script this line does not show")
@@ -1860,17 +1812,17 @@ class _Reader:
                 if code is not None:
                     if not code and index + 1 < len(words):
                         code = words[index + 1].value
-                    self.opaque.append(f"{name} {word.value} runs code: {_short(code)}")
+                    self.opaque.append(f"{name} {word.value} runs code: {short(code)}")
                     self.scan(code)
                     return
             operands = [w for w in words[1:] if not w.value.startswith("-") or w.value == "-"]
             if operands and operands[0].value != "-":
                 if base in SCRIPT_SHELLS:
-                    self.unseen(f"{name} runs a script this line does not show: {_short(text)}")
+                    self.unseen(f"{name} runs a script this line does not show: {short(text)}")
                 return
             if stdin is not None and stdin[0] in ("text", "code"):
                 self.scan(stdin[1])
-                self.unseen(f"{name} runs code from its input: {_short(stdin[1])}")
+                self.unseen(f"{name} runs code from its input: {short(stdin[1])}")
             elif stdin is not None:
                 self.hide(f"{name} runs code from its input, only known at run time")
         elif name in ("awk", "gawk", "mawk", "nawk"):
@@ -1907,10 +1859,10 @@ class _Reader:
             parts = unquoted(text)
             mask = "".join(t if k == "u" else "\0" for k, t in parts)
             if re.search(r"[ \t\n]", mask):
-                self.hide(f"tree-sitter read a blank inside a word: {_short(text)}")
+                self.hide(f"tree-sitter read a blank inside a word: {short(text)}")
                 parts = [("?", text)]
             elif "`" in mask or "$(" in mask:
-                self.opaque.append(f"a substitution tree-sitter did not read: {_short(text)}")
+                self.opaque.append(f"a substitution tree-sitter did not read: {short(text)}")
                 self.scan(text)
                 parts = [("?", text)]
         elif kind in (
@@ -1939,7 +1891,7 @@ class _Reader:
         elif kind == "expansion":
             parts = self.expansion(node, text)
         elif kind in ("command_substitution", "process_substitution"):
-            self.opaque.append(f"{kind.replace('_', ' ')} {_short(text)}")
+            self.opaque.append(f"{kind.replace('_', ' ')} {short(text)}")
             self.substitution(node, text)
             parts = [("?", text)]
         elif kind == "arithmetic_expansion":
@@ -1982,9 +1934,9 @@ class _Reader:
             name = node.children[1]
             return [("$", self.text(name)) if name.type == "variable_name" else ("?", text)]
         if any(k in ("@", "!", "subscript", ":") for k in kinds):
-            self.evaluate(f"parameter expansion {_short(text)}")
+            self.evaluate(f"parameter expansion {short(text)}")
         else:
-            self.opaque.append(f"parameter expansion {_short(text)}")
+            self.opaque.append(f"parameter expansion {short(text)}")
         self.walk_possible(node)
         return [("?", text)]
 
@@ -2002,12 +1954,6 @@ class _Reader:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _short(text: str, width: int = 60) -> str:
-    """Text on one line, cut to a width, for a reason shown to a person."""
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _command(
@@ -2385,7 +2331,7 @@ def _path_candidates(word: Word, values: Mapping[str, list[str]]) -> tuple[list[
             pieces.append([text])
     spelled = ["".join(p) for p in islice(product(*pieces), _MAX_SPELLINGS + 1)]
     if len(spelled) > _MAX_SPELLINGS:
-        problems.append(f"{_short(word.text)} has too many spellings to follow")
+        problems.append(f"{short(word.text)} has too many spellings to follow")
         spelled = spelled[:_MAX_SPELLINGS]
     if word.tilde:
         spelled = [expand_user(s) for s in spelled]
@@ -2394,19 +2340,19 @@ def _path_candidates(word: Word, values: Mapping[str, list[str]]) -> tuple[list[
     for text in spelled:
         expansions, complete = _braces(text)
         if not complete:
-            problems.append(f"{_short(word.text)} expands to too many words to follow")
+            problems.append(f"{short(word.text)} expands to too many words to follow")
         for expanded in expansions:
             found.append(expanded)
             if unquoted and _EXTGLOB.search(expanded):
-                problems.append(f"an extended glob this cannot match: {_short(word.text)}")
+                problems.append(f"an extended glob this cannot match: {short(word.text)}")
             elif re.search(r"[*?[]", expanded) and "\0" not in expanded:
                 matches = _glob(expanded)
                 if matches is None:
-                    problems.append(f"a glob this cannot match as bash does: {_short(word.text)}")
+                    problems.append(f"a glob this cannot match as bash does: {short(word.text)}")
                 else:
                     found += matches[:_MAX_EXPANSIONS]
                     if len(matches) > _MAX_EXPANSIONS:
-                        problems.append(f"{_short(word.text)} matches too many paths to follow")
+                        problems.append(f"{short(word.text)} matches too many paths to follow")
             if "=" in expanded:
                 found.append(expand_user(expanded.partition("=")[2]))
             tail = re.search(r"(?<=.)[/~].*", expanded)
