@@ -391,7 +391,19 @@ class Transcript:
         call.permission = redact(event.permission)
         call.result = redact(result_text(event.content))[:FULL_CHARS]
         call.summary = redact(event.summary)
+        if call.inner is not None:
+            call.inner.end_open_calls()
         return call
+
+    def end_open_calls(self) -> None:
+        """Mark the calls still running or waiting for an answer interrupted, here and in
+        the transcripts inside: the call this one shows ended without them (a sub-agent's call
+        stopped or abandoned at its time limit, its open question withdrawn)."""
+        for call in self.calls:
+            if call.status in STATE_WORDS:
+                call.status = "interrupted"
+            if call.inner is not None:
+                call.inner.end_open_calls()
 
     def _ask(self, event: PermissionRequested) -> Call:
         call = self._card(event.id, event.name)
@@ -684,14 +696,26 @@ def answer_notes(call: Call) -> list[str]:
         call: The call.
 
     Returns:
-        ``allowed by you``, ``allowed by you, always: added rule …``, or nothing (a refusal
-        is the result itself: ``refused by you``).
+        ``allowed by you``, ``allowed by you, always: added rule …``, ``question withdrawn``
+        (the call was interrupted while it asked), or nothing (a refusal is the result
+        itself: ``refused by you``).
     """
+    if withdrawn(call):
+        return ["question withdrawn"]
     if call.answer == "yes":
         return ["allowed by you"]
     if call.answer == "always":
         return [f"allowed by you, always: added rule {call.rule or call.always}".rstrip()]
     return []
+
+
+def withdrawn(call: Call) -> bool:
+    """Whether a call was interrupted while its question waited for the user's answer.
+
+    Args:
+        call: The call.
+    """
+    return call.status == "interrupted" and bool(call.request) and not call.answer
 
 
 def status_words(call: Call) -> str:
@@ -735,6 +759,8 @@ def asked_line(call: Call) -> str:
     if not call.request or call.status == "waiting":
         return ""
     why = f" ({one_line(call.reason)})" if call.reason else ""
+    if withdrawn(call):
+        return f"asked: {one_line(call.request)}{why} · withdrawn before an answer"
     return f"asked: {one_line(call.request)}{why} · answered: {call.answer or 'nothing'}"
 
 

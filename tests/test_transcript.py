@@ -261,6 +261,45 @@ def test_the_saved_transcript_says_who_refused_and_which_rule_was_added() -> Non
     )
 
 
+def test_a_question_withdrawn_by_a_stop_says_so_on_the_card() -> None:
+    t = folded(
+        [
+            *asked("no")[:2],
+            ToolCallFinished("p", "Bash", "interrupted", "Interrupted by the user.", 0.0),
+        ]
+    )
+    [call] = t.calls
+    assert item_text(call) == "■ Bash git status --short → interrupted · question withdrawn"
+    assert (
+        "asked: git status --short (Bash is not read-only.) · withdrawn before an answer"
+        in t.to_markdown()
+    )
+
+
+def test_a_sub_agents_question_open_when_its_call_ends_is_withdrawn_not_waiting() -> None:
+    """The sub-agent's call reached its time limit while its question waited: nothing of
+    the sub-agent comes after, and its card must not wait for an answer in the saved cell."""
+    from nbagent.events import ToolProgress
+
+    t = folded(
+        [
+            ToolCallStarted("a", "Agent", {"description": "first", "prompt": "Run it."}),
+            *(ToolProgress("a", event) for event in asked("no")[:2]),
+            ToolProgress("a", ToolCallStarted("r", "Read", {"file_path": "a.txt"})),
+            ToolCallFinished("a", "Agent", "error", "The tool did not finish within 2 s.", 2.0),
+        ]
+    )
+    [agent] = t.calls
+    assert agent.inner is not None
+    assert [c.status for c in agent.inner.calls] == ["interrupted", "interrupted"]
+    saved = t.to_markdown()
+    assert "waiting for your answer" not in saved and "nbagent-waiting" not in saved
+    assert "Bash git status --short → interrupted · question withdrawn" in saved
+    assert "asked: git status --short (Bash is not read-only.) · withdrawn before an answer" in (
+        saved
+    )
+
+
 def test_a_refusal_by_a_rule_says_the_rule() -> None:
     t = folded(
         [
