@@ -5,16 +5,30 @@ announcements, tokens) imports no IPython and is usable on its own::
 
     import nbagent
     nbagent.registry            # the process-wide ToolRegistry
+
+Importing the package imports none of them: each public name is imported when it is first
+used (PEP 562), so that the Jupyter server, which imports ``nbagent.frontend.server`` at its
+start, does not import the core (pydantic, tokenizers) it never uses.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+import sys
+import threading
+import types
 
-from nbagent.errors import NbAgentError, ToolError
-from nbagent.registry import ToolRegistry
-from nbagent.search import SearchHit, ToolSearch
-from nbagent.tool import Tool, ToolResult, tool
+# typing.TYPE_CHECKING without importing typing (17 ms in a fresh process).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from nbagent.errors import NbAgentError, ToolError
+    from nbagent.registry import ToolRegistry
+    from nbagent.search import SearchHit, ToolSearch
+    from nbagent.tool import Tool, ToolResult, tool
+
+    registry: ToolRegistry
 
 __all__ = [
     "NbAgentError",
@@ -30,19 +44,89 @@ __all__ = [
 
 __version__ = "0.1.0"
 
+_SOURCES = {
+    "NbAgentError": "errors",
+    "ToolError": "errors",
+    "ToolRegistry": "registry",
+    "SearchHit": "search",
+    "ToolSearch": "search",
+    "Tool": "tool",
+    "ToolResult": "tool",
+    "tool": "tool",
+}
+"""Each lazily imported name and the submodule that defines it."""
+
+_registry_lock = threading.Lock()
+"""Held while the process-wide registry is made, so that two threads asking first share one."""
+
+
+class _Package(types.ModuleType):
+    """This package's module type: its submodules do not take the place of its public names.
+
+    ``nbagent.registry`` and ``nbagent.tool`` are also submodules, and importing a submodule
+    sets it as an attribute of its package. The names stay the registry and the decorator,
+    whichever is imported first.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """Set an attribute, except a submodule over the public name it shares.
+
+        Args:
+            name: The attribute.
+            value: Its new value.
+        """
+        if (
+            name in __all__
+            and isinstance(value, types.ModuleType)
+            and value.__name__ == f"{__name__}.{name}"
+        ):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 def _process_registry() -> ToolRegistry:
-    """The registry this module already holds (kept across ``%reload_ext``), or a new one."""
-    existing = globals().get("registry")
-    if isinstance(existing, ToolRegistry):
-        return existing
+    """A new registry holding ToolSearch: the tools every agent in this kernel can use."""
+    from nbagent.registry import ToolRegistry
+    from nbagent.search import ToolSearch
+
     created = ToolRegistry()
     created.register(ToolSearch(created).tool)
     return created
 
 
-registry = _process_registry()
-"""The process-wide registry: the tools every agent in this kernel can use."""
+def __getattr__(name: str) -> Any:
+    """Import a public name when it is first used, and keep it in the module.
+
+    ``registry`` is made once per process: ``%reload_ext nbagent`` runs this file again in the
+    same module, which keeps it.
+
+    Args:
+        name: The attribute asked for.
+
+    Returns:
+        Its value.
+
+    Raises:
+        AttributeError: ``name`` is not one of the package's names.
+    """
+    if name == "registry":
+        with _registry_lock:
+            if "registry" not in globals():
+                globals()["registry"] = _process_registry()
+        return globals()["registry"]
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_SOURCES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, with the public ones not imported yet."""
+    return sorted(set(globals()) | set(__all__))
 
 
 def load_ipython_extension(ipython: Any) -> None:

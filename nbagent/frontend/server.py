@@ -15,7 +15,10 @@ nbagent.frontend.server`` turns it off.
 
 from __future__ import annotations
 
-from typing import Any
+# typing.TYPE_CHECKING without importing typing: the server imports this module at its start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
