@@ -61,7 +61,6 @@ IMPORTS = (
     ("import nbagent.frontend.server (the server extension)", "import nbagent.frontend.server"),
     ("import nbagent", "import nbagent"),
     ("import nbagent; nbagent.registry (first use)", "import nbagent\nnbagent.registry"),
-    ("import json (floor)", "import json"),
 )
 """Each import timed in fresh processes: its label and its statement."""
 
