@@ -264,9 +264,10 @@ def ask(prompt: str) -> str:
 
     Args:
         prompt: The prompt, as ``input()`` takes it; the environment's secrets are redacted
-            (the question stays in the cell's output), and tokens found by their shape within
-            one line, but not blocks over several lines, which could hide a line of what the
-            person is asked about.
+            (the page shows the question, and a front end without nbagent's extension keeps
+            it in the cell's output), and tokens found by their shape within one line, but not
+            blocks over several lines, which could hide a line of what the person is asked
+            about.
 
     Returns:
         The answer.
@@ -415,7 +416,7 @@ class CellThread:
             try:
                 answer = self._asked(work, cancel)
             except _Withdrawn:
-                print(f"\n(Question withdrawn: {cancel.reason}. An answer typed now does nothing.)")
+                stdin.withdraw(cancel.reason)
                 raise Cancelled(cancel.reason) from None
             cancel.check()  # answered as it was withdrawn: the answer does nothing
             return answer

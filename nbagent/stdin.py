@@ -8,6 +8,13 @@ that moment. A front end says which request a reply answers, in the reply's pare
 it, or a reply that names no request (a console's); a reply to another request does nothing,
 and says so.
 
+Each request carries :data:`METADATA`, by which nbagent's JupyterLab extension knows it: once
+the person answers, the extension takes the answer JupyterLab records in the cell (the prompt
+and what was typed, as a ``stdin`` stream) out again, since the call's card in the transcript
+says what was asked and answered. A question withdrawn while it waits (:func:`withdraw`) is
+shown withdrawn on its box by that extension (the box is disabled, and goes when the cell
+ends); without it, the cell says so in a line of its output.
+
 Outside a kernel (an InteractiveShell, a terminal IPython), :func:`ask` is ``input()``.
 """
 
@@ -28,8 +35,16 @@ REMEMBERED = 64
 """How many of the latest requests' prompts are kept, to name the question a late answer was
 typed for."""
 
+METADATA = {"nbagent": "question"}
+"""The metadata of nbagent's input requests: nbagent's JupyterLab extension knows them by it."""
+
 _prompts: OrderedDict[str, str] = OrderedDict()
 """The prompts of the latest requests sent, by message id (main thread only)."""
+
+_open: tuple[str, str] | None = None
+"""The request left waiting for its answer when :func:`ask` was interrupted (Stop, a
+withdrawal): its message id and the client id of the front end it was sent to (main thread
+only)."""
 
 
 def ask(prompt: str) -> str:
@@ -46,10 +61,36 @@ def ask(prompt: str) -> str:
         EOFError: The person ended input (Ctrl-D).
         KeyboardInterrupt: Stop was pressed while waiting.
     """
+    global _open
+    _open = None
     kernel = _kernel()
     if kernel is None:
         return input(prompt)
     return _KernelStdin(kernel).ask(prompt)
+
+
+def withdraw(reason: str) -> None:
+    """Say that the question being asked was withdrawn, and why.
+
+    Called on the cell's thread once its wait was interrupted. The front end that shows the
+    question's box is told, when it has nbagent's JupyterLab extension (it disables the box and
+    says why on it); else a line in the cell's output says so.
+
+    Args:
+        reason: Why, as a clause ("its call reached its time limit").
+    """
+    global _open
+    left, _open = _open, None
+    if left is None or not _shown_withdrawn(*left, reason):
+        print(f"\n(Question withdrawn: {reason}. An answer typed now does nothing.)")
+
+
+def _shown_withdrawn(request: str, client: str, reason: str) -> bool:
+    """Whether the front end ``client`` shows the box of ``request`` withdrawn, once told."""
+    from nbagent.frontend.channel import latest
+
+    channel = latest()
+    return channel is not None and channel.show_withdrawn(request, client, reason)
 
 
 def _kernel() -> Any:
@@ -84,7 +125,9 @@ class _KernelStdin:
                 stream.flush()
         for late in self.waiting():
             _say_dropped(*late)
+        global _open
         asked = self.request(prompt)
+        _open = (asked, _client(self.kernel.get_parent("shell")))
         while True:
             reply = self.receive()
             if reply is None:
@@ -94,6 +137,7 @@ class _KernelStdin:
             if answered and answered != asked:
                 _say_dropped(value, answered)
                 continue
+            _open = None
             if value == EOF:
                 raise EOFError
             return value
@@ -121,7 +165,12 @@ class _KernelStdin:
         ident = self.kernel._get_shell_context_var(self.kernel._shell_parent_ident)
         content = json_clean({"prompt": prompt, "password": False})
         message = self.session.send(
-            self.socket, "input_request", content, self.kernel.get_parent("shell"), ident=ident
+            self.socket,
+            "input_request",
+            content,
+            self.kernel.get_parent("shell"),
+            ident=ident,
+            metadata=METADATA,
         )
         asked = str(message["header"]["msg_id"])
         _prompts[asked] = prompt
@@ -158,6 +207,13 @@ def _answered(reply: dict[str, Any]) -> str:
     parent = reply.get("parent_header")
     answered = parent.get("msg_id", "") if isinstance(parent, dict) else ""
     return answered if isinstance(answered, str) else ""
+
+
+def _client(parent: Any) -> str:
+    """The client id of the front end that sent a request (its header's session; "" if none)."""
+    header = parent.get("header") if isinstance(parent, dict) else None
+    session = header.get("session", "") if isinstance(header, dict) else ""
+    return session if isinstance(session, str) else ""
 
 
 def _question(prompt: str) -> str:

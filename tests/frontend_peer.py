@@ -4,7 +4,8 @@
 nbagent's JupyterLab extension (``nbagent/frontend/labextension``): it answers the kernel's
 ``nbagent.frontend`` comm with ``hello`` over a subshell of its own, and serves ``read`` and
 ``edit`` against an in-memory notebook, the "model" the user sees (which a test can type into
-without saving). The browser tests check the extension itself against the same protocol.
+without saving), and shows each ``withdrawn`` question as withdrawn. The browser tests check the
+extension itself against the same protocol.
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ class FrontEndPeer:
                         return {"id": data["id"], "ok": True, "missing": True}
                     self._apply({**edit, "index": ids.index(edit["cell_id"])})
                     return {"id": data["id"], "ok": True, "missing": False}
+                if data["op"] == "withdrawn":
+                    return {"id": data["id"], "ok": True, "shown": True}
                 if data["op"] == "edit":
                     changed = not self._guard_holds(data["guard"])
                     if not changed:

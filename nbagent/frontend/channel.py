@@ -6,9 +6,10 @@ notebook and has the extension answers ``hello``: its client id, the notebook's 
 the Jupyter server's root), its application and versions, and whether it answers over a
 subshell. It says ``path`` when the user renames or moves the notebook, and ``bye`` when its
 tab closes. The front end that runs the ``%%agent`` cell (else the one that answered last)
-then serves requests against the notebook model the user sees. Requests travel on IOPub,
-which flows while the cell runs; replies come over a kernel subshell (ipykernel 7), handled on
-that subshell's thread while the main shell is still busy with the ``%%agent`` cell.
+then serves requests against the notebook model the user sees, and shows a withdrawn
+question's stdin box as withdrawn (:meth:`FrontEndChannel.show_withdrawn`). Requests travel on
+IOPub, which flows while the cell runs; replies come over a kernel subshell (ipykernel 7),
+handled on that subshell's thread while the main shell is still busy with the ``%%agent`` cell.
 
 A front end older than :data:`MINIMUM_VERSIONS`, or one without a subshell, could answer only
 after the cell: it is not used, and :attr:`FrontEnd.problem` says what it needs. What each
@@ -44,6 +45,15 @@ EXTENSION = "nbagent-frontend"
 MINIMUM_VERSIONS: dict[str, tuple[int, int]] = {"JupyterLab": (4, 4), "Notebook": (7, 4)}
 """The oldest front ends nbagent works in: the first whose kernel connections open subshells,
 over which the page answers while the ``%%agent`` cell keeps the kernel busy."""
+
+
+_latest: FrontEndChannel | None = None
+"""The channel that opened a comm last (in a kernel, the extension's one)."""
+
+
+def latest() -> FrontEndChannel | None:
+    """The channel that opened a comm last and is not closed (None outside a kernel)."""
+    return _latest
 
 
 def needed() -> str:
@@ -189,12 +199,14 @@ class FrontEndChannel:
         """
         from nbagent.frontend.comm import open_comm
 
+        global _latest
         with self._greeted:
             self._front_ends.clear()
             self._opened_at = self._clock()
         comm = open_comm(TARGET, self._on_message)
         with self._lock:
             older, self._previous, self._comm = self._previous, self._comm, comm
+        _latest = self
         if older is not None:
             older.close()
 
@@ -329,8 +341,36 @@ class FrontEndChannel:
             raise FrontEndError(f"{front_end.app} could not do it: {answer.get('error')}")
         return answer
 
+    def show_withdrawn(self, request: str, client: str, reason: str) -> bool:
+        """Have the front end that was asked a question show it withdrawn.
+
+        nbagent's extension disables the question's stdin box and says why on it; the box
+        goes when the cell's execution ends.
+
+        Args:
+            request: The message id of the question's input request.
+            client: The client id of the front end it was sent to (the one running the cell).
+            reason: Why it was withdrawn, as a clause ("its call reached its time limit").
+
+        Returns:
+            Whether that front end shows it so: False when it has no usable extension on this
+            comm, did not answer, or did not get the question (yet).
+        """
+        front = self.front_end(lambda front: front.client == client)
+        if front is None:
+            return False
+        try:
+            answer = self.request(front, "withdrawn", request=request, reason=reason)
+        except FrontEndError as error:
+            log.info("The withdrawn question was not shown on the page: %s", error)
+            return False
+        return bool(answer.get("shown"))
+
     def close(self) -> None:
         """Close the comm (idempotent); waiting requests fail."""
+        global _latest
+        if _latest is self:
+            _latest = None
         with self._lock:
             comms = [c for c in (self._comm, self._previous) if c is not None]
             self._comm = self._previous = None

@@ -167,3 +167,53 @@ def test_a_kernel_no_front_end_ever_greeted_waits_for_one_once(
     channel._on_message(hello())
     asked.join(timeout=30)
     assert not asked.is_alive()
+
+
+def answer_requests(channel: FrontEndChannel, **fields: object) -> threading.Thread:
+    """Answer the channel's requests with ``fields``, as a front end does on its subshell."""
+    comm = channel._comm
+    assert isinstance(comm, RecordingComm)
+
+    def serve() -> None:
+        while not comm.sent:
+            threading.Event().wait(0.01)
+        channel._on_message({"id": comm.sent[0]["id"], **fields})
+
+    answering = threading.Thread(target=serve, daemon=True)
+    answering.start()
+    return answering
+
+
+def test_a_withdrawn_question_is_shown_by_the_front_end_it_was_asked_on(
+    channel: FrontEndChannel,
+) -> None:
+    channel._on_message(hello(client="runs-it"))
+    channel._on_message(hello(client="other-tab"))
+    answer_requests(channel, ok=True, shown=True)
+    reason = "its call reached its time limit"
+    assert channel.show_withdrawn("request-1", "runs-it", reason)
+    [sent] = channel._comm.sent  # type: ignore[union-attr]
+    assert {k: v for k, v in sent.items() if k != "id"} == {
+        "op": "withdrawn",
+        "to": "runs-it",
+        "request": "request-1",
+        "reason": reason,
+    }
+
+
+@pytest.mark.parametrize(
+    ("client", "answer"),
+    [
+        ("a-console", None),  # the question went to a front end without the extension
+        ("runs-it", {"ok": True, "shown": False}),  # the page has not seen the request
+        ("runs-it", {"ok": False, "error": "unknown request withdrawn"}),  # an older extension
+    ],
+)
+def test_a_withdrawn_question_no_front_end_shows_is_said_so(
+    channel: FrontEndChannel, client: str, answer: dict[str, object] | None
+) -> None:
+    channel._on_message(hello(client="runs-it"))
+    if answer is not None:
+        answer_requests(channel, **answer)
+    assert not channel.show_withdrawn("request-1", client, "the run was stopped")
+    assert len(channel._comm.sent) == (answer is not None)  # type: ignore[union-attr]
