@@ -4,7 +4,8 @@
  * The kernel opens a comm with target `nbagent.frontend` at `%load_ext nbagent`
  * and at the start of each `%%agent` cell. For each notebook whose kernel does,
  * the panel answers `hello` and then serves the requests addressed to its
- * kernel connection (`to`), so several tabs on one kernel never both answer.
+ * kernel connection (`to`), so several tabs on one kernel never both answer:
+ * those of ./notebook.ts, and `withdrawn` (./questions.ts).
  * Its messages go over a kernel subshell of their own, so the kernel receives
  * them while the `%%agent` cell is still running (the main shell is busy then).
  */
@@ -12,8 +13,9 @@ import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
-import { handlers } from './notebook';
+import { type Handler, handlers } from './notebook';
 import { IAnswer, IVersions, Message, IRequest, TARGET } from './protocol';
+import type { Questions } from './questions';
 
 /** The subshell a kernel connection's messages go on: its id, or null when the
  * kernel has none (made once per connection, again after a restart). */
@@ -96,6 +98,7 @@ function serve(
   kernel: Kernel.IKernelConnection,
   subshell: Promise<string | null>,
   shown: IShown,
+  ops: Record<string, Handler>,
   comm: Kernel.IComm,
   current: ICurrent
 ): void {
@@ -107,7 +110,7 @@ function serve(
     if (data.to !== kernel.clientId) {
       return;
     }
-    const handler = handlers[data.op];
+    const handler = ops[data.op];
     let answer: IAnswer;
     try {
       if (!handler) {
@@ -167,8 +170,13 @@ async function adoptOpenComms(kernel: Kernel.IKernelConnection): Promise<void> {
 export function watch(
   panel: NotebookPanel,
   shown: IShown,
-  subshells: Subshells
+  subshells: Subshells,
+  questions: Questions
 ): void {
+  const ops: Record<string, Handler> = {
+    ...handlers,
+    withdrawn: (_, request) => questions.withdraw(request)
+  };
   const current: ICurrent = {
     comm: null,
     kernel: null,
@@ -199,6 +207,7 @@ export function watch(
       return subshell;
     };
     subshells.set(kernel, ensure);
+    questions.watch(kernel);
     kernel.statusChanged.connect(() => {
       if (kernel.status === 'restarting' || kernel.status === 'autorestarting') {
         subshell = null;
@@ -206,7 +215,7 @@ export function watch(
     });
     kernel.registerCommTarget(TARGET, comm => {
       current.kernel = kernel;
-      serve(panel, kernel, ensure(), shown, comm, current);
+      serve(panel, kernel, ensure(), shown, ops, comm, current);
     });
     adoptOpenComms(kernel).catch(error =>
       console.warn(`${NAME}: could not list the kernel's comms`, error)

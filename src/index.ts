@@ -1,9 +1,11 @@
 /**
  * nbagent's JupyterLab extension (JupyterLab 4.4+, Notebook 7.4+): the notebook
  * the user sees, served to the kernel over the `nbagent.frontend` comm
- * (./connection.ts, ./notebook.ts), and the look of the agent's transcript
- * (style/base.css: the `.nbagent-*` classes of its tool cards, tables and
- * answer, in the theme's variables).
+ * (./connection.ts, ./notebook.ts), the agent's questions on stdin, which leave
+ * no answer in the saved notebook and show when they were withdrawn
+ * (./questions.ts), and the look of the agent's transcript (style/base.css: the
+ * `.nbagent-*` classes of its tool cards, tables and answer, in the theme's
+ * variables).
  */
 import type {
   JupyterFrontEnd,
@@ -15,6 +17,7 @@ import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 
 import { version } from '../package.json';
 import { shownBy, Subshells, watch } from './connection';
+import { Questions } from './questions';
 
 /** Subshell bookkeeping requests (control messages) publish a busy and an idle
  * status like any request, and JupyterLab shows the kernel's status from them:
@@ -69,8 +72,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
     untrackSubshellRequests();
     const shown = shownBy(app, version);
     const subshells: Subshells = new WeakMap();
-    tracker.forEach(panel => watch(panel, shown, subshells));
-    tracker.widgetAdded.connect((_, panel) => watch(panel, shown, subshells));
+    const questions = new Questions(tracker);
+    tracker.forEach(panel => watch(panel, shown, subshells, questions));
+    tracker.widgetAdded.connect((_, panel) =>
+      watch(panel, shown, subshells, questions)
+    );
   }
 };
 

@@ -59,6 +59,10 @@ export interface IRequest {
   light?: boolean;
   edit?: IEdit;
   guard?: IGuard | null;
+  /** For `withdrawn`: the message id of the question's input request. */
+  request?: string;
+  /** For `withdrawn`: why, as a clause ("its call reached its time limit"). */
+  reason?: string;
 }
 
 /** The answer to a request: its id, `ok`, and the request's fields or an error. */

@@ -5,29 +5,34 @@ A notebook registers a ``Bash`` tool that is not read-only, starts a scripted mo
 nbagent asks on the kernel's stdin, and JupyterLab shows its input box under the card.
 
 - Always: the user types ``a``; the call runs, and a second ``git status`` call runs without
-  asking (one answer recorded in the cell, the model got both results).
+  asking (the model got both results). Saved, the file holds no question or answer as text:
+  the card says what was asked and answered.
 - Stop: the user presses the toolbar's Stop while the question waits; the cell ends with the
   call interrupted and the kernel is free. Whatever box is still on the page, the user types
   ``y`` into it; then saves and reloads: the cell holds no late answer and no prompt.
 - Withdrawn (plain JupyterLab, a new Untitled notebook named at its first save): a
   sub-agent's question is left unanswered until its call reaches the time limit, and the
-  agent asks about ``rm -rf data``. The user types ``y`` into the first, withdrawn box, still
-  on the page: it does nothing and says so; ``n`` in the open box refuses the command.
+  agent asks about ``rm -rf data``. The first box stays on the page, disabled, saying it was
+  withdrawn and why; ``n`` in the open box refuses the command. Saved and reloaded, the file
+  holds neither question as text; the cards say what was asked and answered, or withdrawn.
 
 Both setups people have: plain JupyterLab, and JupyterLab with jupyter-collaboration (from
 its own environment, ``$NBAGENT_RTC_ENV``). Screenshots in the light and the dark theme (with
 ``$NBAGENT_SCREENSHOTS`` set, copies go there).
 
-JupyterLab (4.6) by itself leaves the stdin box of an execution that has ended, and records
-an answer typed into it as a ``stdin`` stream output (the kernel is safe: ipykernel drops
-stale replies before its next question; the notebook was not). nbagent's JupyterLab
-extension removes such boxes when the cell's execution ends; the Stop test fails without
-that.
+JupyterLab (4.6) by itself records each answer, after its prompt, as a ``stdin`` stream
+output saved with the notebook, and leaves the stdin box of an execution that has ended (an
+answer typed into it is recorded too; the kernel is safe: ipykernel drops stale replies
+before its next question; the notebook was not). nbagent's JupyterLab extension takes the
+answers to nbagent's questions out of the cell once recorded, disables a withdrawn question's
+box, and removes the unanswered boxes when the cell's execution ends; the Stop test fails
+without that.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -252,6 +257,28 @@ def stdin_streams(outputs: list[Any]) -> list[str]:
     ]
 
 
+def transcript_of(outputs: list[Any]) -> str:
+    """What the cell's displays say (the transcript as saved: Markdown and plain text)."""
+    return "\n".join(
+        "".join(text) if isinstance(text, list) else text
+        for o in outputs
+        for mime, text in (o.get("data") or {}).items()
+        if mime in ("text/markdown", "text/plain")
+    )
+
+
+def assert_no_question_as_text(path: Path, index: int) -> Any:
+    """The saved file holds no question or answer as text (JupyterLab's ``stdin`` streams, a
+    line of nbagent's): only the transcript says them. Returns the cell's saved outputs."""
+    text = path.read_text()
+    assert "y = yes, n = no" not in text  # the prompt's own words, never the card's
+    assert "Question withdrawn" not in text and "did nothing" not in text
+    outputs = nbformat.read(path, as_version=4).cells[index].outputs
+    assert stdin_streams(outputs) == []
+    assert "Allow Bash" not in stream_texts(outputs)
+    return outputs
+
+
 def stream_texts(outputs: list[Any]) -> str:
     return "\n".join(
         "".join(o["text"]) if isinstance(o["text"], list) else o["text"]
@@ -334,11 +361,12 @@ def test_always_runs_the_call_and_the_same_subcommand_asks_no_more(
         wait_for_text(output, ALWAYS_ANSWER, "the model's answer shows")
         assert screenshot(page, f"always-{kind(lab)}-done", tmp_path).exists()
 
-        # One answer recorded (JupyterLab keeps the question and the answer), nothing else.
+        # Saved: no answer recorded as text; the card says what was asked and answered.
         saved = save(page, path, AGENT_CELL)
-        answers = stdin_streams(saved)
-        assert len(answers) == 1, answers
-        assert answers[0].startswith(ALWAYS_PROMPT) and answers[0].rstrip("\n").endswith(" a")
+        assert stdin_streams(saved) == []
+        on_disk = transcript_of(assert_no_question_as_text(path, AGENT_CELL))
+        assert "allowed by you, always: added rule Bash(git status:*)" in on_disk
+        assert "asked: git status -s · answered: always" in on_disk
 
 
 def test_stop_while_asking_interrupts_the_call_and_records_no_late_answer(
@@ -395,8 +423,10 @@ def test_stop_while_asking_interrupts_the_call_and_records_no_late_answer(
         assert screenshot(page, f"stop-{kind(lab)}-reloaded", tmp_path).exists()
         reloaded = page.evaluate(OUTPUTS, AGENT_CELL)
 
-    on_disk = nbformat.read(path, as_version=4).cells[AGENT_CELL]
-    assert "interrupted" in json.dumps(on_disk.outputs)
+    # The card says the question was withdrawn (the time is how long the question waited).
+    said = transcript_of(assert_no_question_as_text(path, AGENT_CELL))
+    assert re.search(r"Bash git log -1 → interrupted after [\d.]+ s · question withdrawn", said)
+    assert "asked: git log -1 · withdrawn before an answer" in said
     for where, outputs in (("saved", saved), ("reloaded", reloaded)):
         late = stdin_streams(outputs)
         if late:
@@ -462,12 +492,8 @@ WITHDRAWN_CELLS = (WITHDRAWN_SETUP, "%%agent\nTidy up the data folder.", "print(
 WITHDRAWN_AGENT, WITHDRAWN_CHECK = 1, 2
 FIRST_PROMPT = "Allow Bash: echo first?"
 SECOND_PROMPT = "Allow Bash: rm -rf data?"
-WITHDRAWN = (
-    "(Question withdrawn: its call reached its time limit. An answer typed now does nothing.)"
-)
-DID_NOTHING = (
-    "(Your answer 'y' to 'Allow Bash: echo first?' did nothing: that question had been withdrawn.)"
-)
+WITHDRAWN = "withdrawn: its call reached its time limit"
+"""What the withdrawn question's box says where the answer would go."""
 
 NOTEBOOK_READY = """() => {
     const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
@@ -574,14 +600,17 @@ def test_an_answer_typed_in_a_withdrawn_questions_box_does_not_answer_the_open_q
     lab: Server, tmp_path: Path
 ) -> None:
     """A sub-agent's question is left unanswered until its call reaches the time limit; the
-    agent then asks about ``rm -rf data``. JupyterLab still shows the first box: the person
-    types ``y`` into it, then ``n`` into the second. Before 18eeee3 the ``y`` answered the
-    open question and ``rm -rf data`` ran."""
+    agent then asks about ``rm -rf data``. JupyterLab still shows the first box: nbagent's
+    extension disables it, saying it was withdrawn and why; the person types ``n`` into the
+    second. Before 18eeee3 a ``y`` typed into the first answered the open question and
+    ``rm -rf data`` ran; before the extension disabled the box, the ``y`` did nothing but
+    stayed in the saved notebook, with both prompts and a line saying it was withdrawn."""
     name = "withdrawn.ipynb"
     path = lab.root / name
     with chromium() as browser:
         page = new_notebook(browser, lab, "nbagent test")
-        assert page.evaluate(NOTEBOOK_READY).startswith("Untitled")
+        opened = page.wait_for_function(NOTEBOOK_READY, timeout=90_000, polling=100)
+        assert opened.json_value().startswith("Untitled")
         type_cells(page, WITHDRAWN_CELLS)
         assert screenshot(page, "withdrawn-typed", tmp_path).exists()
         press_in_cell(page, SETUP_CELL, "Shift+Enter")
@@ -595,38 +624,42 @@ def test_an_answer_typed_in_a_withdrawn_questions_box_does_not_answer_the_open_q
         assert screenshot(page, "withdrawn-first-question", tmp_path).exists()
 
         # Its call reaches the time limit; the agent asks the second question. The first box
-        # is still on the page (JupyterLab keeps it); a line above it says it was withdrawn.
+        # is still on the page, disabled: it says it was withdrawn and why.
         second = stdin_item(page, WITHDRAWN_AGENT, SECOND_PROMPT, live=True)
         second.wait_for(timeout=90_000)
+        stale = first.locator(".jp-Stdin-input")
+        assert stale.is_disabled() and not stale.is_editable()
+        assert stale.get_attribute("placeholder") == WITHDRAWN
+        assert "nbagent-withdrawn" in str(first.get_attribute("class"))
         # The cell's output area (the first: the model's answer is an Output widget, with an
         # output area of its own inside).
         output = cell(page, WITHDRAWN_AGENT).locator(".jp-OutputArea").first
-        wait_for_text(output, WITHDRAWN, "the withdrawn question is marked")
+        assert "Question withdrawn" not in output.inner_text()  # the box says it
         second.scroll_into_view_if_needed()
         assert screenshot(page, "withdrawn-both-boxes-light", tmp_path).exists()
         set_theme(page, "JupyterLab Dark")
         assert screenshot(page, "withdrawn-both-boxes-dark", tmp_path).exists()
         set_theme(page, "JupyterLab Light")
-        assert questions(page) in ([FIRST_PROMPT, SECOND_PROMPT], [SECOND_PROMPT])
-
-        # "y" typed into the stale box does nothing, says so, and the question stays open.
-        # (A front end that disables or removes withdrawn boxes leaves nothing to type into.)
-        stale = stdin_item(page, WITHDRAWN_AGENT, FIRST_PROMPT, live=True)
-        typed_stale = stale.count() == 1 and stale.locator(".jp-Stdin-input").is_editable()
-        if typed_stale:
-            answer(page, stale, "y", "withdrawn-stale-typed", tmp_path)
-            wait_for_text(output, DID_NOTHING, "the stale answer is reported")
-            assert screenshot(page, "withdrawn-stale-answered", tmp_path).exists()
         assert questions(page) == [SECOND_PROMPT]
         assert not ran(page, WITHDRAWN_AGENT)
         assert "Bash rm -rf data → waiting for your answer" in output.inner_text()
 
-        # "n" in the open box refuses rm -rf data; the model goes on.
+        # "n" in the open box refuses rm -rf data; the model goes on. The answer is not left
+        # in the cell as text: the card says it.
         answer(page, second, "n", "withdrawn-open-typed", tmp_path)
         wait_until_ran(page, WITHDRAWN_AGENT)
         wait_for_text(output, "Done.", "the model's answer shows")
-        assert "Bash rm -rf data → refused by you" in output.inner_text()
-        assert questions(page) == []
+        boxes = cell(page, WITHDRAWN_AGENT).locator(".jp-OutputArea-stdin-item")
+        wait_until(lambda: boxes.count() == 0, "the answered box fades out, the withdrawn goes")
+        shown = output.inner_text()
+        assert "Bash rm -rf data → refused by you" in shown
+        assert "Allow Bash" not in shown and WITHDRAWN not in shown  # no box, no prompt left
+        # The person opens the sub-agent's card: its question says it was withdrawn.
+        summaries = cell(page, WITHDRAWN_AGENT).locator("details.nbagent-call > summary")
+        summaries.filter(has_text="Agent first").first.click()
+        wait_for_text(output, "Bash echo first → interrupted · question withdrawn", "it says")
+        assert stdin_streams(page.evaluate(OUTPUTS, WITHDRAWN_AGENT)) == []
+        cell(page, WITHDRAWN_AGENT).scroll_into_view_if_needed()
         assert screenshot(page, "withdrawn-done", tmp_path).exists()
 
         # The recording tool ran nothing.
@@ -644,18 +677,21 @@ def test_an_answer_typed_in_a_withdrawn_questions_box_does_not_answer_the_open_q
         output = cell(page, WITHDRAWN_AGENT).locator(".jp-OutputArea").first
         wait_for_text(output, "Done.", "the reloaded cell shows")
         assert cell(page, WITHDRAWN_AGENT).locator(".jp-Stdin").count() == 0
+        # The person opens the cards: each says what was asked, and the answer or withdrawal.
+        for summary in cell(page, WITHDRAWN_AGENT).locator("details.nbagent-call > summary").all():
+            summary.click()
+        reloaded_text = output.inner_text()
         cell(page, WITHDRAWN_AGENT).scroll_into_view_if_needed()
         assert screenshot(page, "withdrawn-reloaded", tmp_path).exists()
         reloaded = page.evaluate(OUTPUTS, WITHDRAWN_AGENT)
 
-    for outputs in (saved, reloaded):
-        # JupyterLab records each answer with its prompt; nbagent's note follows the stale "y".
-        answers = [a.rstrip("\n") for a in stdin_streams(outputs)]
-        asked = [FIRST_PROMPT, SECOND_PROMPT] if typed_stale else [SECOND_PROMPT]
-        assert [a.split("?")[0] + "?" for a in answers] == asked
-        assert [a[-2:] for a in answers] == ([" y", " n"] if typed_stale else [" n"])
-        streams = stream_texts(outputs)
-        assert WITHDRAWN in streams
-        if typed_stale:
-            assert streams.index(WITHDRAWN) < streams.index(" y\n") < streams.index(DID_NOTHING)
-            assert streams.index(DID_NOTHING) < streams.index(SECOND_PROMPT)
+    on_disk = assert_no_question_as_text(path, WITHDRAWN_AGENT)
+    for outputs in (saved, reloaded, on_disk):
+        assert stdin_streams(outputs) == []
+        said = transcript_of(outputs)
+        assert "Bash rm -rf data → refused by you" in said
+        assert "asked: rm -rf data · answered: no" in said
+        assert "Bash echo first → interrupted · question withdrawn" in said
+        assert "asked: echo first · withdrawn before an answer" in said
+    assert "asked: rm -rf data · answered: no" in reloaded_text
+    assert "asked: echo first · withdrawn before an answer" in reloaded_text
