@@ -363,7 +363,7 @@ class ToolRunner:
         request = PermissionRequested(
             call["id"],
             tool.name,
-            describe_request(tool, tool_input),
+            decision.request or describe_request(tool, tool_input),
             decision.message,
             decision.always if isinstance(self.policy, PermissionPolicy) else "",
         )

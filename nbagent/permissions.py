@@ -137,6 +137,11 @@ class PermissionDecision:
     always: str = ""
     """For ask, the allow rule an "always" answer adds: the narrowest that covers the call
     (empty: "always" is not offered)."""
+    request: str = ""
+    """For ask, what the call would do in the tool's own words (``run cell 1a2b3c4d``), said
+    in place of what its input shows (empty: from the input)."""
+    explains: bool = False
+    """A hook's words for the question only (:func:`explain`): no opinion on the call."""
 
 
 def allow(rule: str = "", explicit: bool = False) -> PermissionDecision:
@@ -165,18 +170,38 @@ def deny(message: str, rule: str = "") -> PermissionDecision:
     return PermissionDecision("deny", message=message, rule=rule)
 
 
-def ask(message: str = "", rule: str = "", always: str = "") -> PermissionDecision:
+def ask(
+    message: str = "", rule: str = "", always: str = "", request: str = ""
+) -> PermissionDecision:
     """Return a decision to ask the user.
 
     Args:
         message: The question.
         rule: What decided.
         always: The allow rule an "always" answer adds (none offered when empty).
+        request: What the call would do, in the tool's words (empty: from its input).
 
     Returns:
         The decision.
     """
-    return PermissionDecision("ask", message=message, rule=rule, always=always)
+    return PermissionDecision("ask", message=message, rule=rule, always=always, request=request)
+
+
+def explain(question: str, request: str = "") -> PermissionDecision:
+    """Return a tool hook's words for the question, should the call be asked about.
+
+    The hook takes no side: the call runs, is refused or is asked about as the policy
+    decides; when it is asked about, the person is shown these words too (the code the call
+    would run, the edit it would make: see :mod:`nbagent.codeview`).
+
+    Args:
+        question: The words, after any reason the policy gives.
+        request: What the call would do (empty: from its input).
+
+    Returns:
+        The decision.
+    """
+    return PermissionDecision("allow", message=question, request=request, explains=True)
 
 
 Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
@@ -859,13 +884,18 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> 
 
     Returns:
         A deny if anyone denies; else the user's explicit allow (a rule, bypass mode) if there
-        is one; else the strictest (ask over allow); allow when nobody has an opinion.
+        is one; else the strictest (ask over allow); allow when nobody has an opinion. A
+        question carries the words of a hook that only explains (:func:`explain`) after the
+        policy's reason.
     """
     hook = (
         _as_decision(tool.check_permission(tool_input), f"{tool.name}.check_permission")
         if tool.check_permission
         else None
     )
+    words = None
+    if hook is not None and hook.explains:
+        words, hook = hook, None  # words for the question, no opinion
     if policy is None and tool.touches is not None:
         policy = PermissionPolicy().baseline
     given = [d for d in (hook, policy(tool, tool_input) if policy else None) if d is not None]
@@ -875,6 +905,9 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> 
     if strictest.behavior == "deny":
         return strictest
     chosen = next((d for d in given if d.explicit), strictest)
+    if chosen.behavior == "ask" and words is not None:
+        message = "\n\n".join(part for part in (chosen.message, words.message) if part)
+        chosen = replace(chosen, message=message, request=chosen.request or words.request)
     if chosen.behavior == "ask" and not chosen.always:
         offered = next((d.always for d in given if d.always), "")
         chosen = replace(chosen, always=offered or ("" if tool.touches else tool.name))

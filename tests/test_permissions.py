@@ -21,6 +21,7 @@ from nbagent.permissions import (
     decide,
     deny,
     describe_request,
+    explain,
 )
 from nbagent.tool import Tool
 
@@ -378,6 +379,23 @@ def test_decisions_combine_deny_then_explicit_allow_then_strictest() -> None:
     assert decide(hooked(False), {}, None).behavior == "deny"
     with pytest.raises(TypeError, match="return a PermissionDecision"):
         decide(hooked("yes"), {}, None)
+
+
+def test_a_hook_that_explains_adds_its_words_to_a_question_and_decides_nothing(
+    tmp_path: Path,
+) -> None:
+    words = explain("```python\nx = 1\n```", "insert a code cell")
+    explained = Tool(name="NotebookEdit", check_permission=lambda _input: words)
+    asked = decide(explained, {}, PermissionPolicy("default", root=tmp_path))
+    assert (asked.behavior, asked.rule, asked.always) == ("ask", "mode default", "NotebookEdit")
+    assert (asked.message, asked.request) == (words.message, "insert a code cell")
+    outside = decide(explained, {}, lambda t, i: ask("Outside the folder.", "outside", "E(x)"))
+    assert outside.message == "Outside the folder.\n\n```python\nx = 1\n```"
+    assert (outside.rule, outside.always) == ("outside", "E(x)")
+    allowed = decide(explained, {}, PermissionPolicy("acceptEdits", root=tmp_path))
+    assert allowed == allow("mode acceptEdits")
+    assert decide(explained, {}, None) == allow()
+    assert decide(explained, {}, lambda t, i: deny("no", "rule")) == deny("no", "rule")
 
 
 def test_plan_mode_beats_allow_rules(tmp_path: Path) -> None:
