@@ -20,6 +20,7 @@ from traitlets import Bunch
 
 from nbagent import cellthread
 from nbagent.agent import Agent
+from nbagent.codeview import plain_text
 from nbagent.config import NbAgent
 from nbagent.context import parse_windows
 from nbagent.events import PermissionRequested, Usage
@@ -351,7 +352,9 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
 
     The card above the prompt shows the call (the command, the path); the prompt names it
     again in one line, after the tool's own question when it asks one (NotebookRun and
-    RunCode show the code), and takes ``y``, ``n`` or (when a rule can be offered) ``a``. The
+    RunCode show the code, NotebookEdit the new cell's code or the diff of the cell it
+    changes; without the fences the card highlights them by: :mod:`nbagent.codeview`), and
+    takes ``y``, ``n`` or (when a rule can be offered) ``a``. The
     environment's secrets are redacted before it is cut to one line
     (:func:`nbagent.secrets.redact`), and tokens found by their shape within one line; a
     block over several lines (a crafted "private key") stays shown, so that no line of what
@@ -372,7 +375,8 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
         f", a = always (allow {redact(request.always, shapes=ONE_LINE)})" if request.always else ""
     )
     what = cut(" ".join(redact(request.request, shapes=ONE_LINE).split()), 80)
-    asked = f"{redact(request.reason, shapes=ONE_LINE).rstrip()}\n\n" if request.reason else ""
+    reason = plain_text(redact(request.reason, shapes=ONE_LINE)).rstrip()
+    asked = f"{reason}\n\n" if reason else ""
     prompt = show_controls(f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} ")
     try:
         while True:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from nbagent.codeview import code_html, question_parts, short_id, words_of
 from nbagent.events import (
     Event,
     Notice,
@@ -574,12 +575,14 @@ def main_argument(tool_input: Mapping[str, Any], limit: int = ARGUMENT_CHARS) ->
         limit: The most characters.
 
     Returns:
-        E.g. ``sales.csv``, ``"weather"`` or, for an input with none of the known fields,
-        ``value=21, to='F'``; empty for an empty input.
+        E.g. ``sales.csv``, ``"weather"``, ``1a2b3c4d`` (a cell id, shortened) or, for an
+        input with none of the known fields, ``value=21, to='F'``; empty for an empty input.
     """
     for key in MAIN_ARGUMENTS:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
+            if key == "cell_id":
+                return short_id(one_line(value))
             if key in QUOTED_ARGUMENTS:
                 return f'"{cut(one_line(value), limit - 2)}"'
             if key in PATH_ARGUMENTS:
@@ -754,11 +757,12 @@ def asked_line(call: Call) -> str:
 
     Returns:
         E.g. ``asked: rm -rf build · answered: no``, with the question's reason when it gave
-        one (``asked: .mcp.json (… can run code later) · answered: yes``).
+        one (``asked: .mcp.json (… can run code later) · answered: yes``), not its code.
     """
     if not call.request or call.status == "waiting":
         return ""
-    why = f" ({one_line(call.reason)})" if call.reason else ""
+    words = words_of(call.reason)
+    why = f" ({one_line(words)})" if words else ""
     if withdrawn(call):
         return f"asked: {one_line(call.request)}{why} · withdrawn before an answer"
     return f"asked: {one_line(call.request)}{why} · answered: {call.answer or 'nothing'}"
@@ -933,7 +937,9 @@ def call_body_html(call: Call, verbose: bool = False) -> str:
 
 
 def ask_html(call: Call) -> str:
-    """The question a waiting call asks: why, what it would do, and the answers it takes.
+    """The question a waiting call asks: why, what it would do, the code it shows
+    (highlighted, a diff's lines tinted: :func:`~nbagent.codeview.code_html`), and the answers
+    it takes.
 
     Args:
         call: A call waiting for the user's answer.
@@ -941,14 +947,17 @@ def ask_html(call: Call) -> str:
     Returns:
         The HTML (the request as code, not JSON).
     """
-    reason = f'<div class="nbagent-reason">{escape_html(call.reason)}</div>' if call.reason else ""
+    parts = question_parts(call.reason)
+    words = "\n\n".join(part for info, part in parts if info is None)
+    reason = f'<div class="nbagent-reason">{escape_html(words)}</div>' if words else ""
+    code = "".join(code_html(part, info) for info, part in parts if info is not None)
     keys = [("y", "yes"), ("n", "no"), *([("a", "always")] if call.always else [])]
     choices = " · ".join(f"<kbd>{key}</kbd> {word}" for key, word in keys)
     if call.always:
         choices += f" (adds <code>{escape_html(call.always)}</code>)"
     return (
         f'<div class="nbagent-ask">{reason}'
-        f'<pre class="nbagent-request"><code>{escape_html(call.request)}</code></pre>'
+        f'<pre class="nbagent-request"><code>{escape_html(call.request)}</code></pre>{code}'
         f'<div class="nbagent-choices">answer below: {choices}</div></div>'
     )
 
@@ -1165,8 +1174,10 @@ def call_detail_rows(call: Call, verbose: bool) -> list[str]:
         The lines, not indented.
     """
     if call.status == "waiting":
-        reason = [call.reason] if call.reason else []
-        return [*reason, *call.request.splitlines(), choices_line(call)]
+        parts = question_parts(call.reason)
+        words = [line for info, part in parts if info is None for line in part.splitlines()]
+        code = [line for info, part in parts if info is not None for line in part.split("\n")]
+        return [*words, *call.request.splitlines(), *code, choices_line(call)]
     rows = [asked_line(call)] if verbose and asked_line(call) else []
     if call.web is not None and call.status == "ok":
         rows += call.result.splitlines()

@@ -233,6 +233,63 @@ def test_a_call_waiting_for_the_user_shows_the_request_and_the_choices() -> None
     )
 
 
+CELL = "0f3c9a2e-5b7d-4e1a-9c8b-2d4f6a8b0c1e"
+DIFF = "@@ -1,2 +1,2 @@\n import math\n-r = 2\n+r = 3"
+
+
+def edit_asked(answer: str) -> list:  # type: ignore[type-arg]
+    """A NotebookEdit that asks with the diff of the cell it replaces, and the answer."""
+    return [
+        ToolCallStarted("q", "NotebookEdit", {"cell_id": CELL, "new_source": "import math\nr = 3"}),
+        PermissionRequested(
+            "q",
+            "NotebookEdit",
+            "replace cell 0f3c9a2e in sales.ipynb",
+            f"```diff python\n{DIFF}\n```",
+            "NotebookEdit",
+        ),
+        PermissionAnswered("q", answer),  # type: ignore[arg-type]
+        ToolCallFinished(
+            "q", "NotebookEdit", "ok", f"Replaced cell {CELL}.", 0.0, "", "replaced: +1 -1"
+        ),
+    ]
+
+
+def test_a_question_shows_its_code_highlighted_under_what_the_call_would_do() -> None:
+    [call] = folded(edit_asked("yes")[:2]).calls
+    card = item_markdown(call)
+    request = '<pre class="nbagent-request"><code>replace cell 0f3c9a2e in sales.ipynb</code></pre>'
+    code = card[card.index('<pre class="nbagent-code">') :]
+    assert card.index(request) < card.index('<pre class="nbagent-code">')
+    assert code.index("</pre>") < code.index("nbagent-choices")  # the answers stay last
+    assert 'color-mix(in srgb,var(--jp-error-color1) 18%,transparent)">-r <span' in code
+    assert 'font-weight:bold;color:var(--jp-mirror-editor-keyword-color)">import' in code
+    assert "```" not in card and "nbagent-reason" not in card  # no words but the code
+    assert item_text(call) == (
+        "? NotebookEdit 0f3c9a2e → waiting for your answer\n"
+        "    replace cell 0f3c9a2e in sales.ipynb\n"
+        + "".join(f"    {line}\n" for line in DIFF.split("\n"))
+        + "    y yes · n no · a always (adds NotebookEdit)"
+    )
+
+
+def test_an_answered_question_keeps_its_words_not_its_code_and_the_id_shows_once() -> None:
+    t = folded(edit_asked("yes"))
+    assert item_text(t.calls[0]) == ("✓ NotebookEdit 0f3c9a2e → replaced: +1 -1 · allowed by you")
+    assert "asked: replace cell 0f3c9a2e in sales.ipynb · answered: yes" in t.to_html()
+    asked_why = folded(
+        [
+            ToolCallStarted("w", "NotebookEdit", {"cell_id": CELL}),
+            PermissionRequested(
+                "w", "NotebookEdit", "delete cell 0f3c9a2e", "Outside.\n\n```python\nr = 2\n```"
+            ),
+            PermissionAnswered("w", "no"),
+        ]
+    ).to_html()
+    assert "asked: delete cell 0f3c9a2e (Outside.) · answered: no" in asked_why
+    assert CELL not in folded(edit_asked("yes")).to_text()
+
+
 def test_without_an_always_rule_the_choices_are_yes_and_no() -> None:
     t = folded([PermissionRequested("p", "Write", "write notes.md (3 lines)")])
     [call] = t.calls
@@ -489,6 +546,7 @@ def test_the_task_list_is_one_checklist_updated_in_place() -> None:
         ({"query": "weather"}, '"weather"'),
         ({"pattern": "TODO", "path": "src"}, '"TODO"'),
         ({"cell_id": "sales-df", "new_source": "x"}, "sales-df"),
+        ({"cell_id": "0f3c9a2e-5b7d-4e1a-9c8b-2d4f6a8b0c1e"}, "0f3c9a2e"),
         ({"url": "https://example.com"}, "https://example.com"),
         ({"value": 21, "to": "F"}, "value=21, to='F'"),
         ({}, ""),
