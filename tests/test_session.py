@@ -296,3 +296,40 @@ def test_tool_search_indexes_in_the_background_once_a_cell_has_run(ip: Interacti
     if search.ranker.name == "hybrid":
         assert search.ranker.wait(120), search.ranker.ranking  # nobody searched
         assert search.ranker.ranking == "hybrid"
+
+
+def test_an_edit_is_asked_with_its_diff_and_one_that_cannot_be_made_is_not_asked(
+    ip: InteractiveShell,
+    fake_api: FakeAnthropicServer,
+    asked: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import nbformat
+
+    cell = "0f3c9a2e-5b7d-4e1a-9c8b-2d4f6a8b0c1e"
+    path = tmp_path / "circle.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("import math\nr = 2\nprint(math.pi * r)", id=cell)]
+    nbformat.write(notebook, path)
+    monkeypatch.setitem(ip.user_ns, "__session__", str(path))
+    fake_api.enqueue(
+        Reply.tool_use("NotebookRead", {}),
+        Reply.tool_use("NotebookEdit", {"cell_id": "0f3c9a2e", "new_source": "import math\nr = 3"}),
+        Reply.tool_use("NotebookEdit", {"cell_id": "0f3c9a2f", "new_source": "r = 4"}),
+        Reply.text("Left as it was."),
+    )
+    result, out = run(ip, "%%agent --new -o result\nmake r 3")
+    assert error_of(result) is None
+    # The second edit, of a cell that does not exist, was not asked about.
+    [prompt] = asked
+    assert prompt.startswith(
+        "@@ -1,3 +1,2 @@\n import math\n-r = 2\n-print(math.pi * r)\n+r = 3\n\n"
+        "Allow NotebookEdit: replace cell 0f3c9a2e in /"  # the notebook is outside the root
+    )
+    assert prompt.endswith("?  y = yes, n = no, a = always (allow NotebookEdit) ")
+    calls = ip.user_ns["result"].tool_calls
+    assert [c.status for c in calls] == ["ok", "denied", "denied"]
+    assert calls[2].error.startswith("No cell with id '0f3c9a2f' in circle.ipynb. Its cell ids")
+    assert "NotebookEdit 0f3c9a2e → refused by you" in out and cell not in out
+    assert nbformat.read(path, as_version=4).cells[0].source.startswith("import math\nr = 2")

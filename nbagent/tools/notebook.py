@@ -6,6 +6,10 @@ its file) is decided by :mod:`nbagent.tools.nbaccess`. An edit where the user se
 notebook shows at once and is refused only when the cell it changes was changed since the
 model read it; an edit of a file is validated, atomic, and refused when the file changed
 since it was read. The agent's own running cell cannot be replaced or deleted.
+
+An edit that cannot be made is refused before the person is asked; the question shows the new
+cell's code, the diff of the cell replaced or the source deleted (:mod:`nbagent.codeview`). A
+cell may be named by the first 8 or more characters of its id, as cards show it.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nbagent.access import paths
+from nbagent.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
 from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, deny
+from nbagent.permissions import PermissionDecision, deny, explain
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget, with_images
@@ -74,7 +79,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
 
         Args:
             notebook_path: A notebook other than the open one.
-            cell_id: Read just this cell.
+            cell_id: Read just this cell (its id, or the first 8 or more characters of it).
             start: The index of the first cell to read (0 = the first cell).
             count: How many cells to read; all the rest by default.
             overview: One line per cell (index, id, type, first line) instead of full cells.
@@ -102,7 +107,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             )
         indices = range(start, stop)
         if cell_id is not None:
-            index = notebook.index_of(cell_id)
+            index = cell_index(notebook, cell_id)
             indices = range(index, index + 1)
         images = ImageBudget(limits.images, limits.image_bytes)
         rendering = render_cells(
@@ -163,20 +168,42 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
     """
 
     def check(tool_input: Mapping[str, Any]) -> PermissionDecision | None:
-        """Refuse, before the user is asked, an edit of the kernel's notebook that cannot be
-        made where it is open (an insert can still go below the agent cell)."""
-        notebook_path = tool_input.get("notebook_path")
-        if context.frontend is None or not isinstance(notebook_path, str | None):
-            return None  # outside a kernel, or an input the call itself refuses
+        """Refuse, before the person is asked, an edit that cannot be made (no such cell, a
+        cell not read or changed since, nothing that can take the edit where the notebook is
+        open); else give what the question shows: the new cell's code, the diff of the cell
+        replaced, the source deleted."""
+        if not _valid(tool_input):
+            return None  # the call refuses the input, saying why
         try:
-            path, _, is_open = target(context, notebook_path, write=True)
-            route(context, path, is_open, editing=True)
+            path, name, is_open = target(context, tool_input.get("notebook_path"), write=True)
         except Unseen as unseen:
-            refusal = _not_below(context, tool_input, unseen)
-            return deny(refusal) if refusal else None
+            return _unseen_question(context, tool_input, unseen)
         except ToolError:
-            return None  # the call says it
-        return None
+            return None  # a path no tool may touch: the policy says why, naming the rule
+        try:
+            found = route(context, path, is_open, editing=True)
+        except Unseen as unseen:
+            return _unseen_question(context, tool_input, unseen)
+        except ToolError as exc:
+            return deny(str(exc))
+        request = _Request(
+            tool_input.get("cell_id"),
+            tool_input.get("new_source"),
+            tool_input.get("cell_type"),
+            tool_input.get("edit_mode", "replace"),
+            context.cell_id if is_open else _no_cell,
+        )
+        try:
+            if found.document is not None:
+                known = _live_reads(context, found.document.path, name)
+                notebook = found.document.read(outputs=False)
+                edit, _ = _plan(notebook, name, request, known, known)
+            else:
+                notebook, seen = _file_state(context, path, name)
+                edit, _ = _plan(notebook, name, request, seen)
+        except ToolError as exc:
+            return deny(str(exc))
+        return _question(notebook, name, edit)
 
     @tool(
         name="NotebookEdit",
@@ -200,7 +227,8 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         edited code cell are kept until it runs again.
 
         Args:
-            cell_id: The cell to replace or delete, or to insert after.
+            cell_id: The cell to replace or delete, or to insert after (its id, or the first
+                8 or more characters of it).
             new_source: The new source (for replace and insert).
             cell_type: `code`, `markdown` or `raw`.
             edit_mode: `replace`, `insert` or `delete`.
@@ -218,11 +246,11 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         running = context.cell_id if is_open else _no_cell
         request = _Request(cell_id, new_source, cell_type, edit_mode, running)
         if found.document is not None:
-            message = _edit_live(context, found.document, name, request)
+            message, said = _edit_live(context, found.document, name, request)
         else:
-            message = _edit_file(context, path, name, request)
+            message, said = _edit_file(context, path, name, request)
             message = f"{message}\n\n{found.note}" if found.note else message
-        return ToolResult(message, metadata={"summary": _edit_summary(request)})
+        return ToolResult(message, metadata={"summary": said})
 
     return notebook_edit
 
@@ -261,6 +289,111 @@ def _not_below(context: ToolContext, tool_input: Mapping[str, Any], unseen: Unse
     return ""
 
 
+def _valid(tool_input: Mapping[str, Any]) -> bool:
+    """Whether a call's input is of the types NotebookEdit takes (else the call refuses it)."""
+    texts = ("cell_id", "new_source", "notebook_path")
+    return (
+        all(isinstance(tool_input.get(key), str | None) for key in texts)
+        and tool_input.get("edit_mode", "replace") in ("replace", "insert", "delete")
+        and tool_input.get("cell_type") in (None, "code", "markdown", "raw")
+    )
+
+
+def _unseen_question(
+    context: ToolContext, tool_input: Mapping[str, Any], unseen: Unseen
+) -> PermissionDecision:
+    """Refuse an edit of the kernel's notebook that cannot be made where it is open, unless it
+    can go below the agent cell; then show the code the new cell gets."""
+    refusal = _not_below(context, tool_input, unseen)
+    if refusal:
+        return deny(refusal)
+    source = tool_input["new_source"]
+    return explain(
+        fenced(capped(source), "python") if source else "",
+        "add a code cell below the %%agent cell, where it appears when this cell ends",
+    )
+
+
+def _question(notebook: LoadedNotebook, name: str, edit: CellEdit) -> PermissionDecision:
+    """What the question about an edit shows: the new cell's code, the diff of the cell it
+    replaces (in the language of its type), or the source it deletes.
+
+    Args:
+        notebook: The notebook the edit was planned on (not changed).
+        name: How the notebook is shown.
+        edit: The edit.
+    """
+    if edit.action == "insert":
+        cell = edit.cell
+        where = (
+            f"after cell {short_id(notebook.cells[edit.index - 1].id)} in {name}"
+            if edit.index
+            else f"at the top of {name}"
+        )
+        request = f"insert a {cell.cell_type} cell {where}"
+        code = source_of(cell)
+        language = _language(notebook, cell.cell_type)
+        return explain(fenced(capped(code), language) if code else "", request)
+    cell = notebook.cells[edit.index]
+    if edit.action == "delete":
+        outputs = len(cell.get("outputs", ()))
+        extra = f", with its {counted(outputs, 'output')}" if outputs else ""
+        request = f"delete {cell.cell_type} cell {short_id(cell.id)}{extra} from {name}"
+        code = source_of(cell)
+        language = _language(notebook, cell.cell_type)
+        return explain(fenced(capped(code), language) if code else "", request)
+    kind = edit.cell.cell_type if edit.action == "cell" else cell.cell_type
+    new = source_of(edit.cell) if edit.action == "cell" else edit.source
+    changed = f" ({cell.cell_type} to {kind})" if kind != cell.cell_type else ""
+    request = f"replace cell {short_id(cell.id)}{changed} in {name}"
+    diff = cell_diff(source_of(cell), new)
+    if not diff:
+        return explain("", f"{request}, its source unchanged")
+    return explain(fenced(capped(diff), f"diff {_language(notebook, kind)}"), request)
+
+
+def _language(notebook: LoadedNotebook, cell_type: str) -> str:
+    """The language a cell of this type is written in: the notebook's for code (Python when
+    it does not say), ``markdown``, or ``text`` for a raw cell."""
+    if cell_type == "markdown":
+        return "markdown"
+    if cell_type != "code":
+        return "text"
+    metadata = notebook.node.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    for key, field in (("language_info", "name"), ("kernelspec", "language")):
+        section = metadata.get(key)
+        language = section.get(field) if isinstance(section, Mapping) else None
+        if isinstance(language, str) and language:
+            return language.lower()
+    return "python"
+
+
+def cell_index(notebook: LoadedNotebook, cell_id: str) -> int:
+    """Return the index of a cell given its id, or the first 8 or more characters of its id
+    when no other cell's id starts with them (a person sees ids shortened).
+
+    Args:
+        notebook: The notebook.
+        cell_id: The id, or its start.
+
+    Raises:
+        ToolError: No cell has that id, or more than one id starts with it.
+    """
+    ids = [cell.get("id") for cell in notebook.cells]
+    if cell_id in ids or len(cell_id) < SHORT_ID:
+        return notebook.index_of(cell_id)
+    found = [
+        i for i, other in enumerate(ids) if isinstance(other, str) and other.startswith(cell_id)
+    ]
+    if len(found) > 1:
+        raise ToolError(
+            f"The ids of {len(found)} cells of {notebook.path.name} start with {cell_id!r}: "
+            f"{', '.join(ids[i] for i in found)}. Give the whole id."
+        )
+    return found[0] if found else notebook.index_of(cell_id)
+
+
 def _payloads(shell: Any) -> list[dict[str, Any]]:
     """The payloads the running execute request's reply will carry (IPython's manager)."""
     manager = getattr(shell, "payload_manager", None)
@@ -293,14 +426,25 @@ def _insert_below(context: ToolContext, after: str | None, source: str, why: str
     return ToolResult(message, metadata={"summary": "new cell below this one, when it ends"})
 
 
-def _edit_summary(request: _Request) -> str:
-    """A done edit in a few words: ``inserted cell after sales-df``, ``deleted cell a1``."""
-    if request.edit_mode == "insert":
-        kind = "" if request.cell_type in (None, "code") else f"{request.cell_type} "
-        where = f"after {request.cell_id}" if request.cell_id else "at the top"
-        return f"inserted {kind}cell {where}"
-    verb = "deleted" if request.edit_mode == "delete" else "replaced"
-    return f"{verb} cell {request.cell_id}"
+def _summary(notebook: LoadedNotebook, edit: CellEdit) -> str:
+    """An edit in a few words, after the card's cell id: ``inserted cell 1a2b3c4d below it``,
+    ``replaced: +2 -1``, ``deleted``.
+
+    Args:
+        notebook: The notebook before the edit.
+        edit: The edit.
+    """
+    if edit.action == "insert":
+        kind = "" if edit.cell.cell_type == "code" else f"{edit.cell.cell_type} "
+        where = "below it" if edit.index else "at the top"
+        return f"inserted {kind}cell {short_id(edit.cell.id)} {where}"
+    if edit.action == "delete":
+        return "deleted"
+    cell = notebook.cells[edit.index]
+    new = source_of(edit.cell) if edit.action == "cell" else edit.source
+    added, removed = diff_counts(source_of(cell), new)
+    changed = f"{cell.cell_type} to {edit.cell.cell_type}, " if edit.action == "cell" else ""
+    return f"replaced: {changed}+{added} -{removed}"
 
 
 def _no_cell() -> str | None:
@@ -313,8 +457,9 @@ def _not_read(name: str) -> ToolError:
     )
 
 
-def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -> str:
-    """Make an edit in the notebook's file, if it did not change since it was read."""
+def _file_state(context: ToolContext, path: Path, name: str) -> tuple[LoadedNotebook, set[str]]:
+    """The notebook's file as the model read it, and the ids of the cells it read; refused
+    when it has not been read or changed on disk since."""
     stamp = context.reads.stamp(path)
     if stamp is None:
         raise _not_read(name)
@@ -329,36 +474,63 @@ def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -
             f"{name} has changed on disk since it was last read (saved by Jupyter or edited "
             "elsewhere). Read it again with NotebookRead, then edit it."
         )
-    seen = context.reads.cells(path)
+    return notebook, context.reads.cells(path)
+
+
+def _live_reads(context: ToolContext, path: Path, name: str) -> Mapping[str, str]:
+    """Each cell of a notebook where the user sees it that the model read, with its digest as
+    read; refused when the model has not read the notebook."""
+    known = context.reads.live_cells(path)
+    if known is None:
+        raise _not_read(name)
+    return known
+
+
+def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -> tuple[str, str]:
+    """Make an edit in the notebook's file, if it did not change since it was read.
+
+    Returns:
+        What the model is told, and the edit in a few words.
+    """
+    notebook, seen = _file_state(context, path, name)
     edit, message = _plan(notebook, name, request, seen)
+    said = _summary(notebook, edit)
     if edit.action == "delete":
         seen.discard(notebook.cells[edit.index].id)
     apply_edit(notebook, edit)
     if edit.action == "insert":
         seen.add(edit.cell.id)
     context.reads.note(path, save_notebook(notebook), seen)
-    return message
+    return message, said
 
 
-def _edit_live(context: ToolContext, live: Document, name: str, request: _Request) -> str:
+def _edit_live(
+    context: ToolContext, live: Document, name: str, request: _Request
+) -> tuple[str, str]:
     """Make an edit where the user sees the notebook (the front end's or the live document),
-    if the cell it changes did not change since it was read."""
-    known = context.reads.live_cells(live.path)
-    if known is None:
-        raise _not_read(name)
+    if the cell it changes did not change since it was read.
 
-    def change(notebook: LoadedNotebook) -> tuple[CellEdit, tuple[str, dict[str, str]]]:
+    Returns:
+        What the model is told, and the edit in a few words.
+    """
+    known = _live_reads(context, live.path, name)
+
+    def change(
+        notebook: LoadedNotebook,
+    ) -> tuple[CellEdit, tuple[str, str, dict[str, str], list[str]]]:
         edit, message = _plan(notebook, name, request, known, known)
-        apply_edit(notebook, edit)
+        said = _summary(notebook, edit)
         if edit.action == "delete":
-            return edit, (message, {})
+            gone = notebook.cells[edit.index].id
+            apply_edit(notebook, edit)
+            return edit, (message, said, {}, [gone])
+        apply_edit(notebook, edit)
         cell = notebook.cells[edit.index]
-        return edit, (message, {cell.id: cell_digest(cell)})
+        return edit, (message, said, {cell.id: cell_digest(cell)}, [])
 
-    message, written = live.edit(change)
-    gone = [request.cell_id] if request.edit_mode == "delete" and request.cell_id else []
+    message, said, written, gone = live.edit(change)
     context.reads.note_live(live.path, written, gone)
-    return message
+    return message, said
 
 
 def _plan(
@@ -384,10 +556,10 @@ def _plan(
     if request.edit_mode == "insert":
         kind = request.cell_type or "code"
         return _insert(notebook, name, request.cell_id, request.new_source, kind)
-    cell_id = request.cell_id
-    if not cell_id:
+    if not request.cell_id:
         raise ToolError(f"cell_id is required to {request.edit_mode} a cell.")
-    index = notebook.index_of(cell_id)
+    index = cell_index(notebook, request.cell_id)
+    cell_id = notebook.cells[index].id
     if cell_id == request.running():
         raise ToolError(
             f"Cell {cell_id} is the cell running this agent: it cannot be "
@@ -423,7 +595,8 @@ def _insert(
 ) -> tuple[CellEdit, str]:
     if source is None:
         raise ToolError("new_source is required to insert a cell.")
-    position = 0 if after is None else notebook.index_of(after) + 1
+    position = 0 if after is None else cell_index(notebook, after) + 1
+    after = notebook.cells[position - 1].id if position else None
     cell = new_cell(kind, source, {c.get("id") for c in notebook.cells})
     where = f"after cell {after}" if after else "at the top"
     message = (

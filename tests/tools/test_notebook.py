@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbagent.frontend.channel import FrontEndChannel
-from nbagent.permissions import PermissionPolicy, decide
+from nbagent.permissions import PermissionDecision, PermissionPolicy, decide
 from nbagent.tool import Tool
 from nbagent.tools import ToolContext
 from nbagent.tools.nbaccess import NO_NOTEBOOK, find_notebook, running_cell_id
@@ -272,7 +272,7 @@ def test_replace_keeps_every_other_cell_and_output(
     before = cells_of(notebook)
     text(nb_tools["NotebookRead"])
     result = call(nb_tools["NotebookEdit"], cell_id="plot", new_source="df.plot(kind='bar')")
-    assert result.metadata["summary"] == "replaced cell plot"
+    assert result.metadata["summary"] == "replaced: +1 -1"
     assert result.content == (
         "Replaced cell plot in analysis.ipynb (code, 1 line). Its outputs are from the old "
         "source until the cell runs again."
@@ -292,13 +292,13 @@ def test_insert_after_a_cell_and_at_the_top(nb_tools: dict[str, Tool], notebook:
     assert result.content == (
         f"Inserted code cell {new_id} (1 line) after cell agent of analysis.ipynb, at index 4."
     )
-    assert result.metadata["summary"] == "inserted cell after agent"
+    assert result.metadata["summary"] == f"inserted cell {new_id} below it"
     result = call(edit, edit_mode="insert", new_source="Intro", cell_type="markdown")
     top = cells_of(notebook)[0]
     assert result.content == (
         f"Inserted markdown cell {top['id']} (1 line) at the top of analysis.ipynb, at index 0."
     )
-    assert result.metadata["summary"] == "inserted markdown cell at the top"
+    assert result.metadata["summary"] == f"inserted markdown cell {top['id']} at the top"
     assert [c["id"] for c in cells_of(notebook)] == [
         top["id"],
         "intro",
@@ -319,10 +319,10 @@ def test_delete_and_change_of_type(nb_tools: dict[str, Tool], notebook: Path) ->
     assert result.content == (
         "Deleted code cell plot (1 line, with its 1 output) from analysis.ipynb."
     )
-    assert result.metadata["summary"] == "deleted cell plot"
-    assert text(edit, cell_id="load", new_source="Loading *data*", cell_type="markdown") == (
-        "Replaced cell load in analysis.ipynb (code to markdown, 1 line)."
-    )
+    assert result.metadata["summary"] == "deleted"
+    result = call(edit, cell_id="load", new_source="Loading *data*", cell_type="markdown")
+    assert result.content == "Replaced cell load in analysis.ipynb (code to markdown, 1 line)."
+    assert result.metadata["summary"] == "replaced: code to markdown, +1 -2"
     cells = cells_of(notebook)
     assert [(c["id"], c["cell_type"]) for c in cells] == [
         ("intro", "markdown"),
@@ -423,10 +423,127 @@ def test_other_notebooks_by_path_and_the_root_rule(root: Path, nb_tools: dict[st
     )
     assert len(cells_of(other)) == 3
     policy = PermissionPolicy("acceptEdits", root=root)
-    for name in ("NotebookRead", "NotebookEdit"):
-        assert decide(nb_tools[name], {}, policy).behavior == "allow"
-        decision = decide(nb_tools[name], {"notebook_path": "../elsewhere.ipynb"}, policy)
+    make_notebook(root.parent / "elsewhere.ipynb")
+    text(nb_tools["NotebookRead"])
+    text(nb_tools["NotebookRead"], notebook_path="../elsewhere.ipynb")
+    edit = {"cell_id": "load", "new_source": "x"}
+    for name, tool_input in (("NotebookRead", {}), ("NotebookEdit", edit)):
+        assert decide(nb_tools[name], tool_input, policy).behavior == "allow"
+        outside = {**tool_input, "notebook_path": "../elsewhere.ipynb"}
+        decision = decide(nb_tools[name], outside, policy)
         assert decision.behavior == "ask" and decision.rule == "outside the working folder"
+
+
+def asked_about(tool: Tool, root: Path, **tool_input: Any) -> PermissionDecision:
+    """What the agent decides about a call in the default mode (before anyone is asked)."""
+    return decide(tool, tool_input, PermissionPolicy("default", root=root))
+
+
+def test_the_question_shows_the_new_code_the_diff_or_the_source_deleted(
+    root: Path, nb_tools: dict[str, Tool], notebook: Path
+) -> None:
+    text(nb_tools["NotebookRead"])
+    edit, before = nb_tools["NotebookEdit"], notebook.read_bytes()
+    cases = [
+        (
+            {"edit_mode": "insert", "cell_id": "load", "new_source": "df.describe()"},
+            "insert a code cell after cell load in analysis.ipynb",
+            "```python\ndf.describe()\n```",
+        ),
+        (
+            {"edit_mode": "insert", "new_source": "# Notes", "cell_type": "markdown"},
+            "insert a markdown cell at the top of analysis.ipynb",
+            "```markdown\n# Notes\n```",
+        ),
+        (
+            {"cell_id": "load", "new_source": "import pandas as pd\ndf = pd.read_csv('s.csv')"},
+            "replace cell load in analysis.ipynb",
+            "```diff python\n@@ -1,2 +1,2 @@\n import pandas as pd\n-df = pd.DataFrame()\n"
+            "+df = pd.read_csv('s.csv')\n```",
+        ),
+        (
+            {"cell_id": "plot", "new_source": "A *plot*", "cell_type": "markdown"},
+            "replace cell plot (code to markdown) in analysis.ipynb",
+            "```diff markdown\n@@ -1 +1 @@\n-df.plot()\n+A *plot*\n```",
+        ),
+        (
+            {"cell_id": "plot", "edit_mode": "delete"},
+            "delete code cell plot, with its 1 output from analysis.ipynb",
+            "```python\ndf.plot()\n```",
+        ),
+        (
+            {"cell_id": "plot", "new_source": "df.plot()"},
+            "replace cell plot in analysis.ipynb, its source unchanged",
+            "",
+        ),
+    ]
+    for tool_input, request, question in cases:
+        decision = asked_about(edit, root, **tool_input)
+        assert (decision.behavior, decision.request, decision.message) == (
+            "ask",
+            request,
+            question,
+        )
+        assert decision.always == "NotebookEdit"
+    assert notebook.read_bytes() == before  # deciding edited nothing
+    # Where the mode lets edits run, the question's words change nothing.
+    policy = PermissionPolicy("acceptEdits", root=root)
+    assert decide(edit, cases[0][0], policy).behavior == "allow"
+
+
+def test_an_edit_that_cannot_be_made_is_refused_before_anyone_is_asked(
+    root: Path, nb_tools: dict[str, Tool]
+) -> None:
+    edit = nb_tools["NotebookEdit"]
+    decision = asked_about(edit, root, cell_id="load", new_source="x")
+    assert (decision.behavior, decision.message) == (
+        "deny",
+        "analysis.ipynb has not been read yet. Read it with NotebookRead first, then edit it.",
+    )
+    text(nb_tools["NotebookRead"])
+    refusals = {
+        "No cell with id 'gone' in analysis.ipynb. Its cell ids are: intro, load, plot, agent.": {
+            "cell_id": "gone",
+            "new_source": "x",
+        },
+        "Cell agent is the cell running this agent: it cannot be deleted while it runs. "
+        "Insert a new cell instead.": {"cell_id": "agent", "edit_mode": "delete"},
+        "new_source is required to insert a cell.": {"edit_mode": "insert"},
+    }
+    for mode in ("default", "bypassPermissions"):
+        policy = PermissionPolicy(mode, root=root)
+        for message, tool_input in refusals.items():
+            decision = decide(edit, tool_input, policy)
+            assert (decision.behavior, decision.message) == ("deny", message)
+
+
+UUIDS = (
+    "0f3c9a2e-5b7d-4e1a-9c8b-2d4f6a8b0c1e",
+    "0f3c9a2e-77aa-4e1a-9c8b-2d4f6a8b0c1e",
+    "9d8e7f6a-1111-4222-8333-944455556666",
+)
+
+
+def test_a_cell_is_found_by_the_start_of_its_id_when_no_other_shares_it(root: Path) -> None:
+    path = root / "lab.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(f"x = {i}", id=u) for i, u in enumerate(UUIDS)]
+    nbformat.write(notebook, path)
+    tools = LazyTools(ToolContext(root=root, notebook_path=lambda: path, cell_id=lambda: None))
+    assert f'id="{UUIDS[2]}"' in text(tools["NotebookRead"], cell_id="9d8e7f6a")
+    result = call(tools["NotebookEdit"], cell_id="9d8e7f6a-11", new_source="x = 20")
+    assert result.content == f"Replaced cell {UUIDS[2]} in lab.ipynb (code, 1 line)."
+    assert source(path, 2) == "x = 20"
+    result = call(tools["NotebookEdit"], edit_mode="insert", cell_id="9d8e7f6a", new_source="y")
+    assert f"after cell {UUIDS[2]} of lab.ipynb, at index 3." in result.content
+    assert error(tools["NotebookEdit"], cell_id="0f3c9a2e", edit_mode="delete") == (
+        f"The ids of 2 cells of lab.ipynb start with '0f3c9a2e': {UUIDS[0]}, {UUIDS[1]}. "
+        "Give the whole id."
+    )
+    assert error(tools["NotebookRead"], cell_id="9d8e7f").startswith(
+        "No cell with id '9d8e7f' in lab.ipynb."  # too short to stand for an id
+    )
+    assert len(cells_of(path)) == 4
 
 
 @pytest.fixture(scope="module")
