@@ -16,18 +16,18 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from nbagent.codeview import capped, fenced, short_id
 from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, ask
+from nbagent.permissions import PermissionDecision, ask, deny
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.cellrun import CellRun, run_source, running_count
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget, with_images
 from nbagent.tools.nbaccess import NO_NOTEBOOK, NotebookSnapshot, snapshot
 from nbagent.tools.nbfile import Document, LoadedNotebook, render_outputs, source_of
+from nbagent.tools.notebook import cell_index
 from nbagent.tools.output import cap_text, counted
 from nbagent.tools.paths import shown
-
-_QUESTION_CHARS = 2000
 
 
 def notebook_run_tool(context: ToolContext) -> Tool:
@@ -40,15 +40,18 @@ def notebook_run_tool(context: ToolContext) -> Tool:
     approved: dict[str, str] = {}  # cell id -> the code the question showed
 
     def check(tool_input: Mapping[str, Any]) -> PermissionDecision:
+        """Ask before every run, showing the code; refuse at once a cell that cannot run."""
         cell_id = str(tool_input.get("cell_id", ""))
         try:
-            code = approved[cell_id] = source_of(_cell(_snapshot(context).notebook, cell_id))
-        except ToolError:
-            code = "(the cell could not be read)"
-        if len(code) > _QUESTION_CHARS:
-            extra = len(code) - _QUESTION_CHARS
-            code = code[:_QUESTION_CHARS] + f"\n… ({extra:,} more characters)"
-        return ask(f"Run cell {cell_id} in the kernel?\n\n{code}", rule="NotebookRun asks")
+            cell = _cell(_snapshot(context).notebook, cell_id, context.cell_id())
+        except ToolError as exc:
+            return deny(str(exc))
+        code = approved[cell_id] = source_of(cell)
+        return ask(
+            fenced(capped(code), "python"),
+            rule="NotebookRun asks",
+            request=f"run cell {short_id(cell.id)} in the kernel",
+        )
 
     @tool(
         name="NotebookRun",
@@ -66,13 +69,15 @@ def notebook_run_tool(context: ToolContext) -> Tool:
         asks the user's permission. The cell that runs this agent cannot be run.
 
         Args:
-            cell_id: The id of the code cell to run (from NotebookRead or NotebookEdit).
+            cell_id: The id of the code cell to run (from NotebookRead or NotebookEdit), or
+                the first 8 or more characters of it.
         """
         if context.shell is None:
             raise ToolError("NotebookRun needs an IPython kernel, and none is running here.")
         seen = _snapshot(context)
         cell = _cell(seen.notebook, cell_id, context.cell_id())
         shown = approved.pop(cell_id, None)
+        cell_id = cell.id
         if shown is not None and shown != source_of(cell):
             raise ToolError(
                 f"Cell {cell_id} changed while the user was asked to run it; it was not run. "
@@ -105,7 +110,8 @@ def _snapshot(context: ToolContext) -> NotebookSnapshot:
 
 def _cell(notebook: LoadedNotebook, cell_id: str, running: str | None = None) -> Any:
     """The code cell to run, or a ToolError saying why it cannot be run."""
-    cell = notebook.cells[notebook.index_of(cell_id)]
+    cell = notebook.cells[cell_index(notebook, cell_id)]
+    cell_id = cell.id
     if cell.cell_type != "code":
         raise ToolError(
             f"Cell {cell_id} is a {cell.cell_type} cell; NotebookRun runs code cells. Change "

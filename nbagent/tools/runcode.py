@@ -20,6 +20,7 @@ import traceback
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from nbagent.codeview import capped, fenced
 from nbagent.errors import ToolError
 from nbagent.permissions import PermissionDecision, ask
 from nbagent.tool import Tool, ToolResult, tool
@@ -28,7 +29,6 @@ from nbagent.tools.images import ImageBudget
 from nbagent.tools.output import HeadTail, counted
 from nbagent.tools.summary import safe_repr, type_label
 
-_QUESTION_CHARS = 2000
 _runs = itertools.count(1)
 
 
@@ -77,9 +77,11 @@ def ask_to_run(tool_input: Mapping[str, Any]) -> PermissionDecision:
         tool_input: The call's input.
     """
     code = str(tool_input.get("code", ""))
-    if len(code) > _QUESTION_CHARS:
-        code = code[:_QUESTION_CHARS] + f"\n… ({len(code) - _QUESTION_CHARS:,} more characters)"
-    return ask(f"Run this code in the kernel?\n\n{code}", rule="RunCode asks by default")
+    return ask(
+        fenced(capped(code), "python"),
+        rule="RunCode asks by default",
+        request="run this code in the kernel",
+    )
 
 
 def run_code_tool(context: ToolContext) -> Tool:

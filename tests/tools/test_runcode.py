@@ -69,7 +69,8 @@ def test_it_asks_permission_and_needs_a_kernel(run: Tool, tools: dict[str, Tool]
     assert run.check_permission is not None
     decision = run.check_permission({"code": "delete_everything()"})
     assert decision.behavior == "ask" and decision.rule == "RunCode asks by default"
-    assert decision.message == "Run this code in the kernel?\n\ndelete_everything()"
+    assert decision.message == "```python\ndelete_everything()\n```"
+    assert decision.request == "run this code in the kernel"
     assert run.should_defer and not run.read_only and not run.concurrency_safe
     assert error(tools["RunCode"], code="1") == (
         "RunCode needs an IPython kernel, and none is running here."
