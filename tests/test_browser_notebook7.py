@@ -132,7 +132,7 @@ def answer_of(page: Any, index: int) -> Any:
 
 
 def file_cells(path: Path) -> list[tuple[str, str]]:
-    """The sources of a notebook file's cells, and the text of their outputs."""
+    """The source of each cell of a notebook file, and its outputs as JSON text."""
     cells = json.loads(path.read_text())["cells"]
     return [("".join(c["source"]), json.dumps(c.get("outputs", []))) for c in cells]
 
