@@ -49,15 +49,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import islice, product
 from typing import TYPE_CHECKING
 
+from nbagent.commandline.paths import path_candidates
 from nbagent.commandline.programs import (
     AWK_SED,
     INTERPRETERS,
@@ -93,7 +92,6 @@ from nbagent.commandline.syntax import (
 )
 from nbagent.commandline.words import (
     ASSIGNMENT_START,
-    BRACES,
     Word,
     ansi_c,
     double_quoted,
@@ -290,11 +288,11 @@ def paths_named(line: str) -> tuple[str, ...]:
 
 def _paths(reading: _Reading) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The paths a line may name, and why they may not be all of them (see
-    :func:`_path_candidates`)."""
+    :func:`path_candidates`)."""
     found: dict[str, None] = {}
     problems: dict[str, None] = {}
     for word, dirs in reading.path_words:
-        candidates, trouble = _path_candidates(word, reading.values)
+        candidates, trouble = path_candidates(word, reading.values)
         problems.update(dict.fromkeys(trouble))
         for candidate in candidates:
             found.setdefault(candidate)
@@ -1390,295 +1388,3 @@ def _may_be(command: SimpleCommand, spec: tuple[str, ...]) -> bool:
         if not found:
             return False
     return True
-
-
-# ----------------------------------------------------------------------------- paths
-
-
-_MAX_VALUES = 16
-"""Values of one variable followed into a path."""
-_MAX_SPELLINGS = 64
-"""Spellings of one word (the product of its variables' values)."""
-_MAX_EXPANSIONS = 256
-"""Words of one brace expansion, paths of one glob (and of each folder level on the way)."""
-
-
-def _path_candidates(word: Word, values: Mapping[str, list[str]]) -> tuple[list[str], list[str]]:
-    """The spellings of a path a word may name (see :func:`paths_named`).
-
-    Returns:
-        The spellings, and why they may not be all of them (a cap reached, a glob this cannot
-        match the way bash does): such a line is opaque.
-    """
-    problems: list[str] = []
-    pieces: list[list[str]] = []
-    for kind, text in word.parts:
-        if kind == "$":
-            known = values.get(text) or ([os.environ[text]] if text in os.environ else [])
-            if text == "HOME" and not known:
-                known = [expand_user("~")]
-            known = list(dict.fromkeys(known))
-            if len(known) > _MAX_VALUES:
-                problems.append(f"${text} has too many values to follow")
-            pieces.append(known[:_MAX_VALUES] or ["$" + text])
-        else:
-            pieces.append([text])
-    spelled = ["".join(p) for p in islice(product(*pieces), _MAX_SPELLINGS + 1)]
-    if len(spelled) > _MAX_SPELLINGS:
-        problems.append(f"{short(word.text)} has too many spellings to follow")
-        spelled = spelled[:_MAX_SPELLINGS]
-    if word.tilde:
-        spelled = [expand_user(s) for s in spelled]
-    unquoted = any(kind in "u$" for kind, _ in word.parts)
-    found: list[str] = []
-    for text in spelled:
-        expansions, complete = _braces(text)
-        if not complete:
-            problems.append(f"{short(word.text)} expands to too many words to follow")
-        for expanded in expansions:
-            found.append(expanded)
-            if unquoted and _EXTGLOB.search(expanded):
-                problems.append(f"an extended glob this cannot match: {short(word.text)}")
-            elif re.search(r"[*?[]", expanded) and "\0" not in expanded:
-                matches = _glob(expanded)
-                if matches is None:
-                    problems.append(f"a glob this cannot match as bash does: {short(word.text)}")
-                else:
-                    found += matches[:_MAX_EXPANSIONS]
-                    if len(matches) > _MAX_EXPANSIONS:
-                        problems.append(f"{short(word.text)} matches too many paths to follow")
-            if "=" in expanded:
-                found.append(expand_user(expanded.partition("=")[2]))
-            tail = re.search(r"(?<=.)[/~].*", expanded)
-            if tail and expanded.startswith("-"):
-                found.append(expand_user(tail[0]))
-    found += [expand_user(p) for p in found if p.startswith("~")]
-    found += [posixpath.normpath(p) for p in found if "/." in p or "//" in p]
-    return [p for p in dict.fromkeys(found) if p], problems
-
-
-_EXTGLOB = re.compile(r"[?*+@!]\(")
-_GLOB_CLASSES: Mapping[str, Callable[[str], bool]] = {
-    "alpha": str.isalpha,
-    "digit": lambda c: c in "0123456789",
-    "alnum": str.isalnum,
-    "upper": str.isupper,
-    "lower": str.islower,
-    "space": str.isspace,
-    "blank": lambda c: c in " \t",
-    "punct": lambda c: c.isprintable() and not c.isalnum() and not c.isspace(),
-    "print": lambda c: c.isprintable(),
-    "graph": lambda c: c.isprintable() and not c.isspace(),
-    "cntrl": lambda c: ord(c) < 32 or ord(c) == 127,
-    "xdigit": lambda c: c in "0123456789abcdefABCDEF",
-    "word": lambda c: c.isalnum() or c == "_",
-}
-"""Bash's bracket classes (``[[:alpha:]]``), exact for ASCII characters."""
-
-
-@dataclass(frozen=True)
-class _Bracket:
-    """A bracket expression of a glob (``[a-z]``, ``[!x]``, ``[^x]``, ``[[:alpha:]]``)."""
-
-    negated: bool
-    chars: str
-    ranges: tuple[tuple[str, str], ...]
-    classes: tuple[Callable[[str], bool], ...]
-
-    def matches(self, char: str) -> bool:
-        """Whether bash may match the character, in any locale and version.
-
-        Outside ASCII any character may match (locales disagree). A range of letters also
-        matches the other case (bash before 5.0 compared ranges by the locale's order, where
-        ``[a-z]`` holds ``B``); a negated one excludes only its own case.
-        """
-        if not char.isascii():
-            return True
-        inside = (
-            char in self.chars
-            or any(low <= char <= high for low, high in self.ranges)
-            or any(test(char) for test in self.classes)
-        )
-        if self.negated:
-            return not inside
-        return inside or any(low <= char.swapcase() <= high for low, high in self.ranges)
-
-
-_GlobToken = str | _Bracket
-"""A glob piece: ``*``, ``?``, a literal character as ``\\c``, or a bracket expression."""
-
-
-def _glob_tokens(pattern: str) -> list[_GlobToken] | None:
-    """A glob component read as bash reads it; None when it holds what this cannot match
-    the way bash does (``[[=a=]]``, ``[[.a.]]``, an unknown class, a range of other than
-    same-case letters or digits)."""
-    tokens: list[_GlobToken] = []
-    at = 0
-    size = len(pattern)
-    while at < size:
-        char = pattern[at]
-        if char == "\\" and at + 1 < size:
-            tokens.append("\\" + pattern[at + 1])
-            at += 2
-        elif char in "*?":
-            if not (char == "*" and tokens and tokens[-1] == "*"):
-                tokens.append(char)
-            at += 1
-        elif char == "[":
-            read = _bracket(pattern, at)
-            if read is False:
-                return None
-            if read is None:
-                tokens.append("\\[")
-                at += 1
-            else:
-                tokens.append(read[0])
-                at = read[1]
-        else:
-            tokens.append("\\" + char)
-            at += 1
-    return tokens
-
-
-def _bracket(pattern: str, start: int) -> tuple[_Bracket, int] | None | bool:
-    """The bracket expression at ``start`` and the index after it; None when the ``[`` is a
-    plain character (no ``]`` closes it), False when this cannot match it as bash does."""
-    at = start + 1
-    size = len(pattern)
-    negated = at < size and pattern[at] in "!^"
-    at += negated
-    chars: list[str] = []
-    ranges: list[tuple[str, str]] = []
-    classes: list[Callable[[str], bool]] = []
-    first = True
-    while at < size and (pattern[at] != "]" or first):
-        first = False
-        if pattern.startswith(("[=", "[."), at):
-            return False
-        if pattern.startswith("[:", at):
-            close = pattern.find(":]", at + 2)
-            if close < 0:
-                return False
-            test = _GLOB_CLASSES.get(pattern[at + 2 : close])
-            if test is None:
-                return False
-            classes.append(test)
-            at = close + 2
-            continue
-        char = pattern[at]
-        if char == "\\" and at + 1 < size:
-            at += 1
-            char = pattern[at]
-        at += 1
-        if at + 1 < size and pattern[at] == "-" and pattern[at + 1] != "]":
-            high = pattern[at + 1]
-            if high == "\\" and at + 2 < size:
-                at += 1
-                high = pattern[at + 1]
-            at += 2
-            same = (char + high).isdigit() or all(
-                c.isascii() and c.isalpha() and c.islower() == char.islower() for c in (char, high)
-            )
-            if not same:
-                return False
-            ranges.append((char, high))
-        else:
-            chars.append(char)
-    if at >= size:
-        return None
-    return _Bracket(negated, "".join(chars), tuple(ranges), tuple(classes)), at + 1
-
-
-def _glob_match(tokens: list[_GlobToken], name: str) -> bool:
-    """Whether a file name may match a glob component (a leading dot too: bash may have
-    ``dotglob`` set)."""
-    # positions[i]: the tokens matched so far may end at name[:i]
-    positions = {0}
-    for token in tokens:
-        if token == "*":
-            positions = set(range(min(positions), len(name) + 1)) if positions else set()
-            continue
-        following = set()
-        for at in positions:
-            if at >= len(name):
-                continue
-            char = name[at]
-            if (
-                token == "?"
-                or (isinstance(token, _Bracket) and token.matches(char))
-                or (isinstance(token, str) and token[1:] == char)
-            ):
-                following.add(at + 1)
-        positions = following
-        if not positions:
-            return False
-    return len(name) in positions
-
-
-def _glob(pattern: str) -> list[str] | None:
-    """The existing paths a glob may match, bash's way (POSIX classes, ``[!..]`` and
-    ``[^..]``); at most one more than :data:`_MAX_EXPANSIONS` (more means the cap was hit).
-    None when a component holds what this cannot match as bash does."""
-    absolute = pattern.startswith("/")
-    components = pattern.split("/")[1 if absolute else 0 :]
-    prefixes = ["/" if absolute else ""]
-    for index, component in enumerate(components):
-        tokens = _glob_tokens(component)
-        if tokens is None:
-            return None
-        if all(isinstance(t, str) and t.startswith("\\") for t in tokens):
-            literal = "".join(t[1:] for t in tokens if isinstance(t, str))
-            prefixes = [p + literal for p in prefixes]
-        else:
-            matched: list[str] = []
-            for prefix in prefixes:
-                try:
-                    names = [*os.listdir(prefix or "."), ".", ".."]
-                except (OSError, ValueError):
-                    continue
-                matched += [prefix + n for n in sorted(names) if _glob_match(tokens, n)]
-                if len(matched) > _MAX_EXPANSIONS:
-                    return matched
-            prefixes = matched
-        if index < len(components) - 1:
-            prefixes = [p + "/" for p in prefixes]
-    return [p for p in prefixes if os.path.lexists(p)]
-
-
-def _braces(text: str, limit: int = _MAX_EXPANSIONS) -> tuple[list[str], bool]:
-    """Bash brace expansion (``{a,b}``, ``{1..3}``, ``{01..9..2}``, ``{a..c}``).
-
-    Returns:
-        At most ``limit`` results, and whether they are all of them.
-    """
-    match = BRACES.search(text)
-    if not match:
-        return [text], True
-    body = match[0][1:-1]
-    sequence = re.fullmatch(r"(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?", body)
-    complete = True
-    if sequence:
-        first, last, increment = sequence.groups()
-        numbers = first.lstrip("-").isdigit() and last.lstrip("-").isdigit()
-        if not numbers and (first.lstrip("-").isdigit() or last.lstrip("-").isdigit()):
-            return [text], False  # {1..a}: bash keeps these braces and expands later ones
-        else:
-            low, high = (int(v) if numbers else ord(v) for v in (first, last))
-            step = abs(int(increment or 1)) or 1
-            step = step if high >= low else -step
-            count = abs(high - low) // abs(step) + 1
-            complete = count <= limit
-            values = range(low, low + step * min(count, limit), step)
-            padded = any(re.fullmatch(r"-?0\d+", v) for v in (first, last))
-            width = max(len(first), len(last)) if padded else 0
-            options = [str(v).zfill(width) if numbers else chr(v) for v in values]
-    else:
-        options = body.split(",")
-    results: list[str] = []
-    for option in options:
-        more, whole = _braces(text[: match.start()] + option + text[match.end() :], limit)
-        results += more
-        complete = complete and whole
-        if len(results) > limit:
-            return results[:limit], False
-    return results[:limit], complete
