@@ -5,7 +5,8 @@ The reading lives in :mod:`nbagent.commandline.reader`; this package gives its p
 
 from __future__ import annotations
 
-from nbagent.commandline.reader import CommandLine, SimpleCommand, parse, paths_named
+from nbagent.commandline.parsing import parse, paths_named
+from nbagent.commandline.results import CommandLine, SimpleCommand
 from nbagent.commandline.rules import allowed_by, always_spec, denied_by
 
 __all__ = [

@@ -47,14 +47,11 @@ the one it names, so a command whose program only the run decides matches every 
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nbagent.commandline.paths import path_candidates
 from nbagent.commandline.programs import (
     AWK_SED,
     INTERPRETERS,
@@ -71,7 +68,7 @@ from nbagent.commandline.programs import (
     interpreter,
     wrapper_options,
 )
-from nbagent.commandline.results import CommandLine, SimpleCommand, short
+from nbagent.commandline.results import SimpleCommand, short
 from nbagent.commandline.risks import is_option, risky_words, sed_risk
 from nbagent.commandline.syntax import (
     EXPRESSIONS,
@@ -103,111 +100,10 @@ if TYPE_CHECKING:
     from tree_sitter import Node
 
 
-# ---------------------------------------------------------------------------------- tables
-
-
 _FD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _MAX_DEPTH = 6
 _MAX_SCANS = 256
 _MAX_DIRS = 16
-
-# ------------------------------------------------------------------------------ public API
-
-
-def parse(line: str) -> CommandLine:
-    """Read a command line the way bash would run it.
-
-    The reading is cached (a policy asks several questions about one line); the paths the line
-    names are spelled out anew each time (globs match the files as they are now), and the line
-    is opaque when they cannot all be.
-
-    Args:
-        line: The command line, as given to ``bash -c``.
-
-    Returns:
-        Its simple commands, why it is opaque (if it is), and the files it redirects.
-    """
-    reading = read(line)
-    problems = _paths(reading)[1]
-    if not problems:
-        return reading.line
-    return dataclasses.replace(reading.line, opaque=(*reading.line.opaque, *problems))
-
-
-def paths_named(line: str) -> tuple[str, ...]:
-    """Every path a line may name, spelled out, so a policy can deny lines touching secrets.
-
-    Each word of the line (arguments, assignment values, redirection targets, nested commands'
-    words) is given after quote removal, with ``~``, ``$HOME``, ``${HOME}`` (and other
-    variables the line sets or the environment has) expanded, brace expansions and globs
-    expanded (globs matched the way bash matches them, hidden files included: ``[[:lower:]]``,
-    ``[!x]``, ``[^x]``; what cannot be matched so, an extended glob, or more values, words or
-    paths than are followed make :func:`parse` call the line opaque, never a silent cut), the
-    value after an ``=`` and the tail after a leading option letter (``--file=~/.ssh/id_rsa``,
-    ``-f/home/u/.ssh/id_rsa``), ``..`` collapsed, and joined to the folders earlier ``cd``
-    commands moved to (``cd ~/.ssh && cat id_rsa``).
-
-    Args:
-        line: The command line.
-
-    Returns:
-        The candidate paths, each once, in order.
-    """
-    return _paths(read(line))[0]
-
-
-def _paths(reading: _Reading) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The paths a line may name, and why they may not be all of them (see
-    :func:`path_candidates`)."""
-    found: dict[str, None] = {}
-    problems: dict[str, None] = {}
-    for word, dirs in reading.path_words:
-        candidates, trouble = path_candidates(word, reading.values)
-        problems.update(dict.fromkeys(trouble))
-        for candidate in candidates:
-            found.setdefault(candidate)
-            if not candidate.startswith("/"):
-                for folder in dirs:
-                    found.setdefault(posixpath.normpath(posixpath.join(folder, candidate)))
-    return tuple(found), tuple(problems)
-
-
-# --------------------------------------------------------------------------- the reader
-
-
-@dataclass
-class _Reading:
-    """Everything read from a line: the public result and what :func:`paths_named` needs."""
-
-    line: CommandLine
-    path_words: list[tuple[Word, tuple[str, ...]]]
-    values: dict[str, list[str]]
-
-
-@functools.lru_cache(maxsize=512)
-def read(line: str) -> _Reading:
-    """Read a line (cached: the policy asks several questions about one line)."""
-    reader = _Reader(depth=0, via=(), dirs=(), shared=_Shared())
-    try:
-        reader.code(line)
-        if reader.evaluates:
-            for text in reader.strings:
-                reader.scan(text)
-    except RecursionError:
-        reader.hide("the line is nested too deeply to read")
-    return _Reading(
-        CommandLine(
-            tuple(reader.commands),
-            tuple(dict.fromkeys(reader.opaque)),
-            tuple(dict.fromkeys(reader.redirects)),
-            tuple(reader.wrappers),
-            tuple(reader.possible),
-        ),
-        reader.path_words,
-        reader.shared.values,
-    )
-
-
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
 _CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
 _HEREDOC_CODE = re.compile(r"`|\$\(|\$\[|\$\{(?!(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[-@*#?$!])\})")
@@ -221,7 +117,7 @@ literal text)`` or ``("code", text with expansions)``."""
 
 
 @dataclass
-class _Shared:
+class Shared:
     """What the readers of one line (and of the code nested in it) share."""
 
     values: dict[str, list[str]] = field(default_factory=dict)
@@ -230,7 +126,7 @@ class _Shared:
     """How many more texts may be searched for commands (searching is recursive)."""
 
 
-class _Reader:
+class Reader:
     """Walks a tree-sitter tree of bash and gathers what it runs."""
 
     def __init__(
@@ -238,7 +134,7 @@ class _Reader:
         depth: int,
         via: tuple[str, ...],
         dirs: tuple[str, ...],
-        shared: _Shared,
+        shared: Shared,
     ) -> None:
         self.depth = depth
         self.via = via
@@ -306,11 +202,11 @@ class _Reader:
         for string in inner.quoted:
             self.scan(string)
 
-    def child(self, via: tuple[str, ...]) -> _Reader:
+    def child(self, via: tuple[str, ...]) -> Reader:
         """A reader for code nested one level deeper."""
-        return _Reader(self.depth + 1, via, self.dirs, self.shared)
+        return Reader(self.depth + 1, via, self.dirs, self.shared)
 
-    def merge(self, inner: _Reader) -> None:
+    def merge(self, inner: Reader) -> None:
         """Take in what a nested reader found."""
         self.commands += inner.commands
         self.wrappers += inner.wrappers
@@ -615,7 +511,7 @@ class _Reader:
             if child.type in ("command_substitution", "process_substitution"):
                 self.word(child)
             elif child.type in STATEMENT_TYPES:
-                inner = _Reader(self.depth, self.via, self.dirs, self.shared)
+                inner = Reader(self.depth, self.via, self.dirs, self.shared)
                 inner.source = self.source
                 inner.statement(child, None)
                 self.possible += inner.commands + inner.wrappers + inner.possible

@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nbagent.commandline.parsing import parse, paths_named, read
 from nbagent.commandline.programs import (
     INTERPRETERS,
     SAFE_ENVIRONMENT,
@@ -17,7 +18,6 @@ from nbagent.commandline.programs import (
     WRAPPERS,
     interpreter,
 )
-from nbagent.commandline.reader import parse, paths_named, read
 from nbagent.commandline.results import SimpleCommand
 from nbagent.commandline.risks import RISKS, is_option, risky_words
 from nbagent.commandline.words import names
