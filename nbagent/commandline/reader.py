@@ -47,33 +47,16 @@ the one it names, so a command whose program only the run decides matches every 
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nbagent.commandline.programs import (
-    AWK_SED,
-    INTERPRETERS,
-    RUNS_UNSEEN,
-    SAFE_ENVIRONMENT,
-    SCRIPT_SHELLS,
-    SHELL_FLAGS,
-    SHELL_LONG,
-    SHELLS,
-    STDIN_CODE,
-    VI,
-    WRAPPERS,
-    Wrapper,
-    interpreter,
-    wrapper_options,
-)
+from nbagent.commandline.programs import SAFE_ENVIRONMENT
 from nbagent.commandline.results import SimpleCommand, short
-from nbagent.commandline.risks import is_option, risky_words, sed_risk
+from nbagent.commandline.running import Stdin, run
 from nbagent.commandline.syntax import (
     EXPRESSIONS,
     PLAIN_EXPANSION,
-    RESERVED,
     STATEMENT_TYPES,
     STATEMENTS,
     TOKENS,
@@ -103,17 +86,11 @@ if TYPE_CHECKING:
 _FD_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _MAX_DEPTH = 6
 _MAX_SCANS = 256
-_MAX_DIRS = 16
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
-_CODE_PREFIX = re.compile(r"^([\w.-]*=)?(exec=)?[+!:]*")
 _HEREDOC_CODE = re.compile(r"`|\$\(|\$\[|\$\{(?!(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[-@*#?$!])\})")
 """What runs code in an unquoted here-document: substitutions, arithmetic, ``${`` with an
 operator (tree-sitter does not read all of them there)."""
 _GAP_WORDS = re.compile(rb"\s*[\w\-./=:,+@%]+(?:\s+[\w\-./=:,+@%]+)*\s*")
-_SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/", "/usr/local/bin/")
-_Stdin = tuple[str, str]
-"""What a command reads on standard input: ``("pipe", "")``, ``("file", path)``, ``("text",
-literal text)`` or ``("code", text with expansions)``."""
 
 
 @dataclass
@@ -236,7 +213,7 @@ class Reader:
 
     # ----------------------------------------------------------------- statements
 
-    def statement(self, node: Node, stdin: _Stdin | None) -> None:
+    def statement(self, node: Node, stdin: Stdin | None) -> None:
         """Read a statement (or a container of statements)."""
         kind = node.type
         if kind == "command":
@@ -273,7 +250,7 @@ class Reader:
         elif kind not in TOKENS:
             self.opaque.append(f"unexpected {kind!r}")
 
-    def children(self, node: Node, stdin: _Stdin | None) -> None:
+    def children(self, node: Node, stdin: Stdin | None) -> None:
         """Read the statements in a container; after ``|`` a command reads a pipe."""
         if (
             node.type == "compound_statement"
@@ -294,7 +271,7 @@ class Reader:
             elif child.type not in TOKENS:
                 self.opaque.append(f"unexpected {child.type!r}")
 
-    def redirected(self, node: Node, stdin: _Stdin | None) -> None:
+    def redirected(self, node: Node, stdin: Stdin | None) -> None:
         """A statement with redirections: what they feed to standard input, the files."""
         body = node.child_by_field_name("body")
         redirects = [c for c in node.children if c.type.endswith("_redirect")]
@@ -314,7 +291,7 @@ class Reader:
         for redirect in redirects:
             self.after_heredoc(redirect)
 
-    def redirect(self, node: Node, more: list[Node] | None = None) -> _Stdin | None:
+    def redirect(self, node: Node, more: list[Node] | None = None) -> Stdin | None:
         """Record a redirection; return what it feeds to standard input, if it does.
 
         Args:
@@ -344,7 +321,7 @@ class Reader:
             return ("file", target.value)
         return None
 
-    def heredoc(self, node: Node) -> _Stdin:
+    def heredoc(self, node: Node) -> Stdin:
         """A here-document: its body is standard input; expansions in it run in this shell."""
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
         quoted = start is not None and bool(re.search(r"['\"\\]", self.text(start)))
@@ -528,7 +505,7 @@ class Reader:
 
     # ------------------------------------------------------------------- commands
 
-    def command(self, node: Node, stdin: _Stdin | None) -> None:
+    def command(self, node: Node, stdin: Stdin | None) -> None:
         """A simple command: prefix assignments, words, redirections."""
         prefixes: list[tuple[Node, list[Node]]] = []
         redirects: list[tuple[Node, list[Node]]] = []
@@ -579,307 +556,14 @@ class Reader:
         self.emit(words, assignments, node, stdin)
 
     def emit(
-        self, words: list[Word], assignments: list[str], node: Node, stdin: _Stdin | None
+        self, words: list[Word], assignments: list[str], node: Node, stdin: Stdin | None
     ) -> None:
         """Record a command (and the commands it starts) with its words as path words."""
         for word in words:
             self.path_words.append((word, self.dirs))
         if words:
             end = max(node.end_byte, words[-1].end)
-            self.run(words, assignments, self.via, end, stdin)
-
-    def run(
-        self,
-        words: list[Word],
-        assignments: list[str],
-        via: tuple[str, ...],
-        end: int,
-        stdin: _Stdin | None,
-        more: bool = False,
-    ) -> None:
-        """Record the command ``words`` (started by ``via``) and what it starts in turn."""
-        first = words[0]
-        text = decode(self.source[first.start : max(end, first.end)])
-        for assignment in assignments:
-            if not SAFE_ENVIRONMENT.fullmatch(assignment.partition("=")[0]):
-                self.scan(assignment.partition("=")[2])
-        if not first.known:
-            self.opaque.append(f"the program {short(first.text)} is only known at run time")
-            self.listed(_command(words, text, assignments, via, more), words)
-            return
-        if first.text in RESERVED:
-            # ! { ...; }, time if ...: tree-sitter reads the keyword as a program.
-            self.opaque.append(f"a compound command tree-sitter did not read: {short(text)}")
-            self.listed(_command(words, text, assignments, via, more), words)
-            if len(words) > 1:
-                self.run(words[1:], assignments, via, end, stdin, more)
-            return
-        program = first.value
-        name = posixpath.basename(program.rstrip("/")) or program
-        trusted = "/" not in program or program.startswith(_SYSTEM_DIRS)
-        pair = f"{name} {words[1].value}" if len(words) > 1 and words[1].known else ""
-        wrapper = WRAPPERS.get(pair) or WRAPPERS.get(name)
-        if name in ("cd", "pushd") and len(words) > 1 and words[1].known:
-            self.cd(words[1])
-        if wrapper is not None:
-            skip = 2 if pair in WRAPPERS else 1
-            self.wrapper(wrapper, name, words, skip, assignments, via, end, stdin, trusted)
-        elif name in SHELLS:
-            self.shell(name, words, assignments, via, stdin, text, trusted)
-        elif name == "eval":
-            known = all(w.known for w in words[1:])
-            self.listed(_command(words, text, assignments, via, launcher=known), words, True)
-            self.code_of(words[1:], text, (*via, name))
-        else:
-            self.listed(_command(words, text, assignments, via, more), words)
-            if name in ("source", "."):
-                self.unseen(f"{name} runs a script this line does not show: {short(text)}")
-            elif name in RUNS_UNSEEN and not (
-                name == "crontab" and len(words) == 2 and words[1].value == "-l"
-            ):
-                self.unseen(f"{name} runs commands this line does not show: {short(text)}")
-                self.guess(words, 1, (*via, name))
-            elif name == "find":
-                self.find(words, via)
-            elif name == "let":
-                self.evaluate(f"arithmetic {short(text)}")
-            elif name == "alias":
-                self.opaque.append(f"it defines an alias: {short(text)}")
-            elif name in ("shopt", "set", "enable") and len(words) > 1:
-                self.opaque.append(f"it changes how the shell reads words: {short(text)}")
-            elif name == "coproc":
-                self.opaque.append(f"coproc runs a command with pipes: {short(text)}")
-                self.guess(words, 1, (*via, name))
-            self.program_code(name, words, stdin, text)
-
-    def listed(self, command: SimpleCommand, words: list[Word], wrapper: bool = False) -> None:
-        """Record a command (or wrapper); search the words through which it may run code.
-
-        A risky option's value (``tar -I CMD``, ``ssh -o ProxyCommand=CMD``) and every word of
-        a risky command that looks like code (``trap 'rm f' EXIT``, ``alias x=rm``) are read
-        as shell code.
-        """
-        (self.wrappers if wrapper else self.commands).append(command)
-        risky = risky_words(command)
-        if not risky:
-            return
-        for index, word in enumerate(words):
-            if index == 0 or not word.known:
-                continue
-            value = word.value
-            after_option = index - 1 in risky and words[index - 1].value.startswith("-")
-            if after_option or (index >= risky[0] and re.search(r"[\s=;|&$`<>(]", value)):
-                self.scan(_CODE_PREFIX.sub("", value))
-
-    def guess(self, words: list[Word], start: int, via: tuple[str, ...]) -> None:
-        """For deny rules: any literal word from ``start`` on may start a command.
-
-        Used where the program that runs a command cannot be read (an option not
-        understood, arguments handed to ``bash -c`` code).
-        """
-        for index in range(start, len(words)):
-            word = words[index]
-            if not word.known:
-                self.possible.append(SimpleCommand(("?",), word.text, frozenset({0}), via=via))
-            elif not word.value.startswith("-"):
-                text = decode(self.source[word.start : words[-1].end])
-                self.possible.append(_command(words[index:], text, [], via))
-                self.scan(word.value)
-
-    def cd(self, target: Word) -> None:
-        """Remember where ``cd`` goes, for relative paths that follow."""
-        folder = expand_user(target.value) if target.tilde else target.value
-        if folder == "-":
-            return
-        joined = {folder} | {posixpath.join(d, folder) for d in self.dirs if folder[:1] != "/"}
-        self.dirs = tuple(dict.fromkeys((*self.dirs, *sorted(joined))))
-        if len(self.dirs) > _MAX_DIRS:
-            self.opaque.append("it changes folders too often to follow")
-            self.dirs = self.dirs[-_MAX_DIRS:]
-
-    def wrapper(
-        self,
-        wrapper: Wrapper,
-        name: str,
-        words: list[Word],
-        skip: int,
-        assignments: list[str],
-        via: tuple[str, ...],
-        end: int,
-        stdin: _Stdin | None,
-        trusted: bool,
-    ) -> None:
-        """A program that starts another one: read its options, then the command it starts."""
-        text = decode(self.source[words[0].start : end])
-        inner_via = (*via, name)
-        parsed = wrapper_options(wrapper, words, skip)
-        if parsed is None:
-            self.opaque.append(f"could not tell what {name} runs: {short(text)}")
-            self.listed(_command(words, text, assignments, via), words)
-            self.guess(words, skip, inner_via)
-            return
-        start, env, code, replace = parsed
-        rest = words[start:]
-        if name == "xargs" and not rest:
-            rest = [Word((("u", "echo"),), "echo", end, end)]
-        if not wrapper.command:
-            self.guess(words, skip, inner_via)
-            rest = []
-        command = _command(words, text, assignments, via, launcher=wrapper.launcher and trusted)
-        self.listed(command, words, wrapper=trusted and bool(rest or code))
-        if code:
-            self.code_of([*code, *rest], text, inner_via)
-            return
-        if not rest:
-            return
-        if replace is not None:
-            rest = [
-                Word((("?", w.text),), w.text, w.start, w.end) if replace in w.text else w
-                for w in rest
-            ]
-        if wrapper.joins and not {"-x", "--exec"} & {w.value for w in words[skip:start]}:
-            self.code_of(rest, text, inner_via)
-            return
-        more = name == "xargs" and replace is None
-        self.run(rest, [*assignments, *env], inner_via, end, stdin, more=more)
-
-    def code_of(self, words: list[Word], text: str, via: tuple[str, ...]) -> None:
-        """Shell code given to a program as words, joined by spaces (``eval``, ``su -c``)."""
-        if all(w.known for w in words):
-            if words:
-                self.nested(" ".join(w.value for w in words), via)
-        else:
-            self.hide(f"{via[-1]} runs code that is only known at run time: {short(text)}")
-
-    def shell(
-        self,
-        name: str,
-        words: list[Word],
-        assignments: list[str],
-        via: tuple[str, ...],
-        stdin: _Stdin | None,
-        text: str,
-        trusted: bool,
-    ) -> None:
-        """``bash -c 'code'``, ``sh script``, ``bash <<EOF``: read the code it runs."""
-        code_next = reads_input = False
-        known = True
-        index = 1
-        while index < len(words):
-            word = words[index]
-            value = word.value
-            if not word.known:
-                known = False
-                break
-            if value in ("--", "-"):
-                index += 1
-                reads_input = reads_input or value == "-"
-                break
-            if value in ("-o", "+o", "-O", "+O"):
-                index += 2
-            elif value in SHELL_LONG:
-                index += 1
-            elif re.fullmatch(r"[-+][a-zA-Z]+", value):
-                letters = set(value[1:])
-                code_next = code_next or (value[0] == "-" and "c" in letters)
-                reads_input = reads_input or (value[0] == "-" and "s" in letters)
-                known = known and letters <= set(SHELL_FLAGS + "c")
-                index += 1
-            else:
-                known = known and not value.startswith("-")
-                break
-        operands = words[index:]
-        if not known:
-            self.opaque.append(f"could not tell what {name} runs: {short(text)}")
-            self.guess(words, 1, (*via, name))
-        if code_next:
-            launcher = known and len(operands) == 1
-            self.listed(_command(words, text, assignments, via, launcher=launcher), words, trusted)
-            if operands:
-                self.code_of(operands[:1], text, (*via, name))
-                self.guess(operands, 1, (*via, name))
-            return
-        self.listed(_command(words, text, assignments, via), words)
-        if operands and not reads_input:
-            self.unseen(f"{name} runs a script this line does not show: {short(text)}")
-        elif stdin is None:
-            return
-        elif stdin[0] == "text":
-            self.nested(stdin[1], (*via, name))
-        else:
-            self.hide(f"{name} runs code from its input, only known at run time")
-
-    def find(self, words: list[Word], via: tuple[str, ...]) -> None:
-        """``find ... -exec prog args ;`` (``-execdir``, ``-ok``, ``-okdir``) and ``-delete``."""
-        index = 1
-        while index < len(words):
-            word = words[index]
-            if word.known and word.value in ("-exec", "-execdir", "-ok", "-okdir"):
-                stop = index + 1
-                while stop < len(words) and not (
-                    words[stop].known and words[stop].value in (";", "+")
-                ):
-                    stop += 1
-                inner = [
-                    Word((("?", w.text),), w.text, w.start, w.end) if "{}" in w.text else w
-                    for w in words[index + 1 : stop]
-                ]
-                if inner:
-                    self.run(inner, [], (*via, "find"), inner[-1].end, None)
-                index = stop + 1
-                continue
-            if word.known and word.value == "-delete":
-                self.commands.append(SimpleCommand(("rm",), "-delete", via=(*via, "find")))
-            elif not word.known:
-                self.possible.append(
-                    SimpleCommand(("?",), word.text, frozenset({0}), via=(*via, "find"))
-                )
-            index += 1
-
-    def program_code(
-        self, name: str, words: list[Word], stdin: _Stdin | None, text: str = ""
-    ) -> None:
-        """Code handed to an interpreter, ``awk`` or ``sed``: opaque or searched as text."""
-        base = interpreter(name)
-        if stdin is not None and (name in STDIN_CODE or base in STDIN_CODE):
-            if stdin[0] in ("text", "code"):
-                self.scan(stdin[1])
-            self.unseen(f"{name} reads commands from its input: {short(stdin[1] or stdin[0])}")
-            return
-        if name in VI and any(w.value in ("-s", "-S") or w.value.startswith("-S") for w in words):
-            self.unseen(f"{name} runs a script this line does not show")
-            return
-        if name in AWK_SED and any(is_option(w.value, AWK_SED[name]) for w in words[1:]):
-            self.unseen(f"{name} runs a program file this line does not show")
-            return
-        if base is not None:
-            for index, word in enumerate(words[1:], 1):
-                code = _code_option(word.value, INTERPRETERS[base])
-                if code is not None:
-                    if not code and index + 1 < len(words):
-                        code = words[index + 1].value
-                    self.opaque.append(f"{name} {word.value} runs code: {short(code)}")
-                    self.scan(code)
-                    return
-            operands = [w for w in words[1:] if not w.value.startswith("-") or w.value == "-"]
-            if operands and operands[0].value != "-":
-                if base in SCRIPT_SHELLS:
-                    self.unseen(f"{name} runs a script this line does not show: {short(text)}")
-                return
-            if stdin is not None and stdin[0] in ("text", "code"):
-                self.scan(stdin[1])
-                self.unseen(f"{name} runs code from its input: {short(stdin[1])}")
-            elif stdin is not None:
-                self.hide(f"{name} runs code from its input, only known at run time")
-        elif name in ("awk", "gawk", "mawk", "nawk"):
-            script = next((w for w in words[1:] if not w.value.startswith("-")), None)
-            if script is not None and script.known:
-                self.scan(script.value)
-        elif name == "sed":
-            index = sed_risk(tuple(w.value for w in words))
-            if index is not None and words[index].known:
-                self.scan(words[index].value)
-                self.scan(re.sub(r"[^\w\s.-]", "\n", words[index].value))
+            run(self, words, assignments, self.via, end, stdin)
 
     # ---------------------------------------------------------------------- words
 
@@ -999,34 +683,6 @@ class Reader:
             self.statement(child, None)
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def _command(
-    words: list[Word],
-    text: str,
-    assignments: list[str],
-    via: tuple[str, ...],
-    more: bool = False,
-    launcher: bool = False,
-) -> SimpleCommand:
-    """The :class:`SimpleCommand` for words (the program reduced to its name)."""
-    first = words[0]
-    name, path = first.value, ""
-    if first.known and "/" in name:
-        name, path = posixpath.basename(name.rstrip("/")) or name, name
-    return SimpleCommand(
-        words=(name, *(w.value for w in words[1:])),
-        text=text,
-        unknown=frozenset(i for i, w in enumerate(words) if not w.known),
-        more=more,
-        assignments=tuple(assignments),
-        via=via,
-        path=path,
-        launcher=launcher,
-    )
-
-
 def _tail(command: SimpleCommand, start: int) -> SimpleCommand:
     """The command made of a command's words from ``start`` on (for searched code)."""
     return SimpleCommand(
@@ -1036,23 +692,3 @@ def _tail(command: SimpleCommand, start: int) -> SimpleCommand:
         command.more,
         via=command.via,
     )
-
-
-def _code_option(word: str, options: tuple[str, ...]) -> str | None:
-    """The code a word gives through one of the options: ``""`` when the next word holds it.
-
-    ``-c`` also counts inside ``-Bc`` and as ``-cCODE``; ``--eval`` as ``--eval=CODE``.
-    """
-    for option in options:
-        if word == option:
-            return ""
-        if option.startswith("--") and word.startswith(option + "="):
-            return word[len(option) + 1 :]
-        if len(option) == 2 and re.fullmatch(r"-[A-Za-z]+.*", word) and not word.startswith("--"):
-            letters = re.match(r"-([A-Za-z]*)", word)[1]  # type: ignore[index]
-            if option[1] in letters:
-                return word[2 + letters.index(option[1]) :]
-    return None
-
-
-# ---------------------------------------------------------------------------- specs
