@@ -1,49 +1,6 @@
-"""What a shell command line runs, read the way bash reads it, for the Bash tool's permission rules.
-
-A Bash rule names commands (``Bash(git status:*)``), but the model writes command lines, and a
-prompt-injected model writes them to get past the rules: ``\\rm f``, ``r''m f``, ``/bin/rm f``,
-``env rm f``, ``true; rm f``, ``bash -c 'rm f'``, ``ls $(rm f)``, ``git -c alias.x='!rm f' x``.
-This module parses a line with tree-sitter-bash and answers in terms of what bash would run.
-
-**Simple commands.** :func:`parse` gives every simple command the line runs: the ones in lists,
-pipelines, ``!``, ``&``, subshells, ``{ }``, ``if``/``while``/``until``/``for``/``select``/
-``case``, command and process substitutions, and the ones other programs start: the code of
-``bash -c`` / ``sh -c`` / ``eval`` / a here-document fed to a shell, the program after a wrapper
-(``env``, ``command``, ``exec``, ``nice``, ``timeout``, ``sudo``, ``xargs``, ... with their
-options), ``find -exec``/``-execdir``/``-ok``/``-okdir`` (and ``find -delete`` as ``rm``); the
-wrappers themselves are listed apart (:attr:`CommandLine.wrappers`). A command's words are what
-bash passes to the program: quotes and backslashes removed, ``$'..'`` decoded, ``VAR=value``
-prefixes set aside (:attr:`SimpleCommand.assignments`), the program reduced to its name
-(``/bin/rm`` is ``rm``). A word whose value only the run decides (``$x``, a glob, a brace
-expansion) is kept as written and listed in :attr:`SimpleCommand.unknown`.
-
-**Opaque.** Some lines run code that no rule can name, or cannot be read:
-:attr:`CommandLine.opaque` says why. Command and process substitution (their output becomes
-words), parameter expansion with any operator (``${x:=..}``, ``${x@P}``, ``${!x}``, ``${a[i]}``;
-only ``$NAME``, ``${NAME}`` and positional or special parameters are plain), arithmetic
-(``$((..))``, ``$[..]``, ``((..))``, ``let``, ``for ((..))``, the ``[[ -eq ]]`` family: bash
-evaluates the text of variables there, ``a[$(cmd)]`` included), a program name computed at run
-time, ``eval``/``bash -c`` of computed text, interpreters given code (``python -c``,
-``curl .. | sh``), code the line does not show or feeds on standard input (a script given to a
-shell, ``source``, ``awk -f``, a here-document or here-string fed to ``python``, ``ed``,
-``vim``, ``sqlite3``; ``at``, ``sg``: the program it runs may be any, so every deny rule
-matches it), substitutions in an unquoted here-document, function definitions, aliases, assignments
-to variables that change how programs run (``PATH=..``, ``LD_PRELOAD=..``; lower-case names are
-the script's own), syntax errors, and every node type this module does not know: unknown is
-opaque, never allowed. An opaque line is only allowed by an exact rule for the whole line.
-
-**Rule specifiers.** A spec is what goes inside ``Bash(...)``: ``git status:*`` (a prefix: the
-command's words start with these words, compared after quote removal) or an exact command
-(``npm run test``, compared word for word, or the whole line as written). A line is allowed
-when it is not opaque, redirects no file, and every simple command matches a spec (a wrapper
-that only starts the next program, like ``timeout 5``, leaves the match to that program;
-``sudo`` needs a spec of its own). A
-prefix never covers a use of a program that can run other code or write anywhere through words
-the spec does not name (:data:`RISKS`): ``git:*`` does not cover ``git -c alias.x=.. x``,
-``find:*`` does not cover ``find -delete``, ``awk:*`` covers no awk program at all. A deny spec
-is matched the other way round: it denies a line when any command (nested ones included) may be
-the one it names, so a command whose program only the run decides matches every deny spec.
-"""
+"""The walk over the syntax tree of a line: its statements, words, redirections and
+here-documents, with what each runs (:class:`Reader`); the programs a simple command starts are
+followed by :mod:`nbagent.commandline.running`."""
 
 from __future__ import annotations
 
@@ -104,7 +61,18 @@ class Shared:
 
 
 class Reader:
-    """Walks a tree-sitter tree of bash and gathers what it runs."""
+    """Walks a tree-sitter tree of bash and gathers what it runs.
+
+    What it finds goes to its lists (``commands``, ``wrappers``, ``possible``, ``opaque``,
+    ``redirects``, ``path_words``), which :func:`~nbagent.commandline.parsing.read` turns into
+    a :class:`~nbagent.commandline.results.CommandLine`.
+
+    Args:
+        depth: How deep the code is nested in the line (``bash -c``, ``eval``, searched code).
+        via: The programs that start the code, outermost first.
+        dirs: The folders earlier ``cd`` commands went to.
+        shared: What the readers of one line share.
+    """
 
     def __init__(
         self,
@@ -133,7 +101,11 @@ class Reader:
     # --------------------------------------------------------------- entry points
 
     def code(self, text: str) -> None:
-        """Read shell code (the line, or code nested in it)."""
+        """Read shell code (the line, or code nested in it).
+
+        Args:
+            text: The code.
+        """
         source, root = parse_source(text.encode("utf-8", "surrogatepass"))
         self.source = source
         if root.has_error:
@@ -149,7 +121,12 @@ class Reader:
         self.statement(root, None)
 
     def nested(self, text: str, via: tuple[str, ...]) -> None:
-        """Read code that a program of this line runs (``bash -c``, ``eval``, backticks)."""
+        """Read code that a program of this line runs (``bash -c``, ``eval``, backticks).
+
+        Args:
+            text: The code.
+            via: The programs that run it, outermost first.
+        """
         if self.depth >= _MAX_DEPTH:
             self.hide(f"code run by {via[-1]} is nested too deeply")
             return
@@ -162,6 +139,9 @@ class Reader:
 
         The text is read as shell code; every command found, every tail of one that starts at
         a literal word, and the commands in its strings (recursively) become possible commands.
+
+        Args:
+            text: The code.
         """
         if not text.strip():
             return
@@ -197,13 +177,21 @@ class Reader:
         self.dirs = inner.dirs
 
     def hide(self, reason: str) -> None:
-        """Record that the line may run a program no one can name from its text."""
+        """Record that the line may run a program no one can name from its text.
+
+        Args:
+            reason: Why, for a person (:attr:`~nbagent.commandline.results.CommandLine.opaque`).
+        """
         self.opaque.append(reason)
         self.commands.append(SimpleCommand(("?",), reason, frozenset({0}), via=self.via))
 
     def unseen(self, reason: str) -> None:
         """Record that a program of the line runs code the line does not show (a script, its
-        input): opaque, and it may be any program, so every deny rule matches it."""
+        input): opaque, and it may be any program, so every deny rule matches it.
+
+        Args:
+            reason: Why, for a person (:attr:`~nbagent.commandline.results.CommandLine.opaque`).
+        """
         self.opaque.append(reason)
         self.possible.append(SimpleCommand(("?",), reason, frozenset({0}), via=self.via))
 
@@ -470,7 +458,11 @@ class Reader:
         self.walk_possible(node)
 
     def evaluate(self, reason: str) -> None:
-        """Record a construct where bash evaluates text as code (arithmetic, ``${x@P}``)."""
+        """Record a construct where bash evaluates text as code (arithmetic, ``${x@P}``).
+
+        Args:
+            reason: Why, for a person (:attr:`~nbagent.commandline.results.CommandLine.opaque`).
+        """
         self.evaluates = True
         self.opaque.append(reason)
 
