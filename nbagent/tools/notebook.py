@@ -518,15 +518,16 @@ def _edit_live(
     def change(
         notebook: LoadedNotebook,
     ) -> tuple[CellEdit, tuple[str, str, dict[str, str], list[str]]]:
+        # The document makes the change; the notebook stays as planned on (the front end's
+        # guard is read from it: a cell changed here would be its new source).
         edit, message = _plan(notebook, name, request, known, known)
         said = _summary(notebook, edit)
         if edit.action == "delete":
-            gone = notebook.cells[edit.index].id
-            apply_edit(notebook, edit)
-            return edit, (message, said, {}, [gone])
-        apply_edit(notebook, edit)
-        cell = notebook.cells[edit.index]
-        return edit, (message, said, {cell.id: cell_digest(cell)}, [])
+            return edit, (message, said, {}, [notebook.cells[edit.index].id])
+        cell = edit.cell
+        if cell is None:
+            cell = {**notebook.cells[edit.index], "source": edit.source}
+        return edit, (message, said, {cell["id"]: cell_digest(cell)}, [])
 
     message, said, written, gone = live.edit(change)
     context.reads.note_live(live.path, written, gone)

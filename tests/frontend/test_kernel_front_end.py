@@ -146,6 +146,40 @@ def test_the_agent_inserts_runs_and_sees_a_figure_in_the_notebook_the_user_sees(
     assert not any(o.get("text") == "plotted 5\n" for o in run.outputs)
 
 
+def test_the_agent_replaces_a_cell_the_user_sees_once_asked_with_its_diff(
+    notebook: Path, session: tuple[Any, Any], fake_api: FakeAnthropicServer
+) -> None:
+    manager, client = session
+    peer = FrontEndPeer(manager, notebook)
+    try:
+        fake_api.enqueue(
+            Reply.tool_use("NotebookRead", {}),
+            Reply.tool_use("NotebookEdit", {"cell_id": "data", "new_source": "data = [2, 7]"}),
+            Reply.text("Replaced."),
+        )
+        asked: list[str] = []
+        run = execute(
+            client,
+            "%%agent\nUse other data.",
+            stdin=lambda prompt: asked.append(prompt) or "y",
+            cell_id="agent",
+        )
+        assert run.status == "ok", run.error
+    finally:
+        peer.close()
+    assert len(asked) == 1 and asked[0].startswith(
+        "@@ -1 +1 @@\n-data = [3, 1, 4, 1, 5]\n+data = [2, 7]\n\n"
+        "Allow NotebookEdit: replace cell data in analysis.ipynb?"
+    )
+    said = result_text(last_result(fake_api.requests[-1].body))
+    assert said.startswith("Replaced cell data in analysis.ipynb (code, 1 line).")
+    assert [c.source for c in peer.notebook.cells] == [
+        "# Sales",
+        "data = [2, 7]",
+        "%%agent\nPlot the data.",
+    ]
+
+
 def test_without_a_front_end_a_new_cell_goes_below_the_agent_cell_and_other_edits_are_refused(
     notebook: Path, session: tuple[Any, Any], fake_api: FakeAnthropicServer
 ) -> None:
