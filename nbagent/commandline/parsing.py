@@ -58,7 +58,7 @@ def paths_named(line: str) -> tuple[str, ...]:
 
 def _paths(reading: Reading) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The paths a line may name, and why they may not be all of them (see
-    :func:`path_candidates`)."""
+    :func:`~nbagent.commandline.paths.path_candidates`)."""
     found: dict[str, None] = {}
     problems: dict[str, None] = {}
     for word, dirs in reading.path_words:
