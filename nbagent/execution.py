@@ -353,7 +353,14 @@ class ToolRunner:
         if isinstance(tool, ToolError):
             return None, ""
         tool_input = dict(call.get("input") or {})
-        decision = decide(tool, tool_input, self.policy)
+        try:
+            decision = decide(tool, tool_input, self.policy)
+        except ToolError as exc:
+            return _unrun(call, "error", redact_content(str(exc))), ""
+        except Exception as exc:
+            logger.exception("The permission check of %s failed", tool.name)
+            message = f"{tool.name}'s permission check failed: {type(exc).__name__}: {exc}"
+            return _unrun(call, "error", redact_content(message)), ""
         note = f"{decision.behavior}: {decision.rule}" if decision.rule else ""
         if decision.behavior == "deny":
             message = decision.message or f"Permission to use {tool.name} was denied."

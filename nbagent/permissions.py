@@ -887,6 +887,10 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> 
         is one; else the strictest (ask over allow); allow when nobody has an opinion. A
         question carries the words of a hook that only explains (:func:`explain`) after the
         policy's reason.
+
+    Raises:
+        ToolError: The tool's hook found that the call cannot be made (no such cell, say): it
+            fails with that message, an error rather than a refusal, and nobody is asked.
     """
     hook = (
         _as_decision(tool.check_permission(tool_input), f"{tool.name}.check_permission")

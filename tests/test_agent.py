@@ -249,6 +249,33 @@ def test_permission_deny_and_ask(fake_api: FakeAnthropicServer) -> None:
     assert answers == ["OK?"]
 
 
+def test_a_hook_that_fails_fails_its_call_before_anyone_is_asked(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    def cannot_be_made(_input: Any) -> None:
+        raise ToolError("No cell with id 'gone'.")
+
+    def broken(_input: Any) -> None:
+        raise KeyError("cell_id")
+
+    ran: list[str] = []
+    impossible = Tool(
+        name="Impossible", handler=lambda: ran.append("x"), check_permission=cannot_be_made
+    )
+    buggy = Tool(name="Buggy", handler=lambda: ran.append("y"), check_permission=broken)
+    asked: list[PermissionRequested] = []
+    fake_api.enqueue(Reply.tool_use("Impossible"), Reply.tool_use("Buggy"), Reply.text("ok"))
+    agent = agent_for(
+        fake_api, registry(impossible, buggy), asker=lambda r: asked.append(r) or "yes"
+    )
+    result = agent.run("go")
+    assert [(c.status, c.error) for c in result.tool_calls] == [
+        ("error", "No cell with id 'gone'."),
+        ("error", "Buggy's permission check failed: KeyError: 'cell_id'"),
+    ]
+    assert asked == [] and ran == []  # nobody asked, nothing ran
+
+
 def test_ask_without_an_asker_is_denied(fake_api: FakeAnthropicServer) -> None:
     asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
     fake_api.enqueue(Reply.tool_use("Asked"), Reply.text("ok"))

@@ -329,7 +329,7 @@ def test_an_edit_is_asked_with_its_diff_and_one_that_cannot_be_made_is_not_asked
     )
     assert prompt.endswith("?  y = yes, n = no, a = always (allow NotebookEdit) ")
     calls = ip.user_ns["result"].tool_calls
-    assert [c.status for c in calls] == ["ok", "denied", "denied"]
+    assert [c.status for c in calls] == ["ok", "denied", "error"]
     assert calls[2].error.startswith("No cell with id '0f3c9a2f' in circle.ipynb. Its cell ids")
     assert "NotebookEdit 0f3c9a2e → refused by you" in out and cell not in out
     assert nbformat.read(path, as_version=4).cells[0].source.startswith("import math\nr = 2")

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from nbagent.access import paths
 from nbagent.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
 from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, deny, explain
+from nbagent.permissions import PermissionDecision, explain
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget, with_images
@@ -168,10 +168,14 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
     """
 
     def check(tool_input: Mapping[str, Any]) -> PermissionDecision | None:
-        """Refuse, before the person is asked, an edit that cannot be made (no such cell, a
+        """Fail, before the person is asked, an edit that cannot be made (no such cell, a
         cell not read or changed since, nothing that can take the edit where the notebook is
         open); else give what the question shows: the new cell's code, the diff of the cell
-        replaced, the source deleted."""
+        replaced, the source deleted.
+
+        Raises:
+            ToolError: The edit cannot be made; the call fails with why.
+        """
         if not _valid(tool_input):
             return None  # the call refuses the input, saying why
         try:
@@ -184,8 +188,6 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
             found = route(context, path, is_open, editing=True)
         except Unseen as unseen:
             return _unseen_question(context, tool_input, unseen)
-        except ToolError as exc:
-            return deny(str(exc))
         request = _Request(
             tool_input.get("cell_id"),
             tool_input.get("new_source"),
@@ -193,16 +195,13 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
             tool_input.get("edit_mode", "replace"),
             context.cell_id if is_open else _no_cell,
         )
-        try:
-            if found.document is not None:
-                known = _live_reads(context, found.document.path, name)
-                notebook = found.document.read(outputs=False)
-                edit, _ = _plan(notebook, name, request, known, known)
-            else:
-                notebook, seen = _file_state(context, path, name)
-                edit, _ = _plan(notebook, name, request, seen)
-        except ToolError as exc:
-            return deny(str(exc))
+        if found.document is not None:
+            known = _live_reads(context, found.document.path, name)
+            notebook = found.document.read(outputs=False)
+            edit, _ = _plan(notebook, name, request, known, known)
+        else:
+            notebook, seen = _file_state(context, path, name)
+            edit, _ = _plan(notebook, name, request, seen)
         return _question(notebook, name, edit)
 
     @tool(
@@ -306,7 +305,7 @@ def _unseen_question(
     can go below the agent cell; then show the code the new cell gets."""
     refusal = _not_below(context, tool_input, unseen)
     if refusal:
-        return deny(refusal)
+        raise ToolError(refusal) from unseen
     source = tool_input["new_source"]
     return explain(
         fenced(capped(source), "python") if source else "",

@@ -18,7 +18,7 @@ from typing import Any
 
 from nbagent.codeview import capped, fenced, short_id
 from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, ask, deny
+from nbagent.permissions import PermissionDecision, ask
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.cellrun import CellRun, run_source, running_count
 from nbagent.tools.context import ToolContext
@@ -40,12 +40,13 @@ def notebook_run_tool(context: ToolContext) -> Tool:
     approved: dict[str, str] = {}  # cell id -> the code the question showed
 
     def check(tool_input: Mapping[str, Any]) -> PermissionDecision:
-        """Ask before every run, showing the code; refuse at once a cell that cannot run."""
+        """Ask before every run, showing the code.
+
+        Raises:
+            ToolError: The cell cannot run; the call fails with why, before anyone is asked.
+        """
         cell_id = str(tool_input.get("cell_id", ""))
-        try:
-            cell = _cell(_snapshot(context).notebook, cell_id, context.cell_id())
-        except ToolError as exc:
-            return deny(str(exc))
+        cell = _cell(_snapshot(context).notebook, cell_id, context.cell_id())
         code = approved[cell_id] = source_of(cell)
         return ask(
             fenced(capped(code), "python"),

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nbagent.errors import ToolError
 from nbagent.frontend.channel import FrontEndChannel
 from nbagent.permissions import PermissionDecision, PermissionPolicy, decide
 from nbagent.tool import Tool
@@ -495,11 +496,10 @@ def test_an_edit_that_cannot_be_made_is_refused_before_anyone_is_asked(
     root: Path, nb_tools: dict[str, Tool]
 ) -> None:
     edit = nb_tools["NotebookEdit"]
-    decision = asked_about(edit, root, cell_id="load", new_source="x")
-    assert (decision.behavior, decision.message) == (
-        "deny",
-        "analysis.ipynb has not been read yet. Read it with NotebookRead first, then edit it.",
-    )
+    unread = "analysis.ipynb has not been read yet. Read it with NotebookRead first, then edit it."
+    with pytest.raises(ToolError) as failed:
+        asked_about(edit, root, cell_id="load", new_source="x")
+    assert str(failed.value) == unread
     text(nb_tools["NotebookRead"])
     refusals = {
         "No cell with id 'gone' in analysis.ipynb. Its cell ids are: intro, load, plot, agent.": {
@@ -513,8 +513,9 @@ def test_an_edit_that_cannot_be_made_is_refused_before_anyone_is_asked(
     for mode in ("default", "bypassPermissions"):
         policy = PermissionPolicy(mode, root=root)
         for message, tool_input in refusals.items():
-            decision = decide(edit, tool_input, policy)
-            assert (decision.behavior, decision.message) == ("deny", message)
+            with pytest.raises(ToolError) as failed:
+                decide(edit, tool_input, policy)
+            assert str(failed.value) == message
 
 
 UUIDS = (
