@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import importlib
 import sys
-import threading
 import types
+
+from nbagent.version import __version__ as __version__
 
 # typing.TYPE_CHECKING without importing typing (17 ms in a fresh process).
 TYPE_CHECKING = False
@@ -42,7 +43,6 @@ __all__ = [
     "tool",
 ]
 
-__version__ = "0.1.0"
 
 _SOURCES = {
     "NbAgentError": "errors",
@@ -55,9 +55,6 @@ _SOURCES = {
     "tool": "tool",
 }
 """Each lazily imported name and the submodule that defines it."""
-
-_registry_lock = threading.Lock()
-"""Held while the process-wide registry is made, so that two threads asking first share one."""
 
 
 class _Package(types.ModuleType):
@@ -87,16 +84,6 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def _process_registry() -> ToolRegistry:
-    """A new registry holding ToolSearch: the tools every agent in this kernel can use."""
-    from nbagent.registry import ToolRegistry
-    from nbagent.search import ToolSearch
-
-    created = ToolRegistry()
-    created.register(ToolSearch(created).tool)
-    return created
-
-
 def __getattr__(name: str) -> Any:
     """Import a public name when it is first used, and keep it in the module.
 
@@ -113,9 +100,9 @@ def __getattr__(name: str) -> Any:
         AttributeError: ``name`` is not one of the package's names.
     """
     if name == "registry":
-        with _registry_lock:
-            if "registry" not in globals():
-                globals()["registry"] = _process_registry()
+        from nbagent.process import process_registry
+
+        globals()["registry"] = process_registry()
         return globals()["registry"]
     if name not in _SOURCES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from nbagent import cellthread
 from nbagent.backends.anthropic import ModelResponse, StreamDropped, stream_response
-from nbagent.cellthread import Cancelled
+from nbagent.cancellation import Cancelled
 from nbagent.context import CONTEXT_WINDOWS, window_of
 from nbagent.delta import (
     COMPACTION,
@@ -188,9 +188,9 @@ class Agent:
         context_windows: Mapping[str, int] | None = None,
     ) -> None:
         if registry is None:
-            import nbagent
+            from nbagent.process import process_registry
 
-            registry = nbagent.registry
+            registry = process_registry()
         self.registry = registry
         self._client = client
         self.model = model

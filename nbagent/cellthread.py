@@ -9,10 +9,10 @@ So only one question is ever open on stdin, and it is asked on the thread the ke
 answer to; :mod:`nbagent.stdin` takes only the reply to that very request: an answer goes to
 the question it was typed for.
 
-Everything a run starts carries a :class:`Cancellation`, passed down as the run's
-:class:`Scope` (a context variable, which worker threads inherit). Stop, a time limit or the
-end of the run cancels it, and with it every child: sub-agents check it before each model
-request and each tool call, streams are closed at their next event, queued work is
+Everything a run starts carries a :class:`~nbagent.cancellation.Cancellation`, passed down
+as the run's :class:`Scope` (a context variable, which worker threads inherit). Stop, a time
+limit or the end of the run cancels it, and with it every child: sub-agents check it before
+each model request and each tool call, streams are closed at their next event, queued work is
 withdrawn, and a question being asked is withdrawn at once (in a kernel, where ``input()``
 polls; elsewhere its answer, when it comes, does nothing).
 """
@@ -31,32 +31,16 @@ from functools import partial
 from typing import Any, Generic, TypeVar
 
 from nbagent import stdin
+from nbagent.cancellation import ENDED, STOPPED, Cancellation, Cancelled
 from nbagent.secrets import ONE_LINE, get_logger, redact
 
 logger = get_logger("nbagent")
 
 T = TypeVar("T")
 
-TIME_LIMIT = "its call reached its time limit"
-"""Why work is cancelled when the call it belongs to is abandoned at its time limit."""
-
-STOPPED = "the run was stopped"
-"""Why work is cancelled when the person stops the run (Stop, Ctrl-C)."""
-
-ENDED = "the run it belonged to ended"
-"""Why work is cancelled when the turn or run that started it is over."""
-
 WITHDRAW_SIGNAL: signal.Signals | None = getattr(signal, "SIGUSR2", None)
 """The signal simulated (never sent) to interrupt a question being asked on the main thread;
 None where the platform has none (the question's answer is then ignored when it comes)."""
-
-_quiet = threading.Condition()
-"""Guards every token's count of running work; notified whenever some of it ends."""
-
-
-class Cancelled(Exception):
-    """The work was cancelled (Stop, a time limit, the end of its run), or the question
-    withdrawn: whatever it would have done does not happen."""
 
 
 class _Withdrawn(BaseException):
@@ -65,128 +49,6 @@ class _Withdrawn(BaseException):
     A BaseException, so that ``except Exception`` in ``input()`` (ipykernel logs and goes on)
     or in an asker does not swallow it.
     """
-
-
-class Cancellation:
-    """A cancellation token: cancelled once, seen by all the work started under it.
-
-    A child is cancelled with its parent (for the same reason) but not the other way round.
-    Work that acts (a tool call, a model request) counts itself as running under the token
-    while it does (:meth:`acting`), so that whoever cancels can wait for it to see the
-    cancellation (:meth:`settle`).
-
-    Args:
-        parent: The token whose cancellation cancels this one too.
-    """
-
-    def __init__(self, parent: Cancellation | None = None) -> None:
-        self.parent = parent
-        """The token this one is a child of."""
-        self.reason = ""
-        """Why it was cancelled (empty until then)."""
-        self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._callbacks: dict[int, Callable[[], None]] = {}
-        self._next = 0
-        self._running = 0
-        self._unlink: Callable[[], None] | None = None
-        if parent is not None:
-            self._unlink = parent.on_cancel(lambda: self.cancel(parent.reason))
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether the token was cancelled."""
-        return self._event.is_set()
-
-    def cancel(self, reason: str) -> None:
-        """Cancel the token and its children (nothing happens the second time).
-
-        Args:
-            reason: Why, as a clause ("its call reached its time limit").
-        """
-        with self._lock:
-            if self._event.is_set():
-                return
-            self.reason = reason
-            self._event.set()
-            callbacks = list(self._callbacks.values())
-            self._callbacks.clear()
-        if self._unlink is not None:
-            self._unlink()
-        for callback in callbacks:
-            try:
-                callback()
-            except Exception:  # noqa: BLE001 - one failed callback must not stop the others
-                logger.exception("A cancellation callback failed")
-
-    def check(self) -> None:
-        """Raise :class:`Cancelled` if the token was cancelled.
-
-        Raises:
-            Cancelled: It was, with the reason.
-        """
-        if self._event.is_set():
-            raise Cancelled(self.reason)
-
-    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback`` once the token is cancelled (at once, if it already is).
-
-        Args:
-            callback: Called with no argument, on the thread that cancels.
-
-        Returns:
-            A function that unregisters the callback.
-        """
-        with self._lock:
-            if not self._event.is_set():
-                key, self._next = self._next, self._next + 1
-                self._callbacks[key] = callback
-                return partial(self._callbacks.pop, key, None)
-        callback()
-        return _nothing
-
-    @contextlib.contextmanager
-    def acting(self) -> Iterator[None]:
-        """Count the work of the ``with`` block as running under this token and its parents.
-
-        Check the token inside the block, not before it: whoever cancels then either sees the
-        work running (and may wait for it, :meth:`settle`), or the work sees the cancellation.
-        """
-        chain = list(self._lineage())
-        with _quiet:
-            for token in chain:
-                token._running += 1
-        try:
-            yield
-        finally:
-            with _quiet:
-                for token in chain:
-                    token._running -= 1
-                _quiet.notify_all()
-
-    def settle(self, running: int, timeout: float) -> bool:
-        """Wait until at most ``running`` pieces of work run under this token.
-
-        Args:
-            running: How many may still run (1 for a call waiting for what it started).
-            timeout: Seconds to wait at most.
-
-        Returns:
-            Whether it settled in time.
-        """
-        with _quiet:
-            return _quiet.wait_for(lambda: self._running <= running, timeout)
-
-    def _lineage(self) -> Iterator[Cancellation]:
-        """This token, its parent, and so on up."""
-        token: Cancellation | None = self
-        while token is not None:
-            yield token
-            token = token.parent
-
-
-def _nothing() -> None:
-    """Unregister nothing (the callback already ran)."""
 
 
 @dataclass(frozen=True)

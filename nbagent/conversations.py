@@ -893,7 +893,7 @@ class Recorder:
             self._failed = True
             from IPython.display import display
 
-            from nbagent.display import Markdown
+            from nbagent.markup import Markdown
 
             display(
                 Markdown(f"> **The conversation is not being saved**: {plain_markdown(str(exc))}")

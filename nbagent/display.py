@@ -25,7 +25,7 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
-from nbagent.markup import model_markdown, show_controls
+from nbagent.markup import Markdown, model_markdown, show_controls
 from nbagent.notices import Notices
 from nbagent.secrets import redact
 from nbagent.transcript import STATE_WORDS, Answer, Call, Item, Transcript, item_text, visible
@@ -35,33 +35,6 @@ STREAM_INTERVAL = 0.1
 
 MAX_STATIC_CARDS = 200
 """Tool cards kept in the static transcript (the latest); older ones are counted."""
-
-
-class Markdown:
-    """Markdown that renders as Markdown in notebooks and as plain text in a terminal.
-
-    (IPython's own ``Markdown`` shows ``<IPython.core.display.Markdown object>`` as text.)
-    Both show control characters and direction overrides as escapes
-    (:func:`~nbagent.markup.show_controls`); text from outside in the Markdown is redacted and
-    escaped by its maker (:mod:`nbagent.markup`), and both are redacted again here
-    (:func:`~nbagent.secrets.redact`).
-
-    Args:
-        text: The Markdown source.
-        plain: The plain-text rendering; the Markdown source by default.
-    """
-
-    def __init__(self, text: str, plain: str | None = None) -> None:
-        self.text = show_controls(redact(text, shapes=False))
-        self.plain = self.text if plain is None else show_controls(redact(plain))
-
-    def _repr_markdown_(self) -> str:
-        """The Markdown, for rich front ends."""
-        return self.text
-
-    def __repr__(self) -> str:
-        """The plain text, for plain front ends."""
-        return self.plain
 
 
 def in_kernel() -> bool:

@@ -10,7 +10,7 @@ exception is logged with its traceback and reported to the model the same way.
 Questions to the person and ``main_thread`` tools always run on the cell's thread
 (:mod:`nbagent.cellthread`): a runner on a worker thread (a sub-agent's) posts them there,
 and the cell's thread serves them one at a time while it waits for its workers. Each batch
-of worker calls has a :class:`~nbagent.cellthread.Cancellation`, cancelled at its time limit,
+of worker calls has a :class:`~nbagent.cancellation.Cancellation`, cancelled at its time limit,
 on Stop and when the run ends: the calls see it (a sub-agent stops before its next model
 request or tool call), and the runner gives the work they started a moment to stop before it
 reports them ended.
@@ -32,15 +32,8 @@ from functools import partial
 from typing import Any
 
 from nbagent import cellthread
-from nbagent.cellthread import (
-    ENDED,
-    STOPPED,
-    TIME_LIMIT,
-    Cancellation,
-    Cancelled,
-    CellThread,
-    Scope,
-)
+from nbagent.cancellation import ENDED, STOPPED, TIME_LIMIT, Cancellation, Cancelled
+from nbagent.cellthread import CellThread, Scope
 from nbagent.errors import ToolError
 from nbagent.events import (
     CallStatus,

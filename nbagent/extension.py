@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from IPython.display import display
 
 from nbagent.config import NbAgent
-from nbagent.display import Markdown, in_kernel
+from nbagent.display import in_kernel
 from nbagent.errors import NbAgentError
 from nbagent.logfile import LogFile, stop_writing, write_to_file
 from nbagent.magics import AgentMagics
-from nbagent.markup import code_markdown, plain_markdown
+from nbagent.markup import Markdown, code_markdown, plain_markdown
 from nbagent.mcp_magics import FIX_CONFIG, McpMagics, approval_notice
 from nbagent.registry import ToolRegistry
 from nbagent.session import Session
@@ -82,19 +82,20 @@ def load(shell: Any) -> Loaded:
     Returns:
         What was set up.
     """
-    import nbagent
     from nbagent.frontend.channel import FrontEndChannel
     from nbagent.mcp import McpManager
+    from nbagent.process import process_registry
     from nbagent.tools import ToolContext, builtin_tools
 
     if id(shell) in _loaded:
         return _loaded[id(shell)]
     settings = NbAgent(parent=shell)
     shell.configurables.append(settings)
-    manager = McpManager(nbagent.registry)
+    registry = process_registry()
+    manager = McpManager(registry)
     kernel = in_kernel()
     frontend = FrontEndChannel() if kernel else None
-    session = Session(settings, nbagent.registry, mcp_manager=manager, frontend=frontend)
+    session = Session(settings, registry, mcp_manager=manager, frontend=frontend)
     loaded = Loaded(
         session,
         AgentMagics(shell, session),
@@ -111,7 +112,7 @@ def load(shell: Any) -> Loaded:
         context = ToolContext.for_shell(shell, live=loaded.live, frontend=frontend)
         context.policy = session.policy
         tools = builtin_tools(context)
-        nbagent.registry.register_many(tools, replace=True)
+        registry.register_many(tools, replace=True)
         loaded.builtin = [t.name for t in tools]
         session.agent  # noqa: B018 - built now, so its session tools are listed from the start
 

@@ -31,7 +31,7 @@ from nbagent.conversations import (
     saved_conversations,
     sessions_table,
 )
-from nbagent.display import CellTranscript, Markdown, show_notices
+from nbagent.display import CellTranscript, show_notices
 from nbagent.errors import ModelAPIError, NbAgentError
 from nbagent.events import (
     Notice,
@@ -43,15 +43,15 @@ from nbagent.events import (
     UsageReported,
 )
 from nbagent.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
-from nbagent.markup import code_markdown, model_markdown, plain_markdown, table_cell
+from nbagent.markup import Markdown, code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.permissions import PermissionPolicy
 from nbagent.registry import ToolRegistry
 from nbagent.request import MODES
-from nbagent.schema_view import description_line, parameters_markdown
+from nbagent.schema_view import parameters_markdown
 from nbagent.secrets import redact
 from nbagent.server_tools import ServerTool, options_line
 from nbagent.session import Session
-from nbagent.text import cut
+from nbagent.text import cut, description_line
 from nbagent.tool import Tool
 from nbagent.tools import sandbox
 from nbagent.tools.nbaccess import front_end_file, running_client

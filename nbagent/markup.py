@@ -446,3 +446,30 @@ def model_markdown(text: str, css_class: str = "nbagent-markdown") -> str:
         An HTML block that any Markdown renderer keeps whole.
     """
     return html_block(f'<div class="{css_class}">{model_html(text)}</div>')
+
+
+class Markdown:
+    """Markdown that renders as Markdown in notebooks and as plain text in a terminal.
+
+    (IPython's own ``Markdown`` shows ``<IPython.core.display.Markdown object>`` as text.)
+    Both show control characters and direction overrides as escapes
+    (:func:`~nbagent.markup.show_controls`); text from outside in the Markdown is redacted and
+    escaped by its maker (:mod:`nbagent.markup`), and both are redacted again here
+    (:func:`~nbagent.secrets.redact`).
+
+    Args:
+        text: The Markdown source.
+        plain: The plain-text rendering; the Markdown source by default.
+    """
+
+    def __init__(self, text: str, plain: str | None = None) -> None:
+        self.text = show_controls(redact(text, shapes=False))
+        self.plain = self.text if plain is None else show_controls(redact(plain))
+
+    def _repr_markdown_(self) -> str:
+        """The Markdown, for rich front ends."""
+        return self.text
+
+    def __repr__(self) -> str:
+        """The plain text, for plain front ends."""
+        return self.plain

@@ -13,9 +13,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
-from nbagent.display import Markdown, notices_markdown, show_notices
+from nbagent.display import notices_markdown, show_notices
 from nbagent.errors import NbAgentError
-from nbagent.markup import code_markdown, plain_markdown, table_cell
+from nbagent.markup import Markdown, code_markdown, plain_markdown, table_cell
 from nbagent.mcp.report import approval_request, problems, server_log, waiting_list
 
 USAGE = (

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from nbagent.errors import DuplicateToolError, UnknownToolError
 from nbagent.markup import escape_html
-from nbagent.schema_view import description_line
+from nbagent.text import description_line
 from nbagent.tool import Tool
 
 LOADED = "loaded"

@@ -17,7 +17,8 @@ import ipywidgets as widgets
 
 from nbagent.markup import escape_html
 from nbagent.registry import DEFERRED, LOADED, LOADED_BY_SEARCH, STATES, ToolRegistry
-from nbagent.schema_view import description_line, parameters_html
+from nbagent.schema_view import parameters_html
+from nbagent.text import description_line
 from nbagent.tool import Tool
 from nbagent.transcript import plural
 

@@ -1,4 +1,4 @@
-"""A tool's definition as a person reads it: a one-line description and a parameter table.
+"""A tool's input schema as a person reads it: a parameter table.
 
 The table flattens an input schema into one row per parameter: nested objects give dotted
 rows (``filters.since``, ``items[].name`` for objects inside arrays), types read as words
@@ -18,7 +18,6 @@ name). Any JSON value is accepted: what is not a schema shows as ``any``, never 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -43,8 +42,6 @@ _TYPE_STEPS = 200
 _COUNTED_ROWS = 10 * MAX_ROWS
 """Rows counted past the shown ones before a long table just says there are more."""
 _DEFAULT_CHARS = 60
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-_SENTENCE_END = re.compile(r"(?<!\b\w)[.!?](?=\s+[A-Z]|$)|[。！？]")
 
 
 @dataclass(frozen=True)
@@ -63,32 +60,6 @@ class ParameterRow:
     """Its description, whole; empty when it has none."""
     depth: int
     """How deep it is nested: 0 for the tool's own parameters."""
-
-
-def description_line(text: str | None, width: int = 120) -> str:
-    """The first sentence of a description, cut to ``width`` characters.
-
-    The sentence ends at the first ``.``, ``!`` or ``?`` before a capital letter, or at the end
-    of the first paragraph (unless the next one goes on in lower case).
-
-    Args:
-        text: A tool's description (a docstring, an MCP server's text), or None.
-        width: The most characters, an ellipsis included.
-
-    Returns:
-        One line; empty for an empty text.
-    """
-    paragraphs = _PARAGRAPH_BREAK.split((text or "").strip())
-    line = " ".join(paragraphs[0].split())
-    for more in paragraphs[1:]:  # a sentence cut by a blank line (a docstring's first line)
-        ended = line.endswith((".", "!", "?", ":", "。", "！", "？"))
-        if ended or len(line) > width or not more.lstrip()[:1].islower():
-            break
-        line += " " + " ".join(more.split())
-    end = _SENTENCE_END.search(line)
-    if end:
-        line = line[: end.end()]
-    return cut(line, width)
 
 
 def parameter_rows(schema: Any, limit: int = MAX_ROWS) -> list[ParameterRow]:

@@ -120,3 +120,33 @@ def first_line(text: str | None, width: int = 80) -> str:
     stripped = (text or "").strip()
     line = stripped.splitlines()[0] if stripped else ""
     return cut(line, width)
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_SENTENCE_END = re.compile(r"(?<!\b\w)[.!?](?=\s+[A-Z]|$)|[。！？]")
+
+
+def description_line(text: str | None, width: int = 120) -> str:
+    """The first sentence of a description, cut to ``width`` characters.
+
+    The sentence ends at the first ``.``, ``!`` or ``?`` before a capital letter, or at the end
+    of the first paragraph (unless the next one goes on in lower case).
+
+    Args:
+        text: A tool's description (a docstring, an MCP server's text), or None.
+        width: The most characters, an ellipsis included.
+
+    Returns:
+        One line; empty for an empty text.
+    """
+    paragraphs = _PARAGRAPH_BREAK.split((text or "").strip())
+    line = " ".join(paragraphs[0].split())
+    for more in paragraphs[1:]:  # a sentence cut by a blank line (a docstring's first line)
+        ended = line.endswith((".", "!", "?", ":", "。", "！", "？"))
+        if ended or len(line) > width or not more.lstrip()[:1].islower():
+            break
+        line += " " + " ".join(more.split())
+    end = _SENTENCE_END.search(line)
+    if end:
+        line = line[: end.end()]
+    return cut(line, width)

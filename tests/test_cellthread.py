@@ -10,14 +10,8 @@ from typing import Any
 import pytest
 
 from nbagent import cellthread
-from nbagent.cellthread import (
-    ENDED,
-    TIME_LIMIT,
-    Cancellation,
-    Cancelled,
-    CellThread,
-    Scope,
-)
+from nbagent.cancellation import ENDED, TIME_LIMIT, Cancellation, Cancelled
+from nbagent.cellthread import CellThread, Scope
 
 
 def serve_until(cell: CellThread, workers: list[threading.Thread], timeout: float = 10) -> None:

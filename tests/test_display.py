@@ -8,7 +8,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from nbagent.display import CellTranscript, Markdown
+from nbagent.display import CellTranscript
 from nbagent.events import (
     PermissionAnswered,
     PermissionRequested,
@@ -19,6 +19,7 @@ from nbagent.events import (
     ToolSetAnnounced,
     Usage,
 )
+from nbagent.markup import Markdown
 from tests.test_transcript import RUN
 
 FIRST = ToolSetAnnounced(("TaskCreate", "AskUserQuestion"), (), "<reminder>", initial=True)

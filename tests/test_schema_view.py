@@ -14,7 +14,6 @@ from nbagent.markup import escape_html
 from nbagent.schema_view import (
     MAX_ROWS,
     ParameterRow,
-    description_line,
     parameter_rows,
     parameters_html,
     parameters_markdown,
@@ -24,22 +23,6 @@ from nbagent.tool import tool
 
 def rows_by_name(schema: Any) -> dict[str, ParameterRow]:
     return {row.name: row for row in parameter_rows(schema)}
-
-
-def test_description_line_is_the_first_sentence_of_the_first_paragraph() -> None:
-    assert description_line("Read a file. Then more.") == "Read a file."
-    assert description_line("Search file\ncontents with a regex.\n\nArgs: x") == (
-        "Search file contents with a regex."
-    )
-    assert description_line("Takes a name, e.g. df. Returns it.") == "Takes a name, e.g. df."
-    assert description_line("发送消息。然后") == "发送消息。"
-    assert description_line("Hand a task to a sub-agent and get its\n\nanswer. Use it.") == (
-        "Hand a task to a sub-agent and get its answer."
-    )
-    assert description_line("A title\n\nThe text.") == "A title"
-    assert description_line("no full stop at all") == "no full stop at all"
-    assert description_line("  \n\n  ") == "" and description_line(None) == ""
-    assert description_line("x" * 200, width=10) == "x" * 9 + "…"
 
 
 def test_rows_say_type_required_default_and_description() -> None:

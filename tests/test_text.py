@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.text import Units, cjk_grams, split_name, words
+from nbagent.text import Units, cjk_grams, description_line, split_name, words
 
 
 @pytest.mark.parametrize(
@@ -50,3 +50,19 @@ def test_units_of_a_mixed_term() -> None:
     units = Units.of("发送message")
     assert units.words == ("message",) and units.grams == frozenset({"发送"})
     assert not Units.of("...")
+
+
+def test_description_line_is_the_first_sentence_of_the_first_paragraph() -> None:
+    assert description_line("Read a file. Then more.") == "Read a file."
+    assert description_line("Search file\ncontents with a regex.\n\nArgs: x") == (
+        "Search file contents with a regex."
+    )
+    assert description_line("Takes a name, e.g. df. Returns it.") == "Takes a name, e.g. df."
+    assert description_line("发送消息。然后") == "发送消息。"
+    assert description_line("Hand a task to a sub-agent and get its\n\nanswer. Use it.") == (
+        "Hand a task to a sub-agent and get its answer."
+    )
+    assert description_line("A title\n\nThe text.") == "A title"
+    assert description_line("no full stop at all") == "no full stop at all"
+    assert description_line("  \n\n  ") == "" and description_line(None) == ""
+    assert description_line("x" * 200, width=10) == "x" * 9 + "…"

@@ -16,7 +16,7 @@ from nbagent.events import TextCited, TextDelta, Usage, WebSearched
 from nbagent.server_blocks import ServerBlockReader
 
 if TYPE_CHECKING:
-    from nbagent.cellthread import Cancellation
+    from nbagent.cancellation import Cancellation
 
 DEFAULT_MAX_RETRIES = 4
 """Retries of a failed request (the SDK's backoff, honouring ``retry-after``)."""

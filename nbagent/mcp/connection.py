@@ -386,7 +386,7 @@ class Connection:
     @asynccontextmanager
     async def _client_for(self, spec: ServerSpec) -> AsyncIterator[Client]:
         """Open the transport and the MCP session."""
-        import nbagent
+        from nbagent.version import __version__
 
         if isinstance(spec, StdioSpec):
             process = self._process = StdioProcess(
@@ -404,7 +404,7 @@ class Connection:
             guard.around(transport),
             message_handler=self._on_message,
             cache=None,
-            client_info=types.Implementation(name="nbagent", version=nbagent.__version__),
+            client_info=types.Implementation(name="nbagent", version=__version__),
         )
         async with client:
             yield client

@@ -107,9 +107,9 @@ class McpManager:
         max_tools: int = DEFAULT_MAX_TOOLS,
     ) -> None:
         if registry is None:
-            import nbagent
+            from nbagent.process import process_registry
 
-            registry = nbagent.registry
+            registry = process_registry()
         self.registry = registry
         self.settings = ConnectionSettings(
             connect_timeout=connect_timeout,

@@ -45,8 +45,7 @@ def approve_on_stdin(plan: str) -> bool:
     from IPython.core.error import StdinNotImplementedError
     from IPython.display import display
 
-    from nbagent.display import Markdown
-    from nbagent.markup import model_markdown
+    from nbagent.markup import Markdown, model_markdown
 
     display(Markdown(f"**Plan**\n\n{model_markdown(plan)}", plain=f"Plan\n\n{plan}"))
     try:

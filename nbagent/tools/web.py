@@ -41,13 +41,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbagent import __version__
 from nbagent.access import Touch
 from nbagent.errors import ToolError
 from nbagent.tool import Tool, ToolResult, tool
 from nbagent.tools.addresses import Address, kind, resolve
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.html_markdown import html_to_markdown
+from nbagent.version import __version__
 
 if TYPE_CHECKING:
     import httpcore2
