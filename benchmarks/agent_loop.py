@@ -35,12 +35,12 @@ from catalogue import (  # noqa: E402
     run_line,
 )
 
-import nbagent.agent  # noqa: E402
-from nbagent.agent import Agent  # noqa: E402
-from nbagent.events import Event, ToolCallFinished, Usage, UsageReported  # noqa: E402
-from nbagent.registry import ToolRegistry  # noqa: E402
+import nbagent.loop.agent  # noqa: E402
+from nbagent.catalogue.registry import ToolRegistry  # noqa: E402
+from nbagent.core.events import Event, ToolCallFinished, Usage, UsageReported  # noqa: E402
+from nbagent.core.tool import Tool, tool  # noqa: E402
+from nbagent.loop.agent import Agent  # noqa: E402
 from nbagent.testing import FakeAnthropicServer, Reply  # noqa: E402
-from nbagent.tool import Tool, tool  # noqa: E402
 
 REQUESTS = 10
 """Model requests in the scripted conversation."""
@@ -143,7 +143,7 @@ def overhead_table(runs: int) -> str:
     ]
     per_turn: list[float] = []
     inside = 0.0
-    original = nbagent.agent.stream_response
+    original = nbagent.loop.agent.stream_response
 
     def timed(
         client: Any, request: dict[str, Any], betas: Sequence[str] = (), cancel: Any = None
@@ -161,7 +161,7 @@ def overhead_table(runs: int) -> str:
                 inside += time.perf_counter() - started
             yield item
 
-    nbagent.agent.stream_response = timed  # type: ignore[assignment]
+    nbagent.loop.agent.stream_response = timed  # type: ignore[assignment]
     try:
         for _ in range(runs):
             script = [Reply.tool_use("note", {"text": str(i)}) for i in range(REQUESTS - 1)]
@@ -172,7 +172,7 @@ def overhead_table(runs: int) -> str:
                 agent.run("go")
                 per_turn.append((time.perf_counter() - started - inside) / REQUESTS)
     finally:
-        nbagent.agent.stream_response = original  # type: ignore[assignment]
+        nbagent.loop.agent.stream_response = original  # type: ignore[assignment]
     median = statistics.median(per_turn) * 1e3
     return markdown_table(
         [

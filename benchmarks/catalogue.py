@@ -11,7 +11,7 @@ such as ``"BioMCP: Biomedical Model Context Protocol"`` break the API's name rul
 ``^[a-zA-Z0-9_-]{1,64}$``, so each server gets a slug: every run of other characters becomes
 one ``-`` (which also keeps ``__`` out of it, so the name still parses), and the slug is cut
 so that the server's longest tool name fits in 64 characters. A definition whose schema the
-:class:`~nbagent.tool.Tool` model rejects is skipped and counted, never fixed up.
+:class:`~nbagent.core.tool.Tool` model rejects is skipped and counted, never fixed up.
 
 ``list_tools`` asks a running server for its tools (the scripts that write ``benchmarks/data/``
 use it).
@@ -35,9 +35,9 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from nbagent.errors import ToolDefinitionError
-from nbagent.text import MCP_PREFIX
-from nbagent.tool import Tool
+from nbagent.core.errors import ToolDefinitionError
+from nbagent.core.text import MCP_PREFIX
+from nbagent.core.tool import Tool
 
 DATA_ENV = "NBAGENT_BENCHMARK_DATA"
 """The environment variable that overrides where the benchmark data is read from."""

@@ -31,13 +31,13 @@ from catalogue import (
 )
 from devsets import reference_definitions
 
-from nbagent.rankers.fields import ToolFields
-from nbagent.rankers.hybrid import HybridRanker
-from nbagent.rankers.minilm import MAX_TOKENS, TOOL_TOKENS, MiniLMEmbedder
-from nbagent.rankers.semantic import SemanticIndex
-from nbagent.rankers.usem import USEEmbedder
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
+from nbagent.catalogue.rankers.fields import ToolFields
+from nbagent.catalogue.rankers.hybrid import HybridRanker
+from nbagent.catalogue.rankers.minilm import MAX_TOKENS, TOOL_TOKENS, MiniLMEmbedder
+from nbagent.catalogue.rankers.semantic import SemanticIndex
+from nbagent.catalogue.rankers.usem import USEEmbedder
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
 
 RUNS = 3
 """Timed runs of each cold embedding."""

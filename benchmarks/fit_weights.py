@@ -17,10 +17,10 @@ multilingual queries, nor the LiveMCPBench queries are read.
 3. The cut-off: the largest share of the best score (0 to 0.9 in steps of 0.05) whose
    objective is no lower than with no cut-off.
 
-It prints the fitted values; ``nbagent/rankers/bm25.py`` (``FIELD_WEIGHTS``),
-``nbagent/rankers/embedder.py`` (``DEFAULT_EMBEDDERS``), ``nbagent/rankers/semantic.py``
-(``WINDOW``, ``WINDOW_SHARE``) and ``nbagent/rankers/hybrid.py`` (``LEXICAL_WEIGHT``,
-``CUTOFF``) hold them.
+It prints the fitted values; ``nbagent/catalogue/rankers/bm25.py`` (``FIELD_WEIGHTS``),
+``nbagent/catalogue/rankers/embedder.py`` (``DEFAULT_EMBEDDERS``),
+``nbagent/catalogue/rankers/semantic.py`` (``WINDOW``, ``WINDOW_SHARE``) and
+``nbagent/catalogue/rankers/hybrid.py`` (``LEXICAL_WEIGHT``, ``CUTOFF``) hold them.
 
 Run ``python benchmarks/fit_weights.py`` from the repo root (embedding the tools takes a
 minute or two the first time; vectors are cached under ``~/.nbagent``).
@@ -42,11 +42,11 @@ from devsets import (
     task_dev_queries,
 )
 
-from nbagent.rankers.bm25 import BM25Ranker
-from nbagent.rankers.embedder import DEFAULT_CACHE_DIR, DEFAULT_EMBEDDERS, EmbeddingCache
-from nbagent.rankers.fields import FIELDS, ToolFields
-from nbagent.rankers.semantic import only_cjk, pooled, query_texts, rescaled, standardised
-from nbagent.search import parse_terms
+from nbagent.catalogue.rankers.bm25 import BM25Ranker
+from nbagent.catalogue.rankers.embedder import DEFAULT_CACHE_DIR, DEFAULT_EMBEDDERS, EmbeddingCache
+from nbagent.catalogue.rankers.fields import FIELDS, ToolFields
+from nbagent.catalogue.rankers.semantic import only_cjk, pooled, query_texts, rescaled, standardised
+from nbagent.catalogue.toolsearch import parse_terms
 
 GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0)
 """The values tried for each field weight."""
@@ -74,7 +74,7 @@ class DevQuery:
     """Per-field BM25 scores, shape (fields, tools)."""
     rows: dict[int, list[list[np.ndarray]]]
     """By window size, each default embedder's standardised similarities to each tool: the
-    whole query's, then each window's (:func:`~nbagent.rankers.semantic.query_texts`)."""
+    whole query's, then each window's (:func:`~nbagent.catalogue.rankers.semantic.query_texts`)."""
     cjk: bool
     """Whether the query is written in Chinese, Japanese or Korean only."""
     entries: list[np.ndarray]
@@ -153,7 +153,7 @@ def objective(
 
 
 def similarity(q: DevQuery, window: int, window_share: float, share: float) -> np.ndarray:
-    """The embeddings' similarity, as :mod:`nbagent.rankers.semantic` computes it.
+    """The embeddings' similarity, as :mod:`nbagent.catalogue.rankers.semantic` computes it.
 
     Args:
         q: The query.
@@ -176,7 +176,7 @@ def hybrid(
     cutoff: float = 0.0,
     similarities: Callable[[DevQuery], np.ndarray] | None = None,
 ):
-    """The hybrid ranker's score, as :mod:`nbagent.rankers.hybrid` computes it.
+    """The hybrid ranker's score, as :mod:`nbagent.catalogue.rankers.hybrid` computes it.
 
     Args:
         weights: The BM25 field weights.

@@ -2,7 +2,7 @@
 
 For each hostile shape of ``tests/mcp_servers/hostile.py`` (a raw JSON-RPC server that lists
 its two good tools, then the hostile ones), and for the good tools alone, a manager connects
-the server and an :class:`~nbagent.agent.Agent` runs one-answer cells against
+the server and an :class:`~nbagent.loop.agent.Agent` runs one-answer cells against
 FakeAnthropicServer, which checks each request as the API does (at most 10,000 deferred
 tools, ...). The cell time is the median of ``--runs`` cells; the figures of a shape and of
 the good server are taken in the same way, one after the other.
@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from catalogue import run_line  # noqa: E402
 
-from nbagent.agent import Agent  # noqa: E402
+from nbagent.catalogue.registry import ToolRegistry  # noqa: E402
+from nbagent.loop.agent import Agent  # noqa: E402
 from nbagent.mcp import McpManager  # noqa: E402
-from nbagent.registry import ToolRegistry  # noqa: E402
 from nbagent.testing import FakeAnthropicServer, Reply  # noqa: E402
 
 SERVER = ROOT / "tests" / "mcp_servers" / "hostile.py"

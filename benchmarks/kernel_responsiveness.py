@@ -81,7 +81,7 @@ project's file would wait for approval and start nothing."""
 
 REPORT = """\
 import json as _json
-from nbagent.extension import _loaded
+from nbagent.jupyter.extension import _loaded
 
 _manager = next(iter(_loaded.values())).manager
 _ready = _manager.wait_ready({timeout})

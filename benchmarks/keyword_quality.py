@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from catalogue import build_catalogue, livemcpbench_definitions, markdown_table, run_line
 from devsets import KeywordQuery, keyword_catalogue, keyword_queries, multilingual_queries
 
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
 
 RANKER_NAMES = ("keyword", "bm25", "semantic", "hybrid")
 """The rankers compared."""

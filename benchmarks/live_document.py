@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import nbformat  # noqa: E402
 from catalogue import markdown_table, run_line  # noqa: E402
 
-from nbagent.tool import Tool  # noqa: E402
+from nbagent.core.tool import Tool  # noqa: E402
 from nbagent.tools import ToolContext, builtin_tools  # noqa: E402
 from nbagent.tools.livedoc import LiveDocuments  # noqa: E402
 from tests.tools.rtc import RTC_PYTHON, YUser, jupyter_server  # noqa: E402

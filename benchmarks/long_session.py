@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from catalogue import markdown_table, run_line  # noqa: E402
 
-from nbagent.agent import Agent  # noqa: E402
-from nbagent.events import Event, Notice, Usage, UsageReported  # noqa: E402
-from nbagent.registry import ToolRegistry  # noqa: E402
+from nbagent.catalogue.registry import ToolRegistry  # noqa: E402
+from nbagent.core.events import Event, Notice, Usage, UsageReported  # noqa: E402
+from nbagent.core.tool import Tool  # noqa: E402
+from nbagent.loop.agent import Agent  # noqa: E402
 from nbagent.testing import FakeAnthropicServer, Reply  # noqa: E402
-from nbagent.tool import Tool  # noqa: E402
 
 WINDOW = 1_000_000
 """The fake server's context window (no run reaches it)."""

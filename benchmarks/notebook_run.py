@@ -43,7 +43,7 @@ CASES = {
 
 IN_KERNEL = """
 import json, statistics, time, nbagent
-from nbagent.extension import _loaded
+from nbagent.jupyter.extension import _loaded
 loaded = next(iter(_loaded.values()))
 loaded.agent_magics.wait_for()
 loaded.frontend.open()

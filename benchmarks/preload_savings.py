@@ -1,6 +1,6 @@
 """What predictive preloading saves (ToolSearch round trips) and costs (definition tokens).
 
-For each first prompt, :func:`nbagent.preload.preload` picks tools before the first turn
+For each first prompt, :func:`nbagent.catalogue.preload.preload` picks tools before the first turn
 (default token budget). Each task needs some tools, as groups of alternatives (any tool of a
 group will do). The model assumed without preloading makes one ToolSearch round trip per
 needed group; a group that a pick covers needs none. Reported per ranker:
@@ -16,7 +16,7 @@ and the 94 LiveMCPBench tasks (full text; a group is one annotated tool with its
 
 ``--fit`` instead prints, for each ranker, the confidence threshold fitted on the task-style
 dev queries (``benchmarks/data/task_dev_queries.json``): the lowest score from which at least
-80% of the top-5 hits were relevant. ``nbagent.preload.MIN_SCORE`` holds the result.
+80% of the top-5 hits were relevant. ``nbagent.catalogue.preload.MIN_SCORE`` holds the result.
 
 Run ``python benchmarks/preload_savings.py`` from the repo root (``--quick``: keyword and
 bm25 rankers, scripted prompts only).
@@ -39,9 +39,9 @@ from catalogue import (
 )
 from devsets import keyword_catalogue, read, task_dev_queries
 
-from nbagent.preload import DEFAULT_BUDGET, preload
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
+from nbagent.catalogue.preload import DEFAULT_BUDGET, preload
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
 
 RANKER_NAMES = ("keyword", "bm25", "semantic", "hybrid")
 """The rankers compared."""

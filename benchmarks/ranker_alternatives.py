@@ -1,7 +1,7 @@
 """Alternatives to the shipped hybrid ranker, measured on the dev sets only (none adopted).
 
 Each row changes one thing in the shipped ranker (the fitted weights of
-``nbagent/rankers/``) and reports the best setting of a small sweep, with the objective of
+``nbagent/catalogue/rankers/``) and reports the best setting of a small sweep, with the objective of
 ``fit_weights.py`` (keyword MRR, task and MCP-Bench Recall, each at 5 and 10 hits) and each dev
 set's figures:
 
@@ -39,16 +39,16 @@ import numpy as np
 from catalogue import markdown_table, run_line
 from fit_weights import DevQuery, DevSet, dev_sets, objective, prepare
 
-from nbagent.rankers.bm25 import FIELD_WEIGHTS, BM25Ranker
-from nbagent.rankers.embedder import (
+from nbagent.catalogue.rankers.bm25 import FIELD_WEIGHTS, BM25Ranker
+from nbagent.catalogue.rankers.embedder import (
     DEFAULT_CACHE_DIR,
     DEFAULT_EMBEDDERS,
     Embedder,
     EmbeddingCache,
 )
-from nbagent.rankers.fields import FIELDS, ToolFields
-from nbagent.rankers.hybrid import CUTOFF, LEXICAL_WEIGHT
-from nbagent.rankers.semantic import (
+from nbagent.catalogue.rankers.fields import FIELDS, ToolFields
+from nbagent.catalogue.rankers.hybrid import CUTOFF, LEXICAL_WEIGHT
+from nbagent.catalogue.rankers.semantic import (
     WINDOW,
     WINDOW_SHARE,
     pooled,
@@ -56,7 +56,7 @@ from nbagent.rankers.semantic import (
     rescaled,
     standardised,
 )
-from nbagent.search import parse_terms
+from nbagent.catalogue.toolsearch import parse_terms
 
 E5_WORDS = 96
 """Tool texts are cut to this many words for e5 (as for the multilingual USE)."""

@@ -8,8 +8,8 @@ short password), it measures with ``time.perf_counter``:
   scan alone, and the environment alone (``shapes=False``, what escaped text gets again);
 - the same text again (a view drawn again: remembered);
 - streaming: an answer of 4,000 characters arriving 4 characters at a time, rendered as the
-  live view does it at each refresh (:func:`~nbagent.secrets.streamable`, then
-  :func:`~nbagent.markup.model_html`, which redacts the whole text before escaping it),
+  live view does it at each refresh (:func:`~nbagent.core.secrets.streamable`, then
+  :func:`~nbagent.core.markup.model_html`, which redacts the whole text before escaping it),
   beside markdown-it rendering the same text alone;
 - the check that ``os.environ`` did not change, which every call makes;
 - the first use, nbagent already imported: importing detect-secrets and working out the forms
@@ -86,7 +86,7 @@ def main() -> None:
     repeat = 5 if args.quick else 30
     os.environ.update(SECRETS)
 
-    from nbagent import markup, secrets
+    from nbagent.core import markup, secrets
 
     start = time.perf_counter()
     secrets.redact("warm-up: AKIAIOSFODNN7EXAMPLE")

@@ -70,7 +70,7 @@ def messages(count: int) -> list[dict[str, Any]]:
 
 def write(folder: Path, count: int, ident: str) -> Path:
     """Write one conversation of ``count`` records (fsync skipped: set-up, not measured)."""
-    from nbagent.conversations import ConversationLog
+    from nbagent.store.conversations import ConversationLog
 
     with mock.patch("os.fsync"):
         log = ConversationLog.create(folder, NOTEBOOK, "claude-test", ident=ident)
@@ -100,14 +100,14 @@ def main() -> None:
         os.environ["NBAGENT_CONVERSATIONS"] = str(Path(tmp) / "conversations")
         os.environ["ANTHROPIC_API_KEY"] = "sk-ant-api03-" + "Zx9" * 30
         os.environ["DB_PASSWORD"] = "s3cr3t-pw"
-        from nbagent.agent import Agent
-        from nbagent.conversations import (
+        from nbagent.catalogue.registry import ToolRegistry
+        from nbagent.loop.agent import Agent
+        from nbagent.store.conversations import (
             find_conversation,
             notebook_folder,
             read_conversation,
             resume,
         )
-        from nbagent.registry import ToolRegistry
 
         folder = notebook_folder(NOTEBOOK)
         for other in range(OTHERS):
@@ -129,9 +129,7 @@ def main() -> None:
                 "find_conversation by id": lambda size=size: find_conversation(
                     NOTEBOOK, f"size{size:05d}"
                 ),
-                "resume (repair, hand over)": lambda saved=saved, agent=agent: resume(
-                    agent, saved
-                ),
+                "resume (repair, hand over)": lambda saved=saved, agent=agent: resume(agent, saved),
             }
             medians = {name: median_ms(work, runs) for name, work in timed.items()}
             base = medians["json.loads (peer)"]

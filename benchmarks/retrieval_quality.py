@@ -52,9 +52,9 @@ from catalogue import (
     run_line,
 )
 
-from nbagent.errors import SearchQueryError
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import SearchQueryError
 
 DEPTH = 10
 """How many hits each retriever returns (the deepest cut-off scored)."""

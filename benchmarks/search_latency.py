@@ -49,8 +49,8 @@ from catalogue import (
     run_line,
 )
 
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch, make_ranker
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch, make_ranker
 
 SIZES = (100, 1_000, 10_000)
 """Catalogue sizes of the full run."""
@@ -305,9 +305,9 @@ class RankerResult:
 
 def fresh_ranker(name: str, embedders):
     """Build a ranker; the embedding rankers share ``embedders`` and keep vectors in memory."""
-    from nbagent.rankers.embedder import DEFAULT_EMBEDDERS
-    from nbagent.rankers.hybrid import HybridRanker
-    from nbagent.rankers.semantic import SemanticIndex
+    from nbagent.catalogue.rankers.embedder import DEFAULT_EMBEDDERS
+    from nbagent.catalogue.rankers.hybrid import HybridRanker
+    from nbagent.catalogue.rankers.semantic import SemanticIndex
 
     if name not in ("semantic", "hybrid"):
         return make_ranker(name)
@@ -372,7 +372,7 @@ def embed_distinct_texts(
         definitions: The definitions to draw from.
         count: How many tools the catalogue has.
     """
-    from nbagent.rankers.fields import ToolFields
+    from nbagent.catalogue.rankers.fields import ToolFields
 
     embedder.embed([ToolFields.of(t).text for t in build_catalogue(definitions, count).tools])
 
@@ -463,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ranker_sizes = QUICK_SIZES if args.quick else RANKER_SIZES
     embedder = None
     if {"semantic", "hybrid"} & set(rankers):
-        from nbagent.rankers.embedder import DEFAULT_EMBEDDERS
+        from nbagent.catalogue.rankers.embedder import DEFAULT_EMBEDDERS
 
         embedder = [CopyEmbedder(factory()) for factory, _ in DEFAULT_EMBEDDERS]
         for each in embedder:

@@ -8,7 +8,7 @@ the announcement of the deferred names). A second table compares the announcemen
 A third times ``context_cost()`` as each ``%%agent`` cell calls it, over catalogue size: the
 first cell, a next cell with the catalogue unchanged, and one after a tool changed.
 
-Counts are local estimates (``nbagent.tokens``: the Claude-v1 BPE tokenizer), not a live
+Counts are local estimates (``nbagent.core.tokens``: the Claude-v1 BPE tokenizer), not a live
 model's counts. Target: at least 90% saved with 100 or more MCP tools.
 
 Run ``python benchmarks/token_cost.py`` from the repo root (``--quick`` for a smoke run).
@@ -35,11 +35,11 @@ from catalogue import (
     run_line,
 )
 
-from nbagent.delta import render_announcement, render_legacy_block
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
-from nbagent.tokens import count_tokens
-from nbagent.tool import Tool
+from nbagent.catalogue.delta import render_announcement, render_legacy_block
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.tokens import count_tokens
+from nbagent.core.tool import Tool
 
 TARGET_SAVED = 0.90
 """The share of tokens deferral should save with :data:`TARGET_MIN_MCP_TOOLS` MCP tools."""
@@ -64,7 +64,7 @@ def builtin_tools() -> list[Tool]:
     Returns:
         The tools, ToolSearch left out (each setup adds its own).
     """
-    from nbagent.agent import Agent
+    from nbagent.loop.agent import Agent
     from nbagent.orchestration import TaskBoard, session_tools
     from nbagent.tools import ToolContext
     from nbagent.tools import builtin_tools as tools_of
@@ -245,7 +245,7 @@ def cell_cost_table(sizes: Sequence[int], runs: int) -> str:
 
     Each run builds a fresh registry of the built-in tools and ``size`` MCP tools (the
     LiveMCPBench definitions cycled under numbered server copies) and empties the memo of
-    :func:`~nbagent.tokens.count_tokens`, as in a new kernel, then times three cells: the
+    :func:`~nbagent.core.tokens.count_tokens`, as in a new kernel, then times three cells: the
     first, a next one with the catalogue unchanged, and one after a tool was replaced by a
     copy with another description.
 
@@ -323,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "All-loaded: every definition in full, ToolSearch left out. Deferred: the loaded "
         "definitions, ToolSearch and the plain announcement of the deferred names "
         "(`ToolRegistry.context_cost()`). Estimates with the Claude-v1 tokenizer "
-        f"(`nbagent.tokens`). Built-in and session tools ({len(builtins)}): "
+        f"(`nbagent.core.tokens`). Built-in and session tools ({len(builtins)}): "
         f"{', '.join(builtins)}. " + " ".join(notes) + "\n"
     )
     print("### Announcement of the deferred names, by style (tokens)\n")

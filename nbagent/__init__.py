@@ -17,17 +17,17 @@ import importlib
 import sys
 import types
 
-from nbagent.version import __version__ as __version__
+from nbagent.core.version import __version__ as __version__
 
 # typing.TYPE_CHECKING without importing typing (17 ms in a fresh process).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from nbagent.errors import NbAgentError, ToolError
-    from nbagent.registry import ToolRegistry
-    from nbagent.search import SearchHit, ToolSearch
-    from nbagent.tool import Tool, ToolResult, tool
+    from nbagent.catalogue.registry import ToolRegistry
+    from nbagent.catalogue.toolsearch import SearchHit, ToolSearch
+    from nbagent.core.errors import NbAgentError, ToolError
+    from nbagent.core.tool import Tool, ToolResult, tool
 
     registry: ToolRegistry
 
@@ -45,14 +45,14 @@ __all__ = [
 
 
 _SOURCES = {
-    "NbAgentError": "errors",
-    "ToolError": "errors",
-    "ToolRegistry": "registry",
-    "SearchHit": "search",
-    "ToolSearch": "search",
-    "Tool": "tool",
-    "ToolResult": "tool",
-    "tool": "tool",
+    "NbAgentError": "core.errors",
+    "ToolError": "core.errors",
+    "ToolRegistry": "catalogue.registry",
+    "SearchHit": "catalogue.toolsearch",
+    "ToolSearch": "catalogue.toolsearch",
+    "Tool": "core.tool",
+    "ToolResult": "core.tool",
+    "tool": "core.tool",
 }
 """Each lazily imported name and the submodule that defines it."""
 
@@ -100,7 +100,7 @@ def __getattr__(name: str) -> Any:
         AttributeError: ``name`` is not one of the package's names.
     """
     if name == "registry":
-        from nbagent.process import process_registry
+        from nbagent.catalogue.process import process_registry
 
         globals()["registry"] = process_registry()
         return globals()["registry"]
@@ -122,7 +122,7 @@ def load_ipython_extension(ipython: Any) -> None:
     Args:
         ipython: The IPython shell.
     """
-    from nbagent.extension import load
+    from nbagent.jupyter.extension import load
 
     load(ipython)
 
@@ -133,6 +133,6 @@ def unload_ipython_extension(ipython: Any) -> None:
     Args:
         ipython: The IPython shell.
     """
-    from nbagent.extension import unload
+    from nbagent.jupyter.extension import unload
 
     unload(ipython)

@@ -1,5 +1,5 @@
-"""``python -m nbagent run|enable|disable``: see :mod:`nbagent.cli`."""
+"""``python -m nbagent run|enable|disable``: see :mod:`nbagent.jupyter.cli`."""
 
-from nbagent.cli import main
+from nbagent.jupyter.cli import main
 
 raise SystemExit(main())

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.logfile import LOG_ENV
 from nbagent.mcp.approvals import APPROVALS_ENV
+from nbagent.store.logfile import LOG_ENV
 from nbagent.testing import FakeAnthropicServer
 from tests.components import MARK, missing
 

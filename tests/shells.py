@@ -16,8 +16,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import nbagent
+from nbagent.core.tool import Tool
 from nbagent.testing import FakeAnthropicServer
-from nbagent.tool import Tool
 
 FORECAST = "mcp__weather__forecast"
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent import INTERRUPTED_TEXT, Agent
-from nbagent.errors import ModelAPIError, ToolError
-from nbagent.events import (
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import ModelAPIError, ToolError
+from nbagent.core.events import (
     Notice,
     PermissionRequested,
     RunFinished,
@@ -24,10 +24,10 @@ from nbagent.events import (
     ToolSetAnnounced,
     UsageReported,
 )
-from nbagent.permissions import Answer, ask, deny
-from nbagent.registry import ToolRegistry
+from nbagent.core.tool import Tool, tool
+from nbagent.loop.agent import INTERRUPTED_TEXT, Agent
+from nbagent.policy.permissions import Answer, ask, deny
 from nbagent.testing import FakeAnthropicServer, Fault, Reply, ToolUse
-from nbagent.tool import Tool, tool
 
 FORECAST = "mcp__weather__forecast"
 
@@ -513,7 +513,7 @@ def test_preloading_sends_what_the_prompt_names_before_any_search(
 def test_tools_used_often_are_loaded_from_the_start(
     fake_api: FakeAnthropicServer, tmp_path: Any
 ) -> None:
-    from nbagent.promotion import UsageStore
+    from nbagent.catalogue.promotion import UsageStore
 
     store = UsageStore(tmp_path / "usage.sqlite3")
     reg = registry()

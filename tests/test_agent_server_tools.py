@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nbagent.agent import Agent
-from nbagent.events import TextCited, TextDelta, ToolSearchResults, WebSearched
-from nbagent.pricing import estimate
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
-from nbagent.server_tools import server_tool
+from nbagent.api.pricing import estimate
+from nbagent.api.server_tools import server_tool
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.events import TextCited, TextDelta, ToolSearchResults, WebSearched
+from nbagent.core.tool import tool
+from nbagent.loop.agent import Agent
 from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
-from nbagent.tool import tool
 
 PAGES = (
     WebResult("https://docs.python.org/3/whatsnew/3.14.html", "What's New In Python 3.14"),

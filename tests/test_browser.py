@@ -32,12 +32,12 @@ pytestmark = pytest.mark.slow
 NOTEBOOK = Path(__file__).resolve().parents[1] / "example_notebooks" / "00_quick_tour.ipynb"
 
 STATES = """\
-from nbagent.display import CellTranscript
-from nbagent.events import (
+from nbagent.jupyter.display import CellTranscript
+from nbagent.core.events import (
     PermissionAnswered, PermissionRequested, RunFinished, TextDelta, ToolCallFinished,
     ToolCallStarted, ToolSearchResults, ToolSetAnnounced, Usage, UsageReported,
 )
-from nbagent.search import SearchHit
+from nbagent.catalogue.toolsearch import SearchHit
 
 hits = (
     SearchHit("get_forecast", 12.0, ("'weather' in description (6)", "'forecast' name part (6)")),

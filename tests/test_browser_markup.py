@@ -47,7 +47,7 @@ import os
 
 import nbagent
 from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 
 api = FakeAnthropicServer().start()
 os.environ["ANTHROPIC_API_KEY"] = "test-key"

@@ -446,7 +446,7 @@ import os
 import nbagent
 from nbagent.orchestration.subagent import SUBAGENT_SYSTEM
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 
 ran = []
 

@@ -1,4 +1,4 @@
-"""nbagent.cellthread: work posted to the cell's thread, questions withdrawn, cancellation."""
+"""nbagent.loop.cellthread: work posted to the cell's thread, questions withdrawn, cancellation."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from nbagent import cellthread
-from nbagent.cancellation import ENDED, TIME_LIMIT, Cancellation, Cancelled
-from nbagent.cellthread import CellThread, Scope
+from nbagent.core.cancellation import ENDED, TIME_LIMIT, Cancellation, Cancelled
+from nbagent.loop import cellthread
+from nbagent.loop.cellthread import CellThread, Scope
 
 
 def serve_until(cell: CellThread, workers: list[threading.Thread], timeout: float = 10) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from nbagent.cli import agent_cell, cell_text, main
+from nbagent.jupyter.cli import agent_cell, cell_text, main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "example_notebooks"
 

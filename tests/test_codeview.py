@@ -1,4 +1,5 @@
-"""Tests of nbagent.codeview: code in questions, highlighted in cards, diffs, short cell ids."""
+"""Tests of nbagent.render.codeview: code in questions, highlighted in cards, diffs, short cell
+ids."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.codeview import (
+from nbagent.render.codeview import (
     QUESTION_CHARS,
     capped,
     cell_diff,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nbagent.agent import SUMMARY_REQUEST, SUMMARY_TAG, Agent
-from nbagent.context import context_line
-from nbagent.delta import ADDED_HEADER, announced_names, since_compaction
-from nbagent.events import Notice, ToolSetAnnounced
-from nbagent.registry import ToolRegistry
+from nbagent.catalogue.delta import ADDED_HEADER, announced_names, since_compaction
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.events import Notice, ToolSetAnnounced
+from nbagent.loop.agent import SUMMARY_REQUEST, SUMMARY_TAG, Agent
+from nbagent.loop.context import context_line
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.shells import run
 from tests.test_agent import FORECAST, echo, forecast_tool

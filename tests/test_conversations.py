@@ -17,9 +17,14 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-from nbagent import conversations
-from nbagent.conversation_repair import loaded_in, repaired
-from nbagent.conversations import (
+from nbagent.catalogue.delta import ADDED_HEADER, REMOVED_HEADER
+from nbagent.core.errors import NbAgentError
+from nbagent.core.tool import Tool
+from nbagent.frontend.channel import FrontEndChannel
+from nbagent.loop.execution import INTERRUPTED_MESSAGE
+from nbagent.loop.repair import loaded_in, repaired
+from nbagent.store import conversations
+from nbagent.store.conversations import (
     NOT_SIGNED,
     Chain,
     ConversationKeyError,
@@ -34,13 +39,8 @@ from nbagent.conversations import (
     saved_conversations,
     verify,
 )
-from nbagent.delta import ADDED_HEADER, REMOVED_HEADER
-from nbagent.errors import NbAgentError
-from nbagent.execution import INTERRUPTED_MESSAGE
-from nbagent.fakeapi.rules import ApiError, check_request
-from nbagent.frontend.channel import FrontEndChannel
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
+from nbagent.testing.fakeapi.rules import ApiError, check_request
 from tests.frontend_peer import RecordingComm, hello
 from tests.kernels import execute, kernel
 from tests.shells import FORECAST, error_of, run
@@ -834,7 +834,7 @@ def test_a_changed_conversation_is_refused_and_trusted_for_what_verifies(
 WAITING_TOOL = """\
 import pathlib, time
 import nbagent
-from nbagent.tool import tool
+from nbagent.core.tool import tool
 
 @tool(read_only=True)
 def wait_for(started: str, release: str) -> str:
@@ -891,7 +891,7 @@ def test_a_kernel_killed_mid_cell_resumes_with_a_valid_history(
 
 
 def agent_of(ip: InteractiveShell) -> Any:
-    from nbagent.extension import _loaded
+    from nbagent.jupyter.extension import _loaded
 
     return _loaded[id(ip)].session.agent
 

@@ -14,16 +14,16 @@ from hypothesis import strategies as st
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from nbagent.conversation_records import MAX_DEPTH, MAX_LINE, parse_line
-from nbagent.conversation_repair import loaded_in, repaired
-from nbagent.conversations import (
+from nbagent.loop.repair import loaded_in, repaired
+from nbagent.store.conversations import (
     NOT_SIGNED,
     ConversationLog,
     notebook_folder,
     placeholder,
     read_conversation,
 )
-from nbagent.fakeapi.rules import check_request
+from nbagent.store.records import MAX_DEPTH, MAX_LINE, parse_line
+from nbagent.testing.fakeapi.rules import check_request
 from tests.shells import error_of, run
 
 DEEP = 200_000

@@ -1,4 +1,5 @@
-"""Tests of nbagent.delta: announcements read back from history, rendering, legacy block."""
+"""Tests of nbagent.catalogue.delta: announcements read back from history, rendering, legacy
+block."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.delta import (
+from nbagent.catalogue.delta import (
     ADDED_HEADER,
     REMOVED_HEADER,
     DeferredToolsDelta,
@@ -17,7 +18,7 @@ from nbagent.delta import (
     render_announcement,
     render_legacy_block,
 )
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 
 
 def user(text: str) -> dict[str, Any]:

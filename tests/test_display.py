@@ -1,4 +1,4 @@
-"""Tests of nbagent.display: live widgets replaced by a static transcript; terminal text."""
+"""Tests of nbagent.jupyter.display: live widgets replaced by a static transcript; terminal text."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from nbagent.display import CellTranscript
-from nbagent.events import (
+from nbagent.core.events import (
     PermissionAnswered,
     PermissionRequested,
     RunFinished,
@@ -19,7 +18,8 @@ from nbagent.events import (
     ToolSetAnnounced,
     Usage,
 )
-from nbagent.markup import Markdown
+from nbagent.core.markup import Markdown
+from nbagent.jupyter.display import CellTranscript
 from tests.test_transcript import RUN
 
 FIRST = ToolSetAnnounced(("TaskCreate", "AskUserQuestion"), (), "<reminder>", initial=True)

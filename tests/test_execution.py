@@ -1,4 +1,4 @@
-"""nbagent.execution: the worker threads of ToolRunner, and what an abandoned call leaves.
+"""nbagent.loop.execution: the worker threads of ToolRunner, and what an abandoned call leaves.
 
 A call that hangs past ``call_timeout`` is abandoned on its thread. Those threads are daemon
 threads, so neither a Python process nor a kernel waits for them at exit (a
@@ -18,17 +18,17 @@ from typing import Any
 
 import pytest
 
-from nbagent.events import (
+from nbagent.core.events import (
     Notice,
     PermissionAnswered,
     PermissionRequested,
     ToolCallFinished,
     ToolCallStarted,
 )
-from nbagent.execution import CallOutcome, ToolRunner, emit
-from nbagent.permissions import Answer, PermissionPolicy
+from nbagent.core.tool import Tool
+from nbagent.loop.execution import CallOutcome, ToolRunner, emit
+from nbagent.policy.permissions import Answer, PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 from tests.kernels import execute, kernel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,8 +64,8 @@ def run(runner: ToolRunner, *names: str) -> dict[str, CallOutcome]:
 ABANDON_AND_EXIT = textwrap.dedent(
     """
     import threading
-    from nbagent.execution import ToolRunner
-    from nbagent.tool import Tool
+    from nbagent.loop.execution import ToolRunner
+    from nbagent.core.tool import Tool
 
     hang = Tool(name="Hang", handler=lambda: threading.Event().wait(), read_only=True)
     outcomes = {}
@@ -151,7 +151,7 @@ def test_an_exception_the_runner_does_not_turn_into_a_result_reaches_the_caller(
 
 SETUP = """\
 import threading, nbagent
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 nbagent.registry.register(
     Tool(name="Hang", description="Never returns.", handler=lambda: threading.Event().wait()),
     replace=True,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.autoload import set_enabled
+from nbagent.jupyter.autoload import set_enabled
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.kernels import execute, kernel
 
@@ -107,7 +107,7 @@ def test_a_tool_that_fails_prints_no_traceback_into_the_cell(
     env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake_api.url}
     define = (
         "import nbagent\n"
-        "from nbagent.tool import tool\n"
+        "from nbagent.core.tool import tool\n"
         "@tool(read_only=True)\n"
         "def explode() -> str:\n"
         '    """Always fails."""\n'
@@ -128,7 +128,7 @@ def test_a_tool_that_fails_prints_no_traceback_into_the_cell(
 
 SHELL_TOOL = (
     "import nbagent\n"
-    "from nbagent.tool import tool\n"
+    "from nbagent.core.tool import tool\n"
     "@tool(name='Bash')\n"
     "def bash(command: str) -> str:\n"
     '    """Runs a command (here: says it did)."""\n'

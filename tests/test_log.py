@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from nbagent import extension
-from nbagent.logfile import LOG_ENV, LogFile, last_lines, stop_writing, write_to_file
-from nbagent.secrets import get_logger
+from nbagent.core.secrets import get_logger
+from nbagent.jupyter import extension
+from nbagent.store.logfile import LOG_ENV, LogFile, last_lines, stop_writing, write_to_file
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.kernels import execute, kernel
 from tests.shells import error_of, run, shown
 
 EXPLODE = (
     "import nbagent\n"
-    "from nbagent.tool import tool\n"
+    "from nbagent.core.tool import tool\n"
     "@tool(read_only=True)\n"
     "def explode() -> str:\n"
     '    """Always fails."""\n'
@@ -52,7 +52,7 @@ def test_a_tool_error_in_a_kernel_shows_one_line_and_logs_its_traceback(
     assert "It failed." in plain
     logged = log_file.read_text()
     assert "ERROR nbagent: Tool explode failed\nTraceback (most recent call last):" in logged
-    assert 'nbagent/execution.py", line' in logged and "RuntimeError: the tool broke" in logged
+    assert 'nbagent/loop/execution.py", line' in logged and "RuntimeError: the tool broke" in logged
     assert stat.S_IMODE(log_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(log_file.parent.stat().st_mode) == 0o700
     assert shown_log.status == "ok" and f"of {log_file} (" in shown_log.text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from nbagent.loopthread import LoopThread
+from nbagent.core.loopthread import LoopThread
 
 
 def threads_named(name: str) -> list[threading.Thread]:

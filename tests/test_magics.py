@@ -7,9 +7,9 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-from nbagent.agent import AgentResult
+from nbagent.core.tool import Tool
+from nbagent.loop.agent import AgentResult
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 from tests.shells import FORECAST, error_of, run
 
 

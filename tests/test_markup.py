@@ -1,4 +1,4 @@
-"""Text from outside never becomes markup: nbagent.markup, and every renderer that uses it.
+"""Text from outside never becomes markup: nbagent.core.markup, and every renderer that uses it.
 
 Each rendering (HTML, Markdown, plain text) of transcripts, cards, tables and answers made of
 an injection corpus goes through real renderers that keep raw HTML: markdown-it-py in its
@@ -23,8 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from nbagent.agent import AgentResult
-from nbagent.events import (
+from nbagent.core.events import (
     Citation,
     Event,
     Notice,
@@ -44,7 +43,7 @@ from nbagent.events import (
     WebPage,
     WebSearched,
 )
-from nbagent.markup import (
+from nbagent.core.markup import (
     NO_MATH,
     code_block,
     code_markdown,
@@ -55,9 +54,10 @@ from nbagent.markup import (
     show_controls,
     table_cell,
 )
-from nbagent.schema_view import parameters_html, parameters_markdown
-from nbagent.transcript import Transcript
-from nbagent.widgets import TranscriptView
+from nbagent.jupyter.widgets import TranscriptView
+from nbagent.loop.agent import AgentResult
+from nbagent.render.schema_view import parameters_html, parameters_markdown
+from nbagent.render.transcript import Transcript
 
 INJECTIONS = (
     "<img src=x onerror=\"document.title='PWNED'\">",

@@ -16,9 +16,9 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import nbagent
-from nbagent.conversations import notebook_folder, notebook_path
+from nbagent.core.tool import Tool
+from nbagent.store.conversations import notebook_folder, notebook_path
 from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
-from nbagent.tool import Tool
 from tests.test_markup import INJECTIONS, assert_visible, check_html, check_markdown
 
 HOSTILE = ["".join(INJECTIONS[i::3]) for i in range(3)]

@@ -44,7 +44,7 @@ def ip(
 
 
 def manager(shell: InteractiveShell):  # type: ignore[no-untyped-def]
-    from nbagent.extension import _loaded
+    from nbagent.jupyter.extension import _loaded
 
     return _loaded[id(shell)].manager
 

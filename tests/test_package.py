@@ -33,7 +33,7 @@ def test_the_server_extension_imports_no_more_than_its_modules() -> None:
         "new = set(sys.modules) - before\n"
         "ours = {m for m in new if m.split('.')[0] == 'nbagent'}\n"
         "server = {'nbagent.frontend', 'nbagent.frontend.server'}\n"
-        "assert ours == {'nbagent', 'nbagent.version'} | server, ours\n"
+        "assert ours == {'nbagent', 'nbagent.core', 'nbagent.core.version'} | server, ours\n"
         "heavy = new & {'typing', 'pydantic', 'tokenizers', 'anthropic', 'IPython', 'asyncio'}\n"
         "assert not heavy, heavy\n"
     )
@@ -41,14 +41,14 @@ def test_the_server_extension_imports_no_more_than_its_modules() -> None:
 
 def test_the_registry_and_the_decorator_stay_when_their_submodules_are_imported_first() -> None:
     run(
-        "from nbagent.registry import ToolRegistry\n"
-        "import nbagent.tool\n"
+        "from nbagent.catalogue.registry import ToolRegistry\n"
+        "import nbagent.core.tool\n"
         "import nbagent\n"
         "from nbagent import registry, tool\n"
         "assert isinstance(nbagent.registry, ToolRegistry) and registry is nbagent.registry\n"
         "assert 'ToolSearch' in registry\n"
-        "assert tool is nbagent.tool and tool.__module__ == 'nbagent.tool'\n"
-        "import nbagent.registry\n"
+        "assert tool is nbagent.tool and tool.__module__ == 'nbagent.core.tool'\n"
+        "import nbagent.catalogue.registry\n"
         "assert nbagent.registry is registry\n"
     )
 
@@ -73,7 +73,7 @@ def test_reloading_the_package_keeps_the_registry() -> None:
         "registry = nbagent.registry\n"
         "importlib.reload(nbagent)\n"
         "assert nbagent.registry is registry\n"
-        "from nbagent.registry import ToolRegistry\n"
+        "from nbagent.catalogue.registry import ToolRegistry\n"
         "assert nbagent.ToolRegistry is ToolRegistry\n"
     )
 
@@ -81,8 +81,8 @@ def test_reloading_the_package_keeps_the_registry() -> None:
 def test_every_public_name_is_there_and_listed() -> None:
     assert set(nbagent.__all__) <= set(dir(nbagent))
     assert all(getattr(nbagent, name) is not None for name in nbagent.__all__)
-    assert nbagent.NbAgentError.__module__ == "nbagent.errors"
-    assert nbagent.ToolSearch.__module__ == "nbagent.search"
+    assert nbagent.NbAgentError.__module__ == "nbagent.core.errors"
+    assert nbagent.ToolSearch.__module__ == "nbagent.catalogue.toolsearch"
     assert callable(nbagent.load_ipython_extension)
     with pytest.raises(AttributeError, match="not_a_name"):
         nbagent.not_a_name  # noqa: B018

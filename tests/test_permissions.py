@@ -1,4 +1,4 @@
-"""Tests of nbagent.permissions: rules, modes, touches, and how decisions combine."""
+"""Tests of nbagent.policy.permissions: rules, modes, touches, and how decisions combine."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbagent.access import Touch, paths
-from nbagent.errors import ConfigurationError
-from nbagent.permissions import (
+from nbagent.core.access import Touch, paths
+from nbagent.core.errors import ConfigurationError
+from nbagent.core.tool import Tool
+from nbagent.policy.permissions import (
     PLAN_MESSAGE,
     PermissionPolicy,
     Rule,
@@ -23,7 +24,6 @@ from nbagent.permissions import (
     describe_request,
     explain,
 )
-from nbagent.tool import Tool
 
 READ = Tool(name="Read", read_only=True, touches=paths("read", "file_path"))
 GREP = Tool(name="Grep", read_only=True, touches=lambda i: [Touch("read", i.get("path") or ".")])
@@ -538,7 +538,7 @@ def test_a_credential_refusal_names_the_rule_that_would_unlock_that_path(
 def test_on_a_filesystem_that_ignores_case_rules_ignore_it_too(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from nbagent import pathrules
+    from nbagent.policy import pathrules
 
     monkeypatch.setattr(pathrules, "ignores_case", lambda folder: True)
     policy = denying(project, "bypassPermissions")

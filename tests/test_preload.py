@@ -1,14 +1,14 @@
-"""Tests of nbagent.preload: named servers, confident hits, the token budget."""
+"""Tests of nbagent.catalogue.preload: named servers, confident hits, the token budget."""
 
 from __future__ import annotations
 
 import pytest
 
-from nbagent.preload import named_servers, preload
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
-from nbagent.tokens import definition_tokens
-from nbagent.tool import Tool
+from nbagent.catalogue.preload import named_servers, preload
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.tokens import definition_tokens
+from nbagent.core.tool import Tool
 
 
 def mcp(server: str, name: str, description: str) -> Tool:

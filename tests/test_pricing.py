@@ -1,4 +1,4 @@
-"""Tests of nbagent.pricing: the price table, estimates, their text and users' price tables."""
+"""Tests of nbagent.api.pricing: the price table, estimates, their text and users' price tables."""
 
 from __future__ import annotations
 
@@ -10,10 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.agent import DEFAULT_MODEL
-from nbagent.errors import ConfigurationError
-from nbagent.events import Usage
-from nbagent.pricing import (
+from nbagent.api.pricing import (
     CACHE_READ_MULTIPLIER,
     CACHE_WRITE_MULTIPLIER,
     PRICES,
@@ -25,6 +22,9 @@ from nbagent.pricing import (
     parse_prices,
     price_for,
 )
+from nbagent.core.errors import ConfigurationError
+from nbagent.core.events import Usage
+from nbagent.loop.agent import DEFAULT_MODEL
 
 COUNTS = st.integers(min_value=0, max_value=10**9)
 USAGES = st.builds(Usage, COUNTS, COUNTS, COUNTS, COUNTS)

@@ -1,4 +1,5 @@
-"""Tests of nbagent.promotion: counting per user, the promotion rule, concurrent kernels."""
+"""Tests of nbagent.catalogue.promotion: counting per user, the promotion rule, concurrent
+kernels."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.promotion import UsageStore
+from nbagent.catalogue.promotion import UsageStore
 
 DAY = 86_400.0
 

@@ -11,14 +11,14 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-import nbagent.tokens
-from nbagent.delta import render_announcement
-from nbagent.errors import DuplicateToolError, UnknownToolError
-from nbagent.registry import ContextCost, RegistryChange, ToolRegistry
-from nbagent.search import ToolSearch
+import nbagent.core.tokens
+from nbagent.catalogue.delta import render_announcement
+from nbagent.catalogue.registry import ContextCost, RegistryChange, ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import DuplicateToolError, UnknownToolError
+from nbagent.core.tokens import count_tokens, definition_tokens
+from nbagent.core.tool import Tool
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tokens import count_tokens, definition_tokens
-from nbagent.tool import Tool
 from tests.shells import error_of, run
 
 
@@ -188,8 +188,8 @@ def test_context_cost_of_an_empty_registry() -> None:
 
 
 TOOL_SEARCH = "ToolSearch"
-REGISTRY_MODULE = importlib.import_module("nbagent.registry")
-"""The module (``nbagent.registry`` is the process-wide registry)."""
+REGISTRY_MODULE = importlib.import_module("nbagent.catalogue.registry")
+"""The module of ToolRegistry."""
 
 
 class Counting:
@@ -198,7 +198,10 @@ class Counting:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.tools: list[list[str]] = []
         self.texts: list[int] = []
-        definition_costs, count_many = REGISTRY_MODULE.definition_costs, nbagent.tokens.count_many
+        definition_costs, count_many = (
+            REGISTRY_MODULE.definition_costs,
+            nbagent.core.tokens.count_many,
+        )
 
         def counted_definitions(tools: Sequence[Tool]) -> list[int]:
             self.tools.append([t.name for t in tools])
@@ -210,7 +213,7 @@ class Counting:
             return count_many(batch)
 
         monkeypatch.setattr(REGISTRY_MODULE, "definition_costs", counted_definitions)
-        monkeypatch.setattr(nbagent.tokens, "count_many", counted_texts)
+        monkeypatch.setattr(nbagent.core.tokens, "count_many", counted_texts)
 
     def take(self) -> tuple[list[list[str]], list[int]]:
         """The calls since the last take."""

@@ -1,4 +1,4 @@
-"""Tests of nbagent.registry_browser: the filterable table of tools."""
+"""Tests of nbagent.jupyter.registry_browser: the filterable table of tools."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from nbagent.registry import STATES, ToolRegistry
-from nbagent.registry_browser import RegistryBrowser, Row, registry_mimebundle
-from nbagent.tool import Tool
+from nbagent.catalogue.registry import STATES, ToolRegistry
+from nbagent.core.tool import Tool
+from nbagent.jupyter.registry_browser import RegistryBrowser, Row, registry_mimebundle
 
 
 def registry() -> ToolRegistry:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.schema import schema_error
-from nbagent.schema_upgrade import UnusableSchema, object_root, prepare
+from nbagent.core.schema import schema_error
+from nbagent.core.schema_upgrade import UnusableSchema, object_root, prepare
 
 
 def test_draft_04_exclusive_bounds_become_numbers() -> None:

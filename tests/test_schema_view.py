@@ -1,4 +1,4 @@
-"""Tests of nbagent.schema_view: description lines and parameter tables of input schemas."""
+"""Tests of nbagent.render.schema_view: description lines and parameter tables of input schemas."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from nbagent.markup import escape_html
-from nbagent.schema_view import (
+from nbagent.core.markup import escape_html
+from nbagent.core.tool import tool
+from nbagent.render.schema_view import (
     MAX_ROWS,
     ParameterRow,
     parameter_rows,
     parameters_html,
     parameters_markdown,
 )
-from nbagent.tool import tool
 
 
 def rows_by_name(schema: Any) -> dict[str, ParameterRow]:

@@ -1,4 +1,4 @@
-"""Tests of nbagent.search: query modes, bad input, the ToolSearch tool, the cache."""
+"""Tests of nbagent.catalogue.toolsearch: query modes, bad input, the ToolSearch tool, the cache."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.errors import ConfigurationError, SearchQueryError
-from nbagent.registry import ToolRegistry
-from nbagent.search import (
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import (
     MAX_RESULTS_LIMIT,
     SearchHit,
     Term,
@@ -17,7 +16,8 @@ from nbagent.search import (
     parse_terms,
     parse_tool_name,
 )
-from nbagent.tool import Tool
+from nbagent.core.errors import ConfigurationError, SearchQueryError
+from nbagent.core.tool import Tool
 
 
 def mcp(server: str, name: str, description: str = "") -> Tool:
@@ -179,7 +179,7 @@ def test_tool_result_without_hits_suggests_what_to_try(search: ToolSearch) -> No
 
 
 def test_the_tool_validates_its_input(search: ToolSearch) -> None:
-    from nbagent.errors import ToolInputError
+    from nbagent.core.errors import ToolInputError
 
     with pytest.raises(ToolInputError, match="`max_results`: 0 is less than the minimum of 1"):
         search.tool.call({"query": "x", "max_results": 0})
@@ -227,7 +227,7 @@ def test_any_query_gives_at_most_max_results_positive_hits(query: str, limit: in
 
 
 def test_a_bad_query_from_the_model_is_a_tool_error(search: ToolSearch) -> None:
-    from nbagent.errors import ToolError
+    from nbagent.core.errors import ToolError
 
     with pytest.raises(ToolError, match="No tool is named 'Nope'"):
         search.tool.call({"query": "select:Nope"})

@@ -1,5 +1,5 @@
-"""Tests of nbagent.secrets: which values are secrets, the forms they are found in, tokens found
-by their shape, streaming, tool results and logs."""
+"""Tests of nbagent.core.secrets: which values are secrets, the forms they are found in, tokens
+found by their shape, streaming, tool results and logs."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from nbagent.secrets import (
+from nbagent.core.secrets import (
     RedactingFilter,
     redact,
     redact_content,

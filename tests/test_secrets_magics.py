@@ -24,9 +24,9 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import nbagent
+from nbagent.core.tool import Tool
+from nbagent.jupyter.widgets import TranscriptView
 from nbagent.testing import FakeAnthropicServer, Fault, Reply
-from nbagent.tool import Tool
-from nbagent.widgets import TranscriptView
 from tests.shells import error_of
 from tests.shells import shown as read_back
 
@@ -87,8 +87,8 @@ def live(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The cell shows its live view as in a kernel; every state of every widget of it is
     collected (each text is streamed, refresh after refresh)."""
     sent: list[str] = []
-    monkeypatch.setattr("nbagent.display.in_kernel", lambda: True)
-    monkeypatch.setattr("nbagent.display.STREAM_INTERVAL", 0.0)
+    monkeypatch.setattr("nbagent.jupyter.display.in_kernel", lambda: True)
+    monkeypatch.setattr("nbagent.jupyter.display.STREAM_INTERVAL", 0.0)
     show = TranscriptView.show
 
     def collecting(view: TranscriptView, item: object, **options: bool) -> None:
@@ -194,7 +194,7 @@ def test_a_tool_input_is_redacted_in_the_question_and_the_verbose_cell(
         assert_clean(prompt)
     ip.run_line_magic("config", "NbAgent.verbose = True")
     try:
-        monkeypatch.setattr("nbagent.display.in_kernel", lambda: False)
+        monkeypatch.setattr("nbagent.jupyter.display.in_kernel", lambda: False)
         result, printed = run_cell(ip, "%%agent --new\nagain, in a terminal")
     finally:
         ip.run_line_magic("config", "NbAgent.verbose = False")

@@ -10,18 +10,18 @@ from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-from nbagent.errors import ConfigurationError, ToolError
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
-from nbagent.server_tools import (
+from nbagent.api.server_tools import (
     WEB_SEARCH_NAME,
     ServerTool,
     check_names,
     server_tool,
     web_search_options,
 )
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import ConfigurationError, ToolError
+from nbagent.core.tool import tool
 from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
-from nbagent.tool import tool
 from tests.shells import error_of, run, shown
 
 

@@ -12,8 +12,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
+from nbagent.core.tool import Tool
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 from tests.components import IN_CI
 from tests.shells import FORECAST, error_of, run
 
@@ -280,7 +280,7 @@ def test_the_status_estimates_the_cost_and_a_price_table_of_ones_own_applies(
 
 
 def test_the_default_ranker_is_the_best_installed_one(ip: InteractiveShell) -> None:
-    from nbagent.rankers import best_available
+    from nbagent.catalogue.rankers import best_available
 
     settings = next(c for c in ip.configurables if type(c).__name__ == "NbAgent")
     assert settings.trait_defaults("ranker") == best_available()
@@ -289,7 +289,7 @@ def test_the_default_ranker_is_the_best_installed_one(ip: InteractiveShell) -> N
 
 
 def test_tool_search_indexes_in_the_background_once_a_cell_has_run(ip: InteractiveShell) -> None:
-    from nbagent.extension import _loaded
+    from nbagent.jupyter.extension import _loaded
 
     search = _loaded[id(ip)].session.agent.search
     ip.run_cell("1 + 1")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from nbagent import stdin
+from nbagent.loop import stdin
 from nbagent.orchestration.subagent import SUBAGENT_SYSTEM
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.frontend_peer import FrontEndPeer

@@ -1,4 +1,4 @@
-"""Tests of nbagent.text: name parts, words and CJK n-grams."""
+"""Tests of nbagent.core.text: name parts, words and CJK n-grams."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.text import Units, cjk_grams, description_line, split_name, words
+from nbagent.core.text import Units, cjk_grams, description_line, split_name, words
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
-"""Tests of nbagent.tokens: the packaged tokenizer and the counts built on it."""
+"""Tests of nbagent.core.tokens: the packaged tokenizer and the counts built on it."""
 
 from __future__ import annotations
 
-from nbagent.tokens import (
+from nbagent.core.tokens import (
     TOOL_USE_SYSTEM_PROMPT_TOKENS,
     compact_json,
     count_many,

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.errors import ToolDefinitionError, ToolError, ToolInputError
-from nbagent.tool import NAME_PATTERN, Tool, ToolResult, tool
+from nbagent.core.errors import ToolDefinitionError, ToolError, ToolInputError
+from nbagent.core.tool import NAME_PATTERN, Tool, ToolResult, tool
 
 SCHEMA = {
     "type": "object",
@@ -254,8 +254,8 @@ def test_a_first_sentence_that_wraps_stays_one_sentence() -> None:
 
 
 def test_a_missing_text_field_becomes_empty_and_search_still_works() -> None:
-    from nbagent.registry import ToolRegistry
-    from nbagent.search import ToolSearch
+    from nbagent.catalogue.registry import ToolRegistry
+    from nbagent.catalogue.toolsearch import ToolSearch
 
     odd = Tool(name="odd", description=None, search_hint=None, should_defer=True)  # type: ignore[arg-type]
     assert (odd.description, odd.search_hint) == ("", "")
@@ -286,8 +286,8 @@ def test_a_field_of_the_wrong_type_is_refused_by_name(
     description=st.none() | st.text() | st.integers() | st.floats(allow_nan=False),
 )
 def test_no_field_value_can_break_tool_search(hint: object, description: object) -> None:
-    from nbagent.registry import ToolRegistry
-    from nbagent.search import ToolSearch
+    from nbagent.catalogue.registry import ToolRegistry
+    from nbagent.catalogue.toolsearch import ToolSearch
 
     try:
         odd = Tool(name="odd", description=description, search_hint=hint, should_defer=True)  # type: ignore[arg-type]

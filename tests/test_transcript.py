@@ -1,4 +1,4 @@
-"""Tests of nbagent.transcript: events folded into items, and the static renderings."""
+"""Tests of nbagent.render.transcript: events folded into items, and the static renderings."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.events import (
+from nbagent.catalogue.toolsearch import SearchHit
+from nbagent.core.events import (
     Notice,
     PermissionAnswered,
     PermissionRequested,
@@ -22,8 +23,7 @@ from nbagent.events import (
     Usage,
     UsageReported,
 )
-from nbagent.search import SearchHit
-from nbagent.transcript import (
+from nbagent.render.transcript import (
     ARGUMENT_CHARS,
     LINE_CHARS,
     PREVIEW_CHARS,
@@ -336,7 +336,7 @@ def test_a_question_withdrawn_by_a_stop_says_so_on_the_card() -> None:
 def test_a_sub_agents_question_open_when_its_call_ends_is_withdrawn_not_waiting() -> None:
     """The sub-agent's call reached its time limit while its question waited: nothing of
     the sub-agent comes after, and its card must not wait for an answer in the saved cell."""
-    from nbagent.events import ToolProgress
+    from nbagent.core.events import ToolProgress
 
     t = folded(
         [
@@ -500,7 +500,7 @@ def test_score_texts_read_back_as_the_scores_with_one_precision(scores: list[flo
 
 
 def test_a_sub_agents_events_nest_under_its_card() -> None:
-    from nbagent.events import ToolProgress
+    from nbagent.core.events import ToolProgress
 
     t = folded(
         [
@@ -520,7 +520,7 @@ def test_a_sub_agents_events_nest_under_its_card() -> None:
 
 
 def test_the_task_list_is_one_checklist_updated_in_place() -> None:
-    from nbagent.events import TaskItem, TaskListChanged
+    from nbagent.core.events import TaskItem, TaskListChanged
 
     t = folded(
         [

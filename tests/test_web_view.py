@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.events import (
+from nbagent.core.events import (
     Citation,
     RunFinished,
     TextCited,
@@ -17,9 +17,9 @@ from nbagent.events import (
     WebPage,
     WebSearched,
 )
-from nbagent.markup import escape_html, model_html, web_link
-from nbagent.transcript import Answer, Call, Transcript, item_text
-from nbagent.web_view import Mark, Source, citation_inserts, cited_text, web_summary
+from nbagent.core.markup import escape_html, model_html, web_link
+from nbagent.render.transcript import Answer, Call, Transcript, item_text
+from nbagent.render.web_view import Mark, Source, citation_inserts, cited_text, web_summary
 
 DOCS = WebPage(
     "What's New In Python 3.14", "https://docs.python.org/3/whatsnew/3.14.html", "3 days"

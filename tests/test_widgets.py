@@ -1,8 +1,8 @@
-"""Tests of nbagent.widgets: the live widget tree for a scripted run."""
+"""Tests of nbagent.jupyter.widgets: the live widget tree for a scripted run."""
 
 from __future__ import annotations
 
-from nbagent.events import (
+from nbagent.core.events import (
     Citation,
     PermissionAnswered,
     PermissionRequested,
@@ -14,8 +14,8 @@ from nbagent.events import (
     WebPage,
     WebSearched,
 )
-from nbagent.transcript import Transcript
-from nbagent.widgets import TranscriptView
+from nbagent.jupyter.widgets import TranscriptView
+from nbagent.render.transcript import Transcript
 from tests.test_transcript import RUN
 
 ASKING = [

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from nbagent.secrets import get_logger
+from nbagent.core.secrets import get_logger
 
 log = get_logger(__name__)
 

@@ -38,9 +38,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from nbagent.core.secrets import redact
 from nbagent.mcp.config import variables_of
 from nbagent.mcp.errors import ApprovalsError
-from nbagent.secrets import redact
 
 Decision = Literal["approved", "denied"]
 """What the person decided about a project server."""

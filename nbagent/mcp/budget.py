@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from nbagent.markup import code_markdown
-from nbagent.notices import Notices
+from nbagent.core.markup import code_markdown
+from nbagent.core.notices import Notices
 
 DEFAULT_MAX_TOOLS = 9_000
 """Tools all MCP servers together may register: below the API's 10,000 deferred tools, with

@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
+from nbagent.core.secrets import redact
 from nbagent.mcp.errors import McpConfigError
-from nbagent.secrets import redact
 
 PROJECT_FILE = ".mcp.json"
 """The file name looked up in the notebook's folder (as Claude Code names it)."""

@@ -39,8 +39,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from nbagent.errors import ToolError
-from nbagent.markup import code_markdown, plain_markdown
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import ToolError
+from nbagent.core.markup import code_markdown, plain_markdown
+from nbagent.core.notices import Notices
+from nbagent.core.secrets import get_logger
+from nbagent.core.tool import Tool, ToolResult
 from nbagent.mcp.budget import ToolBudget
 from nbagent.mcp.config import HttpSpec, ServerSpec, StdioSpec
 from nbagent.mcp.content import resource_content, tool_result
@@ -49,10 +53,6 @@ from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus, one
 from nbagent.mcp.stdio import StdioProcess
 from nbagent.mcp.tools import Listing, ServerTools, build_tools
 from nbagent.mcp.transports import HttpStatus, describe_failure, http_transport
-from nbagent.notices import Notices
-from nbagent.registry import ToolRegistry
-from nbagent.secrets import get_logger
-from nbagent.tool import Tool, ToolResult
 
 logger = get_logger("nbagent.mcp")
 
@@ -386,7 +386,7 @@ class Connection:
     @asynccontextmanager
     async def _client_for(self, spec: ServerSpec) -> AsyncIterator[Client]:
         """Open the transport and the MCP session."""
-        from nbagent.version import __version__
+        from nbagent.core.version import __version__
 
         if isinstance(spec, StdioSpec):
             process = self._process = StdioProcess(

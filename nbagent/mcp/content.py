@@ -27,7 +27,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from nbagent.tool import ToolResult
+from nbagent.core.tool import ToolResult
 
 MAX_TEXT_CHARS = 100_000
 """Characters of text one result may send to the model."""

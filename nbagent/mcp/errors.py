@@ -1,4 +1,4 @@
-"""The exceptions of the MCP bridge, in nbagent's tree (see :mod:`nbagent.errors`).
+"""The exceptions of the MCP bridge, in nbagent's tree (see :mod:`nbagent.core.errors`).
 
 Both derive from nbagent's own classes, so ``except NbAgentError`` catches them::
 
@@ -11,7 +11,7 @@ Both derive from nbagent's own classes, so ``except NbAgentError`` catches them:
 
 from __future__ import annotations
 
-from nbagent.errors import ConfigurationError, NbAgentError
+from nbagent.core.errors import ConfigurationError, NbAgentError
 
 
 class McpConfigError(ConfigurationError):

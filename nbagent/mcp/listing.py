@@ -24,8 +24,8 @@ from mcp.shared.message import SessionMessage
 from mcp_types import methods
 from pydantic import ValidationError
 
+from nbagent.core.schema_upgrade import object_root
 from nbagent.mcp.limits import cut_description, schema_fault
-from nbagent.schema_upgrade import object_root
 
 LIST_TOOLS = "tools/list"
 """The method whose answers are guarded."""

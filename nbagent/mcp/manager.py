@@ -30,8 +30,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from nbagent.errors import NbAgentError, ToolError
-from nbagent.loopthread import LoopThread
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import NbAgentError, ToolError
+from nbagent.core.loopthread import LoopThread
+from nbagent.core.notices import Notices
+from nbagent.core.tool import Tool
 from nbagent.mcp.approvals import Approvals, Decision, ProjectServer, ProjectServers, screen
 from nbagent.mcp.budget import DEFAULT_MAX_TOOLS, ToolBudget
 from nbagent.mcp.config import (
@@ -50,9 +53,6 @@ from nbagent.mcp.config import (
 )
 from nbagent.mcp.errors import ApprovalsError, McpConfigError, UnknownServerError
 from nbagent.mcp.state import ConnectionSettings, RestartPolicy, ServerStatus
-from nbagent.notices import Notices
-from nbagent.registry import ToolRegistry
-from nbagent.tool import Tool
 
 if TYPE_CHECKING:
     from nbagent.mcp.connection import Connection
@@ -107,7 +107,7 @@ class McpManager:
         max_tools: int = DEFAULT_MAX_TOOLS,
     ) -> None:
         if registry is None:
-            from nbagent.process import process_registry
+            from nbagent.catalogue.process import process_registry
 
             registry = process_registry()
         self.registry = registry

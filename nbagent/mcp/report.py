@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from nbagent.markup import code_block, code_markdown, plain_markdown
+from nbagent.core.markup import code_block, code_markdown, plain_markdown
 from nbagent.mcp.approvals import ProjectServer, ProjectServers
 from nbagent.mcp.state import ServerStatus
 

@@ -28,8 +28,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
+from nbagent.core.secrets import get_logger
 from nbagent.mcp.config import StdioSpec
-from nbagent.secrets import get_logger
 
 logger = get_logger("nbagent.mcp")
 

@@ -18,12 +18,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nbagent.errors import ToolDefinitionError
-from nbagent.registry import ToolRegistry
-from nbagent.schema_upgrade import UnusableSchema, prepare
-from nbagent.secrets import get_logger
-from nbagent.text import MCP_PREFIX
-from nbagent.tool import Tool
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import ToolDefinitionError
+from nbagent.core.schema_upgrade import UnusableSchema, prepare
+from nbagent.core.secrets import get_logger
+from nbagent.core.text import MCP_PREFIX
+from nbagent.core.tool import Tool
 
 logger = get_logger("nbagent.mcp")
 
@@ -135,7 +135,7 @@ def build_tools(
 ) -> Listing:
     """Turn a server's ``tools/list`` entries into deferred Tools.
 
-    Each input schema is made into draft 2020-12 (:func:`~nbagent.schema_upgrade.prepare`);
+    Each input schema is made into draft 2020-12 (:func:`~nbagent.core.schema_upgrade.prepare`);
     a tool whose schema cannot be (its root is not an object) or whose name clashes once
     cleaned is skipped with a warning; the others load.
 

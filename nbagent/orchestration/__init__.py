@@ -16,9 +16,9 @@ from nbagent.orchestration.subagent import agent_tool
 from nbagent.orchestration.tasks import TaskBoard, task_tools
 
 if TYPE_CHECKING:
-    from nbagent.agent import Agent
+    from nbagent.core.tool import Tool
+    from nbagent.loop.agent import Agent
     from nbagent.orchestration.planning import Approver
-    from nbagent.tool import Tool
 
 __all__ = [
     "TaskBoard",

@@ -2,7 +2,7 @@
 
 In plan mode the permission policy lets only read-only tools run. ExitPlanMode presents the
 plan and asks the user to approve it; only then are write tools allowed again. The tools share
-the mode with :class:`~nbagent.permissions.PermissionPolicy` (``%config
+the mode with :class:`~nbagent.policy.permissions.PermissionPolicy` (``%config
 NbAgent.permission_mode`` shows the same state).
 
 ExitPlanMode runs on the cell's thread (``main_thread``), like every question: it waits as long
@@ -18,13 +18,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from nbagent import cellthread
-from nbagent.errors import ToolError
-from nbagent.permissions import PermissionPolicy
-from nbagent.tool import Tool, tool
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, tool
+from nbagent.loop import cellthread
+from nbagent.policy.permissions import PermissionPolicy
 
 if TYPE_CHECKING:
-    from nbagent.agent import Agent
+    from nbagent.loop.agent import Agent
 
 Approver = Callable[[str], bool]
 """Shows a plan to the user and returns whether they approve it."""
@@ -45,7 +45,7 @@ def approve_on_stdin(plan: str) -> bool:
     from IPython.core.error import StdinNotImplementedError
     from IPython.display import display
 
-    from nbagent.markup import Markdown, model_markdown
+    from nbagent.core.markup import Markdown, model_markdown
 
     display(Markdown(f"**Plan**\n\n{model_markdown(plan)}", plain=f"Plan\n\n{plan}"))
     try:

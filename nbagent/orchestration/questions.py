@@ -16,9 +16,9 @@ from functools import partial
 
 from IPython.core.error import StdinNotImplementedError
 
-from nbagent import cellthread
-from nbagent.markup import show_controls
-from nbagent.tool import Tool, tool
+from nbagent.core.markup import show_controls
+from nbagent.core.tool import Tool, tool
+from nbagent.loop import cellthread
 
 Answerer = Callable[[str, Sequence[str]], str]
 """Asks a question (with its choices, maybe none) and returns the answer."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nbagent.access import Touch
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, tool
+from nbagent.core.access import Touch
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, tool
 
 RESOURCE_TIMEOUT = 30.0
 """Seconds a server has to list or read resources."""

@@ -5,7 +5,7 @@ call time limit, a turn budget, and the parent's tools or a narrower set. Its ow
 reported as progress of the parent's call, so its tool calls show nested under the parent's
 card. It is concurrency-safe: several sub-agents asked for at once run in parallel, each on a
 worker thread; their questions and ``main_thread`` tools still run on the cell's thread, one
-at a time (:mod:`nbagent.cellthread`). When the parent's call is stopped or abandoned at its
+at a time (:mod:`nbagent.loop.cellthread`). When the parent's call is stopped or abandoned at its
 time limit, the sub-agent stops before its next model request or tool call, its stream is
 closed and its open question withdrawn. Sub-agents cannot nest deeper than :data:`MAX_DEPTH`.
 """
@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nbagent.errors import ToolError
-from nbagent.events import RunFinished
-from nbagent.execution import emit
-from nbagent.registry import AGENT_TOOL_NAME, TOOL_SEARCH_NAME, ToolRegistry
-from nbagent.tool import Tool, tool
+from nbagent.catalogue.registry import AGENT_TOOL_NAME, TOOL_SEARCH_NAME, ToolRegistry
+from nbagent.core.errors import ToolError
+from nbagent.core.events import RunFinished
+from nbagent.core.tool import Tool, tool
+from nbagent.loop.execution import emit
 
 if TYPE_CHECKING:
-    from nbagent.agent import Agent
+    from nbagent.loop.agent import Agent
 
 MAX_DEPTH = 2
 """Levels of sub-agents below the user's agent (a sub-agent of a sub-agent, no deeper)."""
@@ -93,7 +93,7 @@ def agent_tool(parent: Agent, depth: int = 1) -> Tool:
 
 def _child_agent(parent: Agent, names: list[str] | None, max_turns: int, depth: int) -> Agent:
     """A fresh agent with the parent's settings and the chosen tools."""
-    from nbagent.agent import Agent
+    from nbagent.loop.agent import Agent
 
     available = {
         t.name: t

@@ -1,6 +1,6 @@
 """The agent's own task list: TaskCreate, TaskUpdate, TaskList (deferred).
 
-Each change is reported as a :class:`~nbagent.events.TaskListChanged` event, so the cell shows
+Each change is reported as a :class:`~nbagent.core.events.TaskListChanged` event, so the cell shows
 the list as a live checklist.
 """
 
@@ -10,10 +10,10 @@ import threading
 from dataclasses import replace
 from typing import Literal
 
-from nbagent.errors import ToolError
-from nbagent.events import TaskItem, TaskListChanged
-from nbagent.execution import emit
-from nbagent.tool import Tool, tool
+from nbagent.core.errors import ToolError
+from nbagent.core.events import TaskItem, TaskListChanged
+from nbagent.core.tool import Tool, tool
+from nbagent.loop.execution import emit
 
 Status = Literal["pending", "in_progress", "completed"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable
 
-from nbagent.errors import ConfigurationError
-from nbagent.tool import Tool
+from nbagent.core.errors import ConfigurationError
+from nbagent.core.tool import Tool
 from nbagent.tools.context import Limits, ReadLedger, ToolContext
 
 __all__ = ["BUILTIN_TOOL_NAMES", "Limits", "ReadLedger", "ToolContext", "builtin_tools"]

@@ -21,7 +21,7 @@ from nbagent.tools.fsutil import FileStamp
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
-    from nbagent.permissions import PermissionPolicy
+    from nbagent.policy.permissions import PermissionPolicy
     from nbagent.tools.livedoc import LiveDocuments
 
 

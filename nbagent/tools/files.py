@@ -13,9 +13,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from nbagent.access import paths
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.access import paths
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.nbaccess import snapshot

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from nbagent.access import Touch
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.access import Touch
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.output import counted
 from nbagent.tools.paths import inside_root, readable, resolve, shown, skipped_note

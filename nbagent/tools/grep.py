@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from nbagent.access import Touch
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.access import Touch
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.globbing import SKIPPED_NAMES, glob_regex, walk_files
 from nbagent.tools.output import cap_text, counted

@@ -14,7 +14,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
-from nbagent.tool import ToolResult
+from nbagent.core.tool import ToolResult
 
 API_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """The image media types the Messages API accepts."""

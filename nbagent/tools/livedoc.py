@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from nbagent.errors import ToolError
-from nbagent.loopthread import LoopThread
-from nbagent.secrets import get_logger
+from nbagent.core.errors import ToolError
+from nbagent.core.loopthread import LoopThread
+from nbagent.core.secrets import get_logger
 from nbagent.tools import ysync
 from nbagent.tools.jpservers import JupyterServer, find_server
 from nbagent.tools.nbfile import CellEdit, Document, LoadedNotebook
@@ -244,7 +244,7 @@ class LiveDocument:
 
         ``change`` runs on the loop thread, inside the Y transaction that makes the change,
         so no update from the server comes in between. It may refuse by raising
-        :class:`~nbagent.errors.ToolError`; it is called a second time when the socket
+        :class:`~nbagent.core.errors.ToolError`; it is called a second time when the socket
         dropped on the first try.
 
         Args:

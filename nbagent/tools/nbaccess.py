@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from nbagent.errors import ToolError
+from nbagent.core.errors import ToolError
 from nbagent.frontend.channel import FrontEnd, FrontEndChannel
-from nbagent.frontend.document import FrontEndDocument
 from nbagent.tools.context import ToolContext
+from nbagent.tools.frontdoc import FrontEndDocument
 from nbagent.tools.jpservers import parent_server
 from nbagent.tools.livedoc import Route
 from nbagent.tools.nbfile import Document, LoadedNotebook, cell_digest, load_notebook

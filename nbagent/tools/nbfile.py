@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
-from nbagent.errors import ToolError
+from nbagent.core.errors import ToolError
 from nbagent.tools.fsutil import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.images import ImageBudget
 
@@ -546,7 +546,7 @@ def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
 
 class Document(Protocol):
     """A notebook as the user sees it, not its file: the front end's model or the live
-    document (:class:`~nbagent.frontend.document.FrontEndDocument`,
+    document (:class:`~nbagent.tools.frontdoc.FrontEndDocument`,
     :class:`~nbagent.tools.livedoc.LiveDocument`)."""
 
     path: Path
@@ -559,7 +559,7 @@ class Document(Protocol):
 
     def edit(self, change: Callable[[LoadedNotebook], tuple[CellEdit, T]]) -> T:
         """Decide a change from the notebook as it is now and make it, at once, where the user
-        sees it; ``change`` refuses by raising :class:`~nbagent.errors.ToolError`."""
+        sees it; ``change`` refuses by raising :class:`~nbagent.core.errors.ToolError`."""
         ...
 
     def show_outputs(

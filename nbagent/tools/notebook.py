@@ -8,7 +8,7 @@ model read it; an edit of a file is validated, atomic, and refused when the file
 since it was read. The agent's own running cell cannot be replaced or deleted.
 
 An edit that cannot be made is refused before the person is asked; the question shows the new
-cell's code, the diff of the cell replaced or the source deleted (:mod:`nbagent.codeview`). A
+cell's code, the diff of the cell replaced or the source deleted (:mod:`nbagent.render.codeview`). A
 cell may be named by the first 8 or more characters of its id, as cards show it.
 """
 
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from nbagent.access import paths
-from nbagent.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
-from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, explain
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.access import paths
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
+from nbagent.policy.permissions import PermissionDecision, explain
+from nbagent.render.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget, with_images
 from nbagent.tools.nbaccess import Unseen, route, snapshot, target

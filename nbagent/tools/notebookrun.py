@@ -16,10 +16,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from nbagent.codeview import capped, fenced, short_id
-from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, ask
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
+from nbagent.policy.permissions import PermissionDecision, ask
+from nbagent.render.codeview import capped, fenced, short_id
 from nbagent.tools.cellrun import CellRun, run_source, running_count
 from nbagent.tools.context import ToolContext
 from nbagent.tools.images import ImageBudget, with_images

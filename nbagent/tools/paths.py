@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from nbagent.errors import ToolError
-from nbagent.permissions import PermissionPolicy
+from nbagent.core.errors import ToolError
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.tools.context import ToolContext
 
 

@@ -20,10 +20,10 @@ import traceback
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from nbagent.codeview import capped, fenced
-from nbagent.errors import ToolError
-from nbagent.permissions import PermissionDecision, ask
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
+from nbagent.policy.permissions import PermissionDecision, ask
+from nbagent.render.codeview import capped, fenced
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.images import ImageBudget
 from nbagent.tools.output import HeadTail, counted

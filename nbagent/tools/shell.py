@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from nbagent.access import Touch
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.access import Touch
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.output import HeadTail
 from nbagent.tools.sandbox import Sandbox, current, problem

@@ -17,8 +17,8 @@ import types
 from collections import Counter
 from typing import Any
 
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, ToolResult, tool
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.output import cap_text, counted
 from nbagent.tools.summary import (

@@ -6,9 +6,9 @@ pages are paged with ``offset``. The HTTP client is ``httpx2`` (what ``anthropic
 
 The local network is out of reach, so that a prompt-injected model cannot send what it read
 to a server on the user's machine or network, nor read cloud metadata: before each request
-the host is resolved once (:func:`nbagent.tools.addresses.resolve`) and every address it
+the host is resolved once (:func:`nbagent.policy.addresses.resolve`) and every address it
 gives is checked; if any is not public (loopback, private, link-local, multicast, ...: see
-:func:`nbagent.tools.addresses.kind`) the call is refused, unless the permission policy's
+:func:`nbagent.policy.addresses.kind`) the call is refused, unless the permission policy's
 ``names_host`` says an allow rule names the host (``WebFetch(domain:127.0.0.1)``).
 
 Pinning. The connection then goes to the checked addresses and nowhere else: the client's
@@ -41,13 +41,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbagent.access import Touch
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, ToolResult, tool
-from nbagent.tools.addresses import Address, kind, resolve
+from nbagent.core.access import Touch
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult, tool
+from nbagent.core.version import __version__
+from nbagent.policy.addresses import Address, kind, resolve
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.html_markdown import html_to_markdown
-from nbagent.version import __version__
 
 if TYPE_CHECKING:
     import httpcore2

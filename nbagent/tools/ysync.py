@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from nbagent.errors import ToolError
-from nbagent.secrets import get_logger
+from nbagent.core.errors import ToolError
+from nbagent.core.secrets import get_logger
 from nbagent.tools.jpservers import JupyterServer
 from nbagent.tools.nbfile import CellEdit, LoadedNotebook, notebook_from_dict
 
@@ -165,7 +165,7 @@ class Connection:
         """Decide a change from the document as it is, make it in one transaction, send it.
 
         ``change`` runs inside the transaction, so no update from the server comes in
-        between; it refuses by raising :class:`~nbagent.errors.ToolError` (nothing changes).
+        between; it refuses by raising :class:`~nbagent.core.errors.ToolError` (nothing changes).
 
         Args:
             change: Given the notebook, returns the change and what :meth:`edit` returns.

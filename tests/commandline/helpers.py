@@ -1,4 +1,5 @@
-"""What the tests of nbagent.commandline share: rules, the home folder, spellings of words."""
+"""What the tests of nbagent.policy.commandline share: rules, the home folder, spellings of
+words."""
 
 from __future__ import annotations
 

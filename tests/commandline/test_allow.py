@@ -1,4 +1,4 @@
-"""Tests for nbagent.commandline's allow rules: allowed_by, and always_spec's narrowest rule.
+"""Tests for nbagent.policy.commandline's allow rules: allowed_by, and always_spec's narrowest rule.
 
 The threat: a prompt-injected model writes command lines to get past the user's rules. Allow
 rules must not cover code they do not name.
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.commandline import allowed_by, always_spec
+from nbagent.policy.commandline import allowed_by, always_spec
 from tests.commandline.helpers import ALLOWED
 
 SAFE = [*ALLOWED, "head:*", "wc:*", "grep:*", "echo:*", "git log:*", "sort:*"]

@@ -1,4 +1,4 @@
-"""Tests for nbagent.commandline.denied_by: deny rules catch every spelling of the program
+"""Tests for nbagent.policy.commandline.denied_by: deny rules catch every spelling of the program
 they name.
 
 The threat: a prompt-injected model spells a denied program so that a rule does not see it
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.commandline import denied_by
+from nbagent.policy.commandline import denied_by
 from tests.commandline.helpers import spelled
 
 RM_SPELLINGS = [

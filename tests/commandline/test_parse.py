@@ -1,4 +1,4 @@
-"""Tests for nbagent.commandline.parse: what a bash command line runs, read as bash reads it.
+"""Tests for nbagent.policy.commandline.parse: what a bash command line runs, read as bash reads it.
 
 The threat: a prompt-injected model writes command lines to get past the user's rules; every
 command a line runs must be found, and what cannot be read must be called opaque.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.commandline import (
+from nbagent.policy.commandline import (
     CommandLine,
     SimpleCommand,
     allowed_by,
@@ -34,7 +34,7 @@ def test_brace_before_astral_characters_does_not_crash() -> None:
     # tree-sitter-bash 0.25 segfaults on "{" followed by a 4-byte UTF-8 character, most runs
     # (tree-sitter/tree-sitter-bash#337): a line from the model must not kill the kernel.
     code = (
-        "from nbagent.commandline import parse\n"
+        "from nbagent.policy.commandline import parse\n"
         "for cp in range(0x10000, 0x110000, 0x1111):\n"
         "    for text in ('{%s', 'echo {%s', 'x{a%s}'):\n"
         "        parse(text % chr(cp))\n"
@@ -44,7 +44,7 @@ def test_brace_before_astral_characters_does_not_crash() -> None:
 
 
 def test_import_leaves_tree_sitter_for_first_use() -> None:
-    code = "import sys, nbagent.commandline; assert 'tree_sitter' not in sys.modules"
+    code = "import sys, nbagent.policy.commandline; assert 'tree_sitter' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

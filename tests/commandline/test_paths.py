@@ -1,4 +1,4 @@
-"""Tests for nbagent.commandline.paths_named: every path a line may name, spelled out.
+"""Tests for nbagent.policy.commandline.paths_named: every path a line may name, spelled out.
 
 The threat: a prompt-injected model spells a secret's path so that a rule does not see it
 (``$HOME``, quotes, globs, brace expansion, ``cd`` first).
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.commandline import allowed_by, parse, paths_named
+from nbagent.policy.commandline import allowed_by, parse, paths_named
 from tests.commandline.helpers import HOME, spelled
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.fakeapi.cache import CacheUsage, PromptCache, segments
-from nbagent.tokens import compact_json, count_tokens
+from nbagent.core.tokens import compact_json, count_tokens
+from nbagent.testing.fakeapi.cache import CacheUsage, PromptCache, segments
 
 CACHE = {"type": "ephemeral"}
 

@@ -12,18 +12,18 @@ from anthropic.types.beta import BetaCompactionBlock, BetaMessage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.fakeapi.cache import segments
-from nbagent.fakeapi.compaction import CompactionSigner, summarize
-from nbagent.fakeapi.rules import (
+from nbagent.core.tokens import compact_json, count_tokens
+from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.testing.fakeapi.cache import segments
+from nbagent.testing.fakeapi.compaction import CompactionSigner, summarize
+from nbagent.testing.fakeapi.rules import (
     ApiError,
     check_request,
     context_tools,
     dropped_messages,
     model_messages,
 )
-from nbagent.fakeapi.wire import message, stream_events
-from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tokens import compact_json, count_tokens
+from nbagent.testing.fakeapi.wire import message, stream_events
 
 BETA = "compact-2026-01-12"
 CACHE = {"type": "ephemeral"}

@@ -7,7 +7,13 @@ from collections.abc import Mapping
 
 import pytest
 
-from nbagent.fakeapi.http import Answer, DropAnswer, JsonAnswer, LoopbackServer, StreamAnswer
+from nbagent.testing.fakeapi.http import (
+    Answer,
+    DropAnswer,
+    JsonAnswer,
+    LoopbackServer,
+    StreamAnswer,
+)
 
 
 def app(path: str, headers: Mapping[str, str], body: bytes) -> Answer:

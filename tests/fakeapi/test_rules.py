@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.fakeapi.rules import (
+from nbagent.testing import FakeAnthropicServer
+from nbagent.testing.fakeapi.rules import (
     ApiError,
     call_error,
     check_request,
@@ -19,7 +20,6 @@ from nbagent.fakeapi.rules import (
     count_breakpoints,
     tool_references,
 )
-from nbagent.testing import FakeAnthropicServer
 
 CACHE = {"type": "ephemeral"}
 
@@ -454,7 +454,7 @@ def test_context_is_loaded_plus_referenced(
 
 
 def test_an_unknown_model_is_not_found() -> None:
-    from nbagent.fakeapi.rules import ApiError, check_request
+    from nbagent.testing.fakeapi.rules import ApiError, check_request
 
     body = {"model": "gpt-x", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
     assert check_request(body) == ApiError(404, "not_found_error", "model: gpt-x")

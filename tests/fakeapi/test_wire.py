@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.fakeapi.wire import (
+from nbagent.testing.fakeapi.wire import (
     encode_event,
     message,
     middle_of_last_block,

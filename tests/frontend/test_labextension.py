@@ -14,6 +14,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from nbagent.core.version import __version__
 from nbagent.frontend.channel import TARGET
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +85,9 @@ def test_the_package_installs_the_bundle_where_jupyterlab_looks() -> None:
 
 def test_the_extension_and_the_kernel_agree() -> None:
     """One version for both halves (hello says the extension's), one comm target."""
-    assert PACKAGE["version"] == PYPROJECT["project"]["version"]
+    assert PYPROJECT["project"]["dynamic"] == ["version"]
+    assert PYPROJECT["tool"]["hatch"]["version"]["path"] == "nbagent/core/version.py"
+    assert PACKAGE["version"] == __version__
     protocol = (ROOT / "src" / "protocol.ts").read_text()
     assert f"export const TARGET = '{TARGET}';" in protocol
 

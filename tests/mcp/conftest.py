@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from nbagent.catalogue.registry import ToolRegistry
 from nbagent.mcp import McpManager, RestartPolicy
-from nbagent.registry import ToolRegistry
 
 CONNECT_TIMEOUT = 60.0
 """Seconds a fixture may take to start (a Python server imports the SDK: 1.5 s when idle)."""

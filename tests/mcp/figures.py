@@ -20,9 +20,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
 from nbagent.mcp import McpManager
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
 from tests.mcp.servers import find_reference, fixture, http_server
 
 RUNS = 5

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent import Agent
-from nbagent.delta import ADDED_HEADER, REMOVED_HEADER
-from nbagent.events import ToolSetAnnounced
+from nbagent.catalogue.delta import ADDED_HEADER, REMOVED_HEADER
+from nbagent.catalogue.registry import RegistryChange, ToolRegistry
+from nbagent.core.events import ToolSetAnnounced
+from nbagent.loop.agent import Agent
 from nbagent.mcp import McpManager
-from nbagent.registry import RegistryChange, ToolRegistry
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.mcp.conftest import READY
 from tests.mcp.servers import fixture, http_server, wait_until

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.errors import ConfigurationError
+from nbagent.core.errors import ConfigurationError
 from nbagent.mcp.config import (
     HttpSpec,
     StdioSpec,

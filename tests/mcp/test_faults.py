@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from nbagent.errors import ToolError
+from nbagent.catalogue.registry import RegistryChange, ToolRegistry
+from nbagent.core.errors import ToolError
 from nbagent.mcp import McpManager, RestartPolicy
-from nbagent.registry import RegistryChange, ToolRegistry
 from tests.mcp.conftest import READY
 from tests.mcp.servers import alive, fixture, http_server, wait_until
 

@@ -11,13 +11,13 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-from nbagent.fakeapi.rules import MAX_DEFERRED_TOOLS
+from nbagent.catalogue.registry import ToolRegistry
 from nbagent.mcp import McpManager
 from nbagent.mcp.budget import DEFAULT_MAX_TOOLS
 from nbagent.mcp.limits import MAX_DESCRIPTION
 from nbagent.mcp.report import problems, server_log
-from nbagent.registry import ToolRegistry
 from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.testing.fakeapi.rules import MAX_DEFERRED_TOOLS
 from tests.mcp.conftest import READY
 from tests.mcp.servers import fixture
 from tests.shells import run
@@ -145,7 +145,7 @@ def test_max_tools_keeps_a_servers_first_tools_without_a_notice(make_manager: Ma
 def test_a_cell_works_beside_a_huge_catalogue_and_is_told_once(
     ip: InteractiveShell, fake_api: FakeAnthropicServer
 ) -> None:
-    from nbagent.extension import _loaded
+    from nbagent.jupyter.extension import _loaded
 
     manager = _loaded[id(ip)].manager
     manager.add("huge", fixture("hostile.py", "many"))

@@ -9,13 +9,13 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
+from nbagent.core.notices import Notices
 from nbagent.mcp.budget import ToolBudget
 from nbagent.mcp.config import StdioSpec, parse_config, parse_server
 from nbagent.mcp.errors import McpConfigError
 from nbagent.mcp.limits import MAX_DESCRIPTION, cut_description, schema_fault
 from nbagent.mcp.listing import ListingGuard
 from nbagent.mcp.stdio import StdioProcess, _Lines
-from nbagent.notices import Notices
 
 
 def nested(levels: int) -> dict[str, Any]:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from nbagent.errors import NbAgentError, ToolError, ToolInputError
+from nbagent.catalogue.registry import RegistryChange, ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import NbAgentError, ToolError, ToolInputError
 from nbagent.mcp import McpConfigError, McpManager, StdioSpec, UnknownServerError
-from nbagent.registry import RegistryChange, ToolRegistry
-from nbagent.search import ToolSearch
 from tests.mcp.conftest import CONNECT_TIMEOUT, FAST_RESTART, READY
 from tests.mcp.servers import alive, fixture, http_server, process_tree, wait_until
 
@@ -293,7 +293,7 @@ def hook(event, args):
         imported.append(threading.current_thread().name)
 sys.addaudithook(hook)
 from nbagent.mcp import McpManager
-from nbagent.registry import ToolRegistry
+from nbagent.catalogue.registry import ToolRegistry
 registry = ToolRegistry()
 with McpManager(registry) as manager:
     manager.add("basic", {"command": sys.executable, "args": [sys.argv[1]]})

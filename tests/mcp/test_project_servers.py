@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from nbagent.errors import NbAgentError
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import NbAgentError
 from nbagent.mcp import McpManager, config
 from nbagent.mcp.approvals import Approvals
 from nbagent.mcp.errors import ApprovalsError, UnknownServerError
-from nbagent.registry import ToolRegistry
 from tests.mcp.conftest import READY
 from tests.mcp.servers import FIXTURES, alive, fixture
 

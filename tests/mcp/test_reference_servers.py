@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent import Agent
-from nbagent.events import ToolCallFinished, ToolSearchResults, ToolSetAnnounced
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.events import ToolCallFinished, ToolSearchResults, ToolSetAnnounced
+from nbagent.loop.agent import Agent
 from nbagent.mcp import McpManager
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.components import require
 from tests.mcp.conftest import CONNECT_TIMEOUT, FAST_RESTART, READY

@@ -10,6 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nbagent.catalogue.registry import RegistryChange, ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch, parse_tool_name
+from nbagent.core.tool import NAME_PATTERN, Tool
 from nbagent.mcp.tools import (
     Listing,
     ServerTools,
@@ -19,9 +22,6 @@ from nbagent.mcp.tools import (
     server_part,
     tool_name,
 )
-from nbagent.registry import RegistryChange, ToolRegistry
-from nbagent.search import ToolSearch, parse_tool_name
-from nbagent.tool import NAME_PATTERN, Tool
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}}
 

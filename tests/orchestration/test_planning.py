@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbagent.agent import Agent
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.tool import Tool
+from nbagent.loop.agent import Agent
 from nbagent.orchestration.planning import plan_tools
-from nbagent.permissions import PermissionPolicy
-from nbagent.registry import ToolRegistry
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 from tests.orchestration.conversation import tool_results
 
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import pytest
 from IPython.core.error import StdinNotImplementedError
 
-from nbagent.agent import Agent
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.loop.agent import Agent
 from nbagent.orchestration.questions import ask_user_question_tool
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
 from nbagent.testing import FakeAnthropicServer, Reply
 
 

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from nbagent.access import Touch
-from nbagent.agent import Agent
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.access import Touch
+from nbagent.core.tool import Tool
+from nbagent.loop.agent import Agent
 from nbagent.mcp import McpManager, ServerState, ServerStatus
 from nbagent.orchestration.resources import resource_tools
-from nbagent.permissions import PermissionPolicy
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 from tests.mcp.servers import reference
 from tests.orchestration.conversation import tool_results
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbagent.agent import Agent
-from nbagent.events import ToolCallFinished, ToolCallStarted, ToolProgress
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.events import ToolCallFinished, ToolCallStarted, ToolProgress
+from nbagent.core.tool import tool
+from nbagent.loop.agent import Agent
 from nbagent.orchestration.subagent import MAX_DEPTH, SUBAGENT_SYSTEM, agent_tool
-from nbagent.registry import ToolRegistry
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import tool
 
 
 @tool(read_only=True)

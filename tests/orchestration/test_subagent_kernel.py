@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 SETUP = """\
 import threading, nbagent
 from pathlib import Path
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 
 ran = []
 

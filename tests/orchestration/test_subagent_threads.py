@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent import Agent
-from nbagent.events import Event, PermissionRequested, ToolCallFinished, ToolProgress
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.events import Event, PermissionRequested, ToolCallFinished, ToolProgress
+from nbagent.core.tool import Tool
+from nbagent.loop.agent import Agent
 from nbagent.orchestration.planning import plan_tools
 from nbagent.orchestration.questions import ask_user_question_tool
 from nbagent.orchestration.subagent import SUBAGENT_SYSTEM, agent_tool
-from nbagent.permissions import Answer, PermissionPolicy
-from nbagent.registry import ToolRegistry
+from nbagent.policy.permissions import Answer, PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 
 COMMAND = {"type": "object", "properties": {"command": {"type": "string"}}}
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.agent import Agent
-from nbagent.errors import ToolError
-from nbagent.events import TaskListChanged, ToolProgress
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import ToolError
+from nbagent.core.events import TaskListChanged, ToolProgress
+from nbagent.loop.agent import Agent
 from nbagent.orchestration.tasks import TaskBoard, task_tools
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.orchestration.conversation import tool_results
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from nbagent.rankers.fields import tokens
+from nbagent.catalogue.rankers.fields import tokens
 
 
 class HashingEmbedder:

@@ -1,14 +1,15 @@
-"""Tests of nbagent.rankers.bm25: field weights, required terms, ties, CJK, incremental index."""
+"""Tests of nbagent.catalogue.rankers.bm25: field weights, required terms, ties, CJK, incremental
+index."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.rankers.bm25 import BM25Ranker, top
-from nbagent.rankers.fields import FIELDS
-from nbagent.search import parse_terms
-from nbagent.tool import Tool
+from nbagent.catalogue.rankers.bm25 import BM25Ranker, top
+from nbagent.catalogue.rankers.fields import FIELDS
+from nbagent.catalogue.toolsearch import parse_terms
+from nbagent.core.tool import Tool
 
 
 def mcp(name: str, description: str = "", **kwargs) -> Tool:
@@ -140,7 +141,7 @@ def test_required_terms_agree_with_the_direct_check(
     descriptions: list[list[str]], required: list[str]
 ) -> None:
     """The mask read off the score matrices equals checking each tool's tokens."""
-    from nbagent.rankers.fields import ToolFields, has_term
+    from nbagent.catalogue.rankers.fields import ToolFields, has_term
 
     tools = [mcp(f"mcp__s__t{i}", " ".join(words)) for i, words in enumerate(descriptions)]
     r = BM25Ranker(dict.fromkeys(FIELDS, 1.0))

@@ -1,4 +1,4 @@
-"""Tests of nbagent.rankers.embedder: the vector cache in memory and on disk."""
+"""Tests of nbagent.catalogue.rankers.embedder: the vector cache in memory and on disk."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 
 
 def test_only_unseen_texts_are_embedded(hashing: Any) -> None:
-    from nbagent.rankers.embedder import EmbeddingCache
+    from nbagent.catalogue.rankers.embedder import EmbeddingCache
 
     cache = EmbeddingCache(hashing)
     first = cache.vectors(["a b", "c d", "a b"])
@@ -24,7 +24,7 @@ def test_only_unseen_texts_are_embedded(hashing: Any) -> None:
 def test_disk_cache_survives_a_restart_and_ignores_a_corrupt_file(
     new_hashing: Any, tmp_path: Path
 ) -> None:
-    from nbagent.rankers.embedder import EmbeddingCache
+    from nbagent.catalogue.rankers.embedder import EmbeddingCache
 
     EmbeddingCache(new_hashing(), tmp_path).vectors(["one", "two"])
     [file] = tmp_path.iterdir()
@@ -51,7 +51,7 @@ class _Counting:
 
 
 def _fill(directory: str, start: int) -> None:
-    from nbagent.rankers.embedder import EmbeddingCache
+    from nbagent.catalogue.rankers.embedder import EmbeddingCache
 
     cache = EmbeddingCache(_Counting(), Path(directory))
     for i in range(start, start + 20):
@@ -59,7 +59,7 @@ def _fill(directory: str, start: int) -> None:
 
 
 def test_concurrent_writers_never_leave_a_torn_file(tmp_path: Path) -> None:
-    from nbagent.rankers.embedder import EmbeddingCache
+    from nbagent.catalogue.rankers.embedder import EmbeddingCache
 
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_fill, args=(str(tmp_path), 100 * i)) for i in range(3)]

@@ -1,4 +1,5 @@
-"""Tests of nbagent.rankers.fields: tokens, stemming, the fields of a tool, required terms."""
+"""Tests of nbagent.catalogue.rankers.fields: tokens, stemming, the fields of a tool, required
+terms."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.rankers.fields import FIELDS, ToolFields, has_term, stem, tokens
-from nbagent.search import parse_terms
-from nbagent.tool import Tool
+from nbagent.catalogue.rankers.fields import FIELDS, ToolFields, has_term, stem, tokens
+from nbagent.catalogue.toolsearch import parse_terms
+from nbagent.core.tool import Tool
 
 
 @pytest.mark.parametrize(

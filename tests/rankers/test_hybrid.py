@@ -1,4 +1,5 @@
-"""Tests of nbagent.rankers.hybrid: the weighted sum, the BM25 fallback, required terms."""
+"""Tests of nbagent.catalogue.rankers.hybrid: the weighted sum, the BM25 fallback, required
+terms."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from nbagent.rankers.bm25 import BM25Ranker
-from nbagent.rankers.hybrid import HybridRanker
-from nbagent.rankers.semantic import SemanticIndex
-from nbagent.search import parse_terms
-from nbagent.tool import Tool
+from nbagent.catalogue.rankers.bm25 import BM25Ranker
+from nbagent.catalogue.rankers.hybrid import HybridRanker
+from nbagent.catalogue.rankers.semantic import SemanticIndex
+from nbagent.catalogue.toolsearch import parse_terms
+from nbagent.core.tool import Tool
 
 ISSUE = Tool(name="mcp__github__create_issue", description="Open a ticket.", is_mcp=True)
 TIME = Tool(name="mcp__time__now", description="Current time in a timezone.", is_mcp=True)
@@ -109,8 +110,8 @@ def test_cjk_queries_use_bm25_alone_with_an_english_only_embedder(hashing: Any) 
 def test_tool_search_embeds_new_tools_before_anyone_searches_and_says_how_it_ranked(
     hashing: Any, gated: Any
 ) -> None:
-    from nbagent.registry import ToolRegistry
-    from nbagent.search import ToolSearch
+    from nbagent.catalogue.registry import ToolRegistry
+    from nbagent.catalogue.toolsearch import ToolSearch
 
     slow = gated(hashing, marker="github:")
     registry = ToolRegistry([TIME])

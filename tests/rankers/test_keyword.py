@@ -1,4 +1,4 @@
-"""Tests of nbagent.rankers.keyword: the reference weights, required terms, ties, CJK."""
+"""Tests of nbagent.catalogue.rankers.keyword: the reference weights, required terms, ties, CJK."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.rankers.keyword import KeywordRanker, explain
-from nbagent.search import parse_terms
-from nbagent.tool import Tool
+from nbagent.catalogue.rankers.keyword import KeywordRanker, explain
+from nbagent.catalogue.toolsearch import parse_terms
+from nbagent.core.tool import Tool
 
 
 def ranker(*tools: Tool) -> KeywordRanker:

@@ -1,4 +1,5 @@
-"""Tests of nbagent.rankers.minilm: the NumPy forward pass against sentence-transformers."""
+"""Tests of nbagent.catalogue.rankers.minilm: the NumPy forward pass against
+sentence-transformers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.rankers.minilm import BATCH_SIZE, MAX_PADDING, MAX_TOKENS, _batches, _gelu
+from nbagent.catalogue.rankers.minilm import BATCH_SIZE, MAX_PADDING, MAX_TOKENS, _batches, _gelu
 from tests.components import MINILM_HOW, needs
 
 needs_minilm = needs(
@@ -51,7 +52,7 @@ def test_texts_are_batched_by_length_with_little_padding(lengths: list[int]) -> 
 
 @pytest.fixture(scope="module")
 def model():
-    from nbagent.rankers.minilm import MiniLMEmbedder
+    from nbagent.catalogue.rankers.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
 

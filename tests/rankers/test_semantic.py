@@ -1,4 +1,5 @@
-"""Tests of nbagent.rankers.semantic: background embedding, the averaged similarity, caching."""
+"""Tests of nbagent.catalogue.rankers.semantic: background embedding, the averaged similarity,
+caching."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.rankers.semantic import (
+from nbagent.catalogue.rankers.semantic import (
     WINDOW,
     SemanticIndex,
     pooled,
@@ -19,8 +20,8 @@ from nbagent.rankers.semantic import (
     rescaled,
     standardised,
 )
-from nbagent.search import parse_terms
-from nbagent.tool import Tool
+from nbagent.catalogue.toolsearch import parse_terms
+from nbagent.core.tool import Tool
 
 
 def mcp(name: str, description: str) -> Tool:
@@ -158,7 +159,7 @@ def test_a_short_query_keeps_its_similarity_and_a_long_one_adds_its_best_window(
 def test_a_tool_only_the_last_step_of_a_long_task_asks_for_comes_up(
     hashing: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    semantic = importlib.import_module("nbagent.rankers.semantic")
+    semantic = importlib.import_module("nbagent.catalogue.rankers.semantic")
     tools = [
         mcp("mcp__wiki__search", "Search encyclopedia articles about history, science and art."),
         mcp("mcp__wiki__summarise", "Summarise an encyclopedia article about history or art."),

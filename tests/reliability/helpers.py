@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from nbagent.agent import Agent
-from nbagent.registry import ToolRegistry
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.tool import Tool, tool
+from nbagent.loop.agent import Agent
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool, tool
 
 EXAMPLES: Counter[str] = Counter()
 """Hypothesis examples run, by test (printed at the end of the session by conftest.py)."""

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from nbagent.backends.anthropic import StreamDropped
-from nbagent.errors import ModelAPIError
-from nbagent.events import Notice, RunFinished, ToolCallFinished
+from nbagent.api.anthropic import StreamDropped
+from nbagent.core.errors import ModelAPIError
+from nbagent.core.events import Notice, RunFinished, ToolCallFinished
+from nbagent.core.tool import Tool
 from nbagent.testing import FakeAnthropicServer, Fault, Reply, ScriptItem
-from nbagent.tool import Tool
 from tests.kernels import execute, kernel
 from tests.reliability.helpers import (
     agent_for,

@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbagent.delta import announced_names, deferred_tools_delta
-from nbagent.errors import SearchQueryError, ToolDefinitionError, ToolError, ToolInputError
-from nbagent.execution import CallOutcome, ToolRunner
+from nbagent.catalogue.delta import announced_names, deferred_tools_delta
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import MAX_RESULTS_LIMIT, ToolSearch, parse_terms
+from nbagent.core.errors import SearchQueryError, ToolDefinitionError, ToolError, ToolInputError
+from nbagent.core.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
+from nbagent.loop.execution import CallOutcome, ToolRunner
 from nbagent.mcp import HttpSpec, McpConfigError, ServerSpec, parse_config
 from nbagent.mcp.config import parse_server
-from nbagent.registry import ToolRegistry
-from nbagent.search import MAX_RESULTS_LIMIT, ToolSearch, parse_terms
-from nbagent.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
 from tests.reliability.helpers import EXAMPLES
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

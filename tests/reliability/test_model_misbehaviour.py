@@ -12,9 +12,9 @@ from typing import Any
 import anthropic
 import pytest
 
-from nbagent.events import Notice, RunFinished, ToolCallFinished
+from nbagent.core.events import Notice, RunFinished, ToolCallFinished
+from nbagent.core.tool import Tool
 from nbagent.testing import FakeAnthropicServer, Reply, ToolUse
-from nbagent.tool import Tool
 from tests.reliability.helpers import (
     agent_for,
     assert_next_run_works,

@@ -22,11 +22,11 @@ from typing import Any
 import nbformat
 import pytest
 
-from nbagent.agent import Agent
-from nbagent.errors import ToolError
-from nbagent.registry import ToolRegistry
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool
+from nbagent.loop.agent import Agent
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 from nbagent.tools import ToolContext, builtin_tools
 from tests.kernels import kernel
 from tests.reliability.helpers import FIGURES, bodies, tool_results

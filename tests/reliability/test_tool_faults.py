@@ -14,12 +14,12 @@ from typing import Any
 import anthropic
 import pytest
 
-from nbagent.agent import INTERRUPTED_TEXT
-from nbagent.errors import ToolError
-from nbagent.events import RunFinished, ToolCallFinished
-from nbagent.execution import INTERRUPTED_MESSAGE, MAX_RESULT_CHARS
+from nbagent.core.errors import ToolError
+from nbagent.core.events import RunFinished, ToolCallFinished
+from nbagent.core.tool import Tool, ToolResult
+from nbagent.loop.agent import INTERRUPTED_TEXT
+from nbagent.loop.execution import INTERRUPTED_MESSAGE, MAX_RESULT_CHARS
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool, ToolResult
 from tests.kernels import execute, kernel
 from tests.reliability.helpers import (
     agent_for,
@@ -383,7 +383,7 @@ def test_the_fake_api_refuses_tool_results_the_api_refuses(
 
 SETUP = """\
 import threading, nbagent
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 release = threading.Event()
 nbagent.registry.register(
     Tool(name="Hang", description="Waits.", handler=lambda: release.wait(30) and "late"),

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from nbagent.errors import ToolError
-from nbagent.tool import Tool, ToolResult
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult
 from nbagent.tools import ToolContext, builtin_tools, fsutil
 from nbagent.tools import exchange as exchange_module
 

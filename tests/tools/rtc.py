@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import nbformat
 
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 from nbagent.tools import ToolContext
 from nbagent.tools.livedoc import LiveDocuments
 from tests.jupyterlab_server import stop_server

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.tools.addresses import is_localhost_name, is_public, kind, literal, resolve
+from nbagent.policy.addresses import is_localhost_name, is_public, kind, literal, resolve
 
 NON_PUBLIC_V4 = {
     "0.0.0.0/8": "unspecified",

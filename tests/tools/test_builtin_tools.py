@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent import Agent
-from nbagent.errors import ConfigurationError
-from nbagent.events import ToolCallFinished
-from nbagent.permissions import PermissionPolicy
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import ConfigurationError
+from nbagent.core.events import ToolCallFinished
+from nbagent.loop.agent import Agent
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tools import BUILTIN_TOOL_NAMES, ToolContext, builtin_tools
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.permissions import PermissionPolicy, decide
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
+from nbagent.policy.permissions import PermissionPolicy, decide
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.files import binary_kind, image_type
 from tests.tools.helpers import (
@@ -199,6 +199,7 @@ def test_paths_outside_the_root_need_permission(root: Path, tools: dict[str, Too
     assert decision.message == (
         f"Allow the agent to read {outside}? It is outside the working folder {root}."
     )
+
 
 # Write ---------------------------------------------------------------------------------
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.errors import ToolError
-from nbagent.permissions import PermissionPolicy, decide
-from nbagent.tool import Tool
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool
+from nbagent.policy.permissions import PermissionPolicy, decide
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.globbing import glob_regex, split_pattern, walk_files
 from tests.tools.helpers import LazyTools, error, summary, text

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.permissions import PermissionPolicy, decide
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
+from nbagent.policy.permissions import PermissionPolicy, decide
 from nbagent.tools.grep import Query, render, search_python, search_ripgrep
 from tests.components import needs
 from tests.tools.helpers import error, summary, text

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 SETUP = """
 from nbagent.tools import ToolContext, builtin_tools
-from nbagent.errors import ToolError
+from nbagent.core.errors import ToolError
 context = ToolContext.for_shell(get_ipython())
 tools = {t.name: t for t in builtin_tools(context)}
 def use(tool_name, **tool_input):

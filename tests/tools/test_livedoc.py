@@ -24,8 +24,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.errors import ToolError
-from nbagent.tool import Tool
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool
 from nbagent.tools import ysync
 from nbagent.tools.jpservers import find_server, parent_server
 from nbagent.tools.livedoc import MISSING_EXTRA, LiveDocuments
@@ -498,7 +498,7 @@ def test_without_collaboration_the_file_is_edited(tmp_path: Path) -> None:
 KERNEL_SETUP = """
 %load_ext nbagent
 %config NbAgent.permission_mode = "acceptEdits"
-from nbagent.backends.scripted import offline_unless_api_key
+from nbagent.testing.scripted import offline_unless_api_key
 from nbagent.testing import Reply
 offline_unless_api_key([
     Reply.tool_use("NotebookRead", {}),

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from nbagent.errors import ToolError
+from nbagent.core.errors import ToolError
 from nbagent.tools.nbfile import (
     THIS_CELL,
     load_notebook,

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbagent.errors import ToolError
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool
 from nbagent.frontend.channel import FrontEndChannel
-from nbagent.permissions import PermissionDecision, PermissionPolicy, decide
-from nbagent.tool import Tool
+from nbagent.policy.permissions import PermissionDecision, PermissionPolicy, decide
 from nbagent.tools import ToolContext
 from nbagent.tools.nbaccess import NO_NOTEBOOK, find_notebook, running_cell_id
 from tests.frontend_peer import RecordingComm, hello

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.access import Touch
-from nbagent.errors import ToolError
-from nbagent.permissions import PermissionPolicy
-from nbagent.tool import Tool
+from nbagent.core.access import Touch
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.tools import ToolContext
 from nbagent.tools.paths import inside_root, refuse_open_notebook, resolve, shown, skipped_note
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.runcode import execute
 from tests.tools.helpers import LazyTools, call, error

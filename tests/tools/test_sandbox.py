@@ -22,11 +22,11 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import TraitError
 
 import nbagent
-from nbagent.config import NbAgent
-from nbagent.errors import ToolError
-from nbagent.registry import ToolRegistry
-from nbagent.session import Session
-from nbagent.tool import Tool, ToolResult
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import ToolError
+from nbagent.core.tool import Tool, ToolResult
+from nbagent.jupyter.config import NbAgent
+from nbagent.jupyter.session import Session
 from nbagent.tools import sandbox
 from nbagent.tools.sandbox import Sandbox
 from nbagent.tools.shell import run_command

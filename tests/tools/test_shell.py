@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.tool import Tool
+from nbagent.core.tool import Tool
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.shell import git_guard, run_command
 from tests.tools.helpers import LazyTools, call, error

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbagent.agent import Agent
-from nbagent.errors import ToolError
-from nbagent.events import ToolCallFinished
-from nbagent.permissions import PermissionPolicy
-from nbagent.registry import ToolRegistry
-from nbagent.search import ToolSearch
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import ToolError
+from nbagent.core.events import ToolCallFinished
+from nbagent.core.tool import Tool
+from nbagent.loop.agent import Agent
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.tool import Tool
 from nbagent.tools import Limits, ToolContext, builtin_tools
 from nbagent.tools.variables import user_variables
 from tests.tools.helpers import LazyTools, error, summary, text

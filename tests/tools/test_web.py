@@ -17,11 +17,11 @@ import httpcore2
 import httpx2
 import pytest
 
-from nbagent.access import Touch
-from nbagent.permissions import PermissionPolicy
-from nbagent.tool import Tool
+from nbagent.core.access import Touch
+from nbagent.core.tool import Tool
+from nbagent.policy.addresses import literal
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.tools import Limits, ToolContext
-from nbagent.tools.addresses import literal
 from nbagent.tools.web import MAX_REDIRECTS, _PinnedBackend, _same_origin
 from tests.tools.helpers import LazyTools, error, summary, text
 

@@ -1,1 +1,0 @@
-"""Ways to reach a model: the Anthropic API through its SDK."""

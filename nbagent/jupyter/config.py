@@ -1,0 +1,251 @@
+"""``c.NbAgent``: the traitlets configuration of the magics.
+
+Set options in ``ipython_kernel_config.py`` (``c.NbAgent.model = "..."``) or in a notebook
+(``%config NbAgent.model = "..."``). Every option applies from the next cell on, in the
+conversation going on (:class:`~nbagent.jupyter.session.Session` observes them); a bad value is
+refused when it is set, with what to write instead. ``%agent config`` shows the values in
+force.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
+from traitlets.config import Config, Configurable
+
+from nbagent.api.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
+from nbagent.api.server_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
+from nbagent.catalogue.rankers import best_available
+from nbagent.catalogue.rankers.embedder import require_packages
+from nbagent.catalogue.toolsearch import RANKERS
+from nbagent.core.errors import ConfigurationError
+from nbagent.loop.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
+from nbagent.loop.context import parse_windows
+from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
+from nbagent.loop.request import MODES
+from nbagent.policy.permissions import MODES as PERMISSION_MODES
+from nbagent.policy.permissions import Rule
+
+PARSERS: dict[str, Callable[[Any], Any]] = {
+    "context_windows": parse_windows,
+    "prices": parse_prices,
+    "server_tools": check_names,
+    "web_search": web_search_options,
+}
+"""The options checked by a parser, which says what is wrong (a ConfigurationError)."""
+
+
+class NbAgent(Configurable):
+    """Options of the ``%%agent`` magics (``c.NbAgent.*``)."""
+
+    model = Unicode(DEFAULT_MODEL, help="The Claude model the agent uses.").tag(config=True)
+    max_turns = Int(25, help="Model requests per %%agent cell at most.").tag(config=True)
+    max_tokens = Int(8192, help="The output limit of one model response.").tag(config=True)
+    mode = Enum(
+        list(MODES),
+        default_value="native",
+        help="How deferred tools reach the model: native (tool_reference), client (the "
+        "client sends loaded definitions), server (the API's own tool search) or off "
+        "(everything loaded).",
+    ).tag(config=True)
+    ranker = Unicode(
+        best_available(),
+        help=f"The ToolSearch ranker: {', '.join(sorted(RANKERS))}; by default hybrid when the "
+        "semantic extra and the MiniLM weights are installed, else keyword.",
+    )
+    ranker.tag(config=True)
+    system_prompt = Unicode(DEFAULT_SYSTEM, help="The agent's system prompt.").tag(config=True)
+    loaded_tools = List(
+        Unicode(), help="Tools always sent in full, whatever their flags (names)."
+    ).tag(config=True)
+    deferred_tools = List(
+        Unicode(), help="Tools always deferred, whatever their flags (names)."
+    ).tag(config=True)
+    announcement_style = Enum(
+        ["plain", "compact"],
+        default_value="plain",
+        help="How deferred-tool names are announced: one a line, or grouped by MCP server.",
+    ).tag(config=True)
+    permission_mode = Enum(
+        list(PERMISSION_MODES),
+        default_value="default",
+        help="Which tool calls run without asking (default, acceptEdits, plan, bypassPermissions).",
+    ).tag(config=True)
+    allow_rules = List(
+        Unicode(), help="Permission rules that allow calls, e.g. 'Bash(git status:*)'."
+    ).tag(config=True)
+    deny_rules = List(
+        Unicode(), help="Permission rules that refuse calls (they win over allow rules)."
+    ).tag(config=True)
+    mcp_config = Unicode(
+        "",
+        help="Path of an MCP config file ({'mcpServers': ...}); by default .mcp.json in the "
+        "notebook's folder, then ~/.nbagent/mcp.json.",
+    ).tag(config=True)
+    stream = Bool(True, help="Show the answer as it streams in.").tag(config=True)
+    verbose = Bool(
+        False,
+        help="Show every call in full (input, duration, permission decision) and the "
+        "deferred tools announced at the start; %%agent --verbose for one cell.",
+    ).tag(config=True)
+    call_timeout = Float(
+        DEFAULT_CALL_TIMEOUT,
+        help="Seconds a tool call may run before the model is told it timed out (the time a "
+        "person takes to answer a permission question does not count).",
+    ).tag(config=True)
+    preload = Bool(
+        False,
+        help="Before a conversation's first request, load the deferred tools the "
+        "prompt clearly needs (a server it names, a very confident search hit).",
+    ).tag(config=True)
+    preload_budget = Int(3000, help="Tokens of definitions preloading may add.").tag(config=True)
+    promotion = Bool(
+        False,
+        help="Count calls of deferred tools per user and load the ones used often "
+        "from the start of each conversation.",
+    ).tag(config=True)
+    usage_db = Unicode(
+        "", help="The SQLite file of tool use counts; ~/.nbagent/usage.sqlite3 by default."
+    ).tag(config=True)
+
+    prices = Dict(
+        help="Your price table, over the built-in one (list prices read on "
+        f"{PRICES_DATE} from {PRICES_SOURCE}): dollars per million tokens by model id, "
+        'e.g. {"my-model": {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}}.',
+    ).tag(config=True)
+
+    compaction = Enum(
+        ["server", "client", "off"],
+        default_value="server",
+        help="How a long conversation is kept inside the context window: server (the API "
+        "compacts it, beta compact-2026-01-12; a client summary where the endpoint has none), "
+        "client (nbagent asks the model for a summary) or off.",
+    ).tag(config=True)
+    compact_threshold = Int(
+        150_000, help="Input tokens of a request from which the conversation is compacted."
+    ).tag(config=True)
+    context_windows = Dict(
+        help="Context windows in tokens by model id, over the built-in table, "
+        'e.g. {"my-model": 500000}.',
+    ).tag(config=True)
+
+    server_tools = List(
+        Unicode(),
+        help='Server tools the API runs itself, deferred like other tools: ["web_search"] '
+        "(each search billed by the API, $10 per 1,000); none by default.",
+    ).tag(config=True)
+    web_search = Dict(
+        help='The options of web search (with server_tools = ["web_search"]): max_uses '
+        "(searches per request), allowed_domains or blocked_domains, user_location, e.g. "
+        f"{WEB_SEARCH_EXAMPLE}.",
+    ).tag(config=True)
+
+    sandbox = Bool(
+        False,
+        help="Run every Bash command in a bubblewrap sandbox (Linux): the filesystem read-only "
+        "but the working folder, credentials and the kernel's environment hidden; sandboxed "
+        "commands run without asking. A sandbox that cannot run here refuses commands.",
+    ).tag(config=True)
+    sandbox_network = Bool(
+        False, help="Let sandboxed Bash commands use the network (off by default)."
+    ).tag(config=True)
+    sandbox_write_paths = List(
+        Unicode(),
+        help="Folders sandboxed Bash commands may write besides the working folder "
+        "(absolute or ~ paths).",
+    ).tag(config=True)
+
+    def _load_config(
+        self, cfg: Config, section_names: list[str] | None = None, traits: Any = None
+    ) -> None:
+        """Load the options one by one: a bad value is said, by name, and skipped.
+
+        ``%config`` keeps a value it set in the shell's configuration even when it was
+        refused, and the next ``%load_ext`` reads it again: one bad option there must not stop
+        nbagent from loading, nor take the other options with it.
+        """
+        section = self._find_my_config(cfg)
+        for name in list(section.keys()):
+            one = Config({type(self).__name__: {name: section[name]}})
+            try:
+                super()._load_config(one, section_names, traits)
+            except TraitError as exc:
+                print(
+                    f"c.NbAgent.{name} not used: {exc} (it stays {getattr(self, name)!r})",
+                    file=sys.stderr,
+                )
+
+    @validate("ranker")
+    def _known_ranker(self, proposal: dict[str, Any]) -> str:
+        """Refuse a ranker nobody made, or one whose packages are not installed."""
+        if proposal["value"] not in RANKERS:
+            raise TraitError(
+                f"Unknown ranker {proposal['value']!r}; choose one of: "
+                f"{', '.join(sorted(RANKERS))}."
+            )
+        try:
+            require_packages(proposal["value"])
+        except ConfigurationError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("max_turns", "max_tokens", "compact_threshold")
+    def _at_least_one(self, proposal: dict[str, Any]) -> int:
+        """Refuse a limit below 1."""
+        if proposal["value"] < 1:
+            raise TraitError(f"{proposal['trait'].name} must be at least 1.")
+        return proposal["value"]
+
+    @validate("call_timeout", "preload_budget")
+    def _positive(self, proposal: dict[str, Any]) -> Any:
+        """Refuse a time or a budget that is not positive."""
+        if proposal["value"] <= 0:
+            raise TraitError(f"{proposal['trait'].name} must be more than 0.")
+        return proposal["value"]
+
+    @validate("allow_rules", "deny_rules")
+    def _rules(self, proposal: dict[str, Any]) -> list[str]:
+        """Refuse a rule that does not parse, naming it."""
+        for text in proposal["value"]:
+            try:
+                Rule(text)
+            except ConfigurationError as exc:
+                raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate(*PARSERS)
+    def _parsed(self, proposal: dict[str, Any]) -> Any:
+        """Refuse a value its parser refuses (a price or window table naming the model and
+        the field, an unknown server tool, a web search option), with the parser's message."""
+        try:
+            PARSERS[proposal["trait"].name](proposal["value"])
+        except ConfigurationError as exc:
+            raise TraitError(str(exc)) from None
+        return proposal["value"]
+
+    @validate("sandbox_write_paths")
+    def _existing_folders(self, proposal: dict[str, Any]) -> list[str]:
+        """Refuse a writable path that is relative or not an existing folder."""
+        for value in proposal["value"]:
+            path = Path(value).expanduser()
+            if not path.is_absolute() or not path.is_dir():
+                raise TraitError(
+                    f"sandbox_write_paths: {value!r} is not an existing folder given by an "
+                    "absolute or ~ path."
+                )
+        return proposal["value"]
+
+    @validate("mcp_config")
+    def _existing_file(self, proposal: dict[str, Any]) -> str:
+        """Refuse a configuration file that is not there."""
+        value = proposal["value"]
+        if value and not Path(value).expanduser().is_file():
+            raise TraitError(
+                f"No MCP configuration file at {value!r}; give the path of a JSON file "
+                'holding {"mcpServers": {...}}, or "" for .mcp.json beside the notebook.'
+            )
+        return value

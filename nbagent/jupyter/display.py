@@ -1,0 +1,191 @@
+"""Rendering a run's events in the running cell.
+
+:class:`CellTranscript` folds events into a :class:`~nbagent.render.transcript.Transcript` and shows
+it live: in a kernel as ipywidgets (:mod:`nbagent.jupyter.widgets`), in a terminal as printed lines.
+When the run ends, the live view is replaced by one static Markdown output (tool cards as
+``<details>``), which JupyterLab, nbconvert, GitHub and VS Code all render without a kernel.
+
+This module depends on the events only, never on the agent loop.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from IPython.display import DisplayHandle, display
+
+from nbagent.core.events import (
+    Event,
+    PermissionRequested,
+    RunFinished,
+    TextDelta,
+    Usage,
+    UsageReported,
+)
+from nbagent.core.markup import Markdown, model_markdown, show_controls
+from nbagent.core.notices import Notices
+from nbagent.core.secrets import redact
+from nbagent.render.transcript import (
+    STATE_WORDS,
+    Answer,
+    Call,
+    Item,
+    Transcript,
+    item_text,
+    visible,
+)
+
+STREAM_INTERVAL = 0.1
+"""Seconds between two refreshes of the streaming answer."""
+
+MAX_STATIC_CARDS = 200
+"""Tool cards kept in the static transcript (the latest); older ones are counted."""
+
+
+def in_kernel() -> bool:
+    """Tell whether the code runs in a Jupyter kernel (so widgets can be shown)."""
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class CellTranscript:
+    """Shows one run's events as outputs of the running cell.
+
+    Args:
+        quiet: Show only the final answer.
+        stream: Refresh the answer as it streams in (else when the turn ends).
+        live: Show widgets while the run goes on; by default, when in a kernel.
+        saved_tokens: Tokens that deferral keeps out of the context, for the meter.
+        verbose: Show every call's input JSON, status, duration and permission decision, and
+            the conversation's first announcement of the deferred tools (for tool authors);
+            by default a call is one line, its main argument and its result in a few words.
+        cost: Estimates what the tokens cost, for the meter (none shown without it).
+        context: Says how full the context window is, for the meter.
+    """
+
+    def __init__(
+        self,
+        quiet: bool = False,
+        stream: bool = True,
+        live: bool | None = None,
+        saved_tokens: int | None = None,
+        verbose: bool = False,
+        cost: Callable[[Usage], str] | None = None,
+        context: Callable[[], str] | None = None,
+    ) -> None:
+        self.quiet = quiet
+        self.stream = stream
+        self.verbose = verbose
+        self.transcript = Transcript(saved_tokens=saved_tokens, cost=cost, context=context)
+        self._last_refresh = 0.0
+        self._view: Any = None
+        self._handle: DisplayHandle | None = None
+        self._printed = 0
+        self._streaming: Answer | None = None
+        if not quiet and (in_kernel() if live is None else live):
+            from nbagent.jupyter.widgets import TranscriptView
+
+            self._view = TranscriptView(self.transcript, verbose=verbose)
+            self._handle = display(self._view.box, display_id=True)
+
+    def __call__(self, event: Event) -> None:
+        """Render one event.
+
+        Args:
+            event: Any event of a run.
+        """
+        item = self.transcript.apply(event)
+        if isinstance(event, RunFinished):
+            self._finish()
+        elif self.quiet:
+            return
+        elif self._view is not None:
+            self._show_live(item, event)
+        elif item is not None and not isinstance(event, TextDelta):
+            self._print_done_items()
+            if isinstance(event, PermissionRequested):
+                self._print(item)
+
+    def _show_live(self, item: Any, event: Event) -> None:
+        """Show an item live; a stretch of text streaming in at most every STREAM_INTERVAL,
+        without its unfinished end, and whole once something else comes."""
+        if isinstance(event, UsageReported):
+            self._view.refresh_meter()
+        if isinstance(item, Answer):
+            self._streaming = item
+            now = time.monotonic()
+            if self.stream and now - self._last_refresh >= STREAM_INTERVAL:
+                self._last_refresh = now
+                self._view.show(item, streaming=True)
+        elif item is not None:
+            if self._streaming is not None:
+                self._view.show(self._streaming)
+                self._streaming = None
+            self._view.show(item)
+
+    def _print_done_items(self) -> None:
+        """In a terminal, print the items that are complete, in order.
+
+        An item is complete when another follows it (a stretch of text goes on until then, a
+        ToolSearch gets its hits right after it ends); a call, when it also ended. A call
+        still running holds back the items after it.
+        """
+        items = self.transcript.items
+        while self._printed < len(items) - 1:
+            item = items[self._printed]
+            if isinstance(item, Call) and item.status in STATE_WORDS:
+                break
+            self._print(item)
+            self._printed += 1
+
+    def _print(self, item: Item) -> None:
+        """Print an item in a terminal, if the mode shows it."""
+        if visible(item, self.verbose):
+            print(show_controls(redact(item_text(item, self.verbose))), file=sys.stdout)
+
+    def _finish(self) -> None:
+        """Replace the live view by the static transcript (or show the answer alone)."""
+        transcript = self.transcript
+        if self.quiet:
+            answer = transcript.answer or "(no answer)"
+            display(Markdown(model_markdown(answer, "nbagent-answer"), plain=answer))
+            return
+        final = Markdown(
+            transcript.to_markdown(MAX_STATIC_CARDS, self.verbose),
+            plain=transcript.to_text(MAX_STATIC_CARDS, self.verbose),
+        )
+        if self._handle is not None:
+            self._handle.update(final)
+            self._view.close()
+        else:
+            for item in transcript.items[self._printed :]:
+                self._print(item)
+            print(transcript.meter())
+
+
+def show_notices(notices: Notices) -> None:
+    """Show what background work has to tell the user (once), as a quoted block.
+
+    Args:
+        notices: The queue; it is emptied.
+    """
+    lines = notices.take()
+    if lines:
+        display(Markdown(notices_markdown(lines)))
+
+
+def notices_markdown(lines: list[str]) -> str:
+    """Notices as a quoted block, a line each.
+
+    Args:
+        lines: Notices (Markdown, one line each).
+
+    Returns:
+        The block.
+    """
+    return "\n".join(f"> {line}  " for line in lines)

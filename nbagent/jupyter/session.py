@@ -1,0 +1,397 @@
+"""One kernel's nbagent session: the settings, and everything they configure.
+
+A :class:`Session` owns the ``c.NbAgent`` settings and what they shape: the agent and its
+conversation, the task board, the MCP manager, the channel to the JupyterLab extension. It
+observes the settings (traitlets ``observe``, as IPython's own configurable objects do), so
+an option set with ``%config`` applies from the next cell on, in the conversation going on;
+nothing copies the settings once and forgets them.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import StdinNotImplementedError
+from traitlets import Bunch
+
+from nbagent.api.pricing import PRICES, cost_text, estimate, parse_prices
+from nbagent.api.server_tools import SERVER_TOOLS, ServerTool, server_tool
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.events import PermissionRequested, Usage
+from nbagent.core.markup import code_markdown, plain_markdown, show_controls
+from nbagent.core.secrets import ONE_LINE, get_logger, redact
+from nbagent.core.text import cut
+from nbagent.jupyter.config import NbAgent
+from nbagent.loop import cellthread
+from nbagent.loop.agent import Agent
+from nbagent.loop.context import parse_windows
+from nbagent.orchestration import TaskBoard, session_tools
+from nbagent.policy.permissions import Answer, PermissionPolicy
+from nbagent.render.codeview import plain_text
+from nbagent.tools import sandbox
+
+logger = get_logger("nbagent.jupyter.session")
+
+SANDBOX_SETTINGS = ("sandbox", "sandbox_network", "sandbox_write_paths")
+"""The settings of Bash's sandbox (:mod:`nbagent.tools.sandbox`)."""
+
+ANSWERS: dict[str, Answer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no"}
+"""What a person may type at a permission question, and what it means ("a" is added when
+an "always" rule can be offered)."""
+
+
+class Session:
+    """The settings of one shell and the agent, tasks and servers they configure.
+
+    Args:
+        settings: The ``c.NbAgent`` configuration (observed from now on).
+        registry: The tools.
+        mcp_manager: The MCP servers' manager.
+        frontend: The channel to nbagent's JupyterLab extension, in a kernel.
+        asker: Asks the user about a tool call; :func:`ask_on_stdin` by default.
+        root: The folder permission rules' relative paths are resolved against.
+    """
+
+    def __init__(
+        self,
+        settings: NbAgent,
+        registry: ToolRegistry,
+        mcp_manager: Any = None,
+        frontend: Any = None,
+        asker: Callable[[PermissionRequested], Answer | None] | None = None,
+        root: Path | None = None,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.mcp_manager = mcp_manager
+        self.frontend = frontend
+        self.tasks = TaskBoard()
+        """The agent's task list (TaskCreate, TaskUpdate, ...)."""
+        self.root = root or Path.cwd()
+        self._asker = asker or ask_on_stdin
+        self._agent: Agent | None = None
+        self._lock = threading.Lock()
+        self._session_tools: list[str] = []
+        self._overrides: dict[str, bool] = {}
+        self._mcp_servers: list[str] = []
+        self._server_tools: list[str] = []
+        self._restarting: threading.Thread | None = None
+        self._prices = PRICES | parse_prices(settings.prices)
+        self._apply_overrides()
+        self._apply_server_tools()
+        self._apply_sandbox()
+        settings.observe(self._changed)
+
+    @property
+    def agent(self) -> Agent:
+        """The kernel's agent, built on first use from the settings in force."""
+        with self._lock:
+            if self._agent is None:
+                self._agent = self._build_agent()
+        return self._agent
+
+    def policy(self) -> PermissionPolicy | None:
+        """The agent's permission policy, once the agent exists (what the tools' searches
+        filter their files by); None before, or when the agent has a policy of another kind.
+        """
+        agent = self._agent
+        policy = agent.runner.policy if agent is not None else None
+        return policy if isinstance(policy, PermissionPolicy) else None
+
+    @property
+    def agent_built(self) -> bool:
+        """Whether the agent exists yet (a status need not build it)."""
+        return self._agent is not None
+
+    def loaded_by_search(self) -> list[str]:
+        """The deferred tools the model loaded in this conversation, in order."""
+        return self._agent.loaded_names if self._agent is not None else []
+
+    def cost(self, usage: Usage, model: str) -> str:
+        """What some usage cost at the model's list price, as shown beside the tokens.
+
+        Args:
+            usage: Tokens of a cell or of the conversation.
+            model: The model the requests named.
+
+        Returns:
+            E.g. ``≈ $0.012``, or ``cost unknown`` for a model no price table knows.
+        """
+        return cost_text(estimate(usage, model, self._prices))
+
+    def server_tools(self) -> list[ServerTool]:
+        """The server tools this session offers (``c.NbAgent.server_tools``), in order."""
+        found = (self.registry.get(n) for n in self._server_tools if n in self.registry)
+        return [t for t in found if isinstance(t, ServerTool)]
+
+    def start_servers(self) -> Any:
+        """Start the MCP servers of ``c.NbAgent.mcp_config`` (or of the file found).
+
+        Its good entries start; its disabled and bad ones do not (the faults of the bad ones
+        are in the configuration's ``problems``).
+
+        Returns:
+            The configuration started, or None when there is none.
+
+        Raises:
+            NbAgentError: The file is not a configuration (not JSON, no ``mcpServers``
+                object): nothing of it started.
+        """
+        if self.mcp_manager is None:
+            return None
+        config = self.mcp_manager.start(self.settings.mcp_config or None, folder=self.root)
+        self._mcp_servers = list(config.servers) if config is not None else []
+        return config
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop observing the settings; release the agent's workers and session tools.
+
+        A change of ``mcp_config`` still being applied is waited for (``timeout`` seconds at
+        most), so that the manager closes what it started.
+        """
+        self.settings.unobserve(self._changed)
+        if self._restarting is not None:
+            self._restarting.join(timeout)
+        if self._agent is not None:
+            self._agent.runner.close()
+        self.registry.unregister_many([*self._session_tools, *self._server_tools])
+        for name in self._overrides:
+            self.registry.override(name, None)
+        sandbox.use(sandbox.Sandbox())
+
+    def _build_agent(self) -> Agent:
+        """Make the agent from the settings, with the session's own tools registered."""
+        settings = self.settings
+        agent = Agent(
+            registry=self.registry,
+            policy=PermissionPolicy(
+                settings.permission_mode,
+                allow=settings.allow_rules,
+                deny=settings.deny_rules,
+                root=self.root,
+            ),
+            model=settings.model,
+            system=settings.system_prompt or None,
+            max_turns=settings.max_turns,
+            mode=settings.mode,
+            max_tokens=settings.max_tokens,
+            ranker=settings.ranker,
+            asker=self._asker,
+            announcement_style=settings.announcement_style,
+            preload_budget=settings.preload_budget if settings.preload else None,
+            usage_store=_usage_store(settings),
+            compaction=settings.compaction,
+            compact_threshold=settings.compact_threshold,
+            context_windows=parse_windows(settings.context_windows),
+        )
+        agent.runner.call_timeout = settings.call_timeout
+        # setattr: the attribute is PermissionPolicy's own only in newer versions.
+        setattr(agent.runner.policy, "sandboxed", sandbox.runs_sandboxed())  # noqa: B010
+        tools = session_tools(agent, self.tasks, mcp_manager=self.mcp_manager)
+        self.registry.register_many(tools, replace=True)
+        self._session_tools = [t.name for t in tools]
+        return agent
+
+    def _changed(self, change: Bunch) -> None:
+        """Apply a setting that changed to what it configures."""
+        name = change["name"]
+        if name in ("loaded_tools", "deferred_tools"):
+            self._apply_overrides()
+        elif name == "mcp_config":
+            self._restart_servers()
+        elif name == "prices":
+            self._prices = PRICES | parse_prices(self.settings.prices)
+        elif name in ("server_tools", *SERVER_TOOLS):
+            self._apply_server_tools()
+        elif name in SANDBOX_SETTINGS:
+            self._apply_sandbox()
+        else:
+            with self._lock:  # an agent being built meanwhile is built first, then changed
+                if self._agent is not None:
+                    self._apply(self._agent, name)
+
+    def _apply(self, agent: Agent, name: str) -> None:
+        """Set one option on the agent (options read at each cell need nothing here)."""
+        settings = self.settings
+        policy = agent.runner.policy
+        if name in (
+            "model",
+            "max_turns",
+            "max_tokens",
+            "mode",
+            "announcement_style",
+            "compaction",
+            "compact_threshold",
+        ):
+            setattr(agent, name, getattr(settings, name))
+        elif name == "context_windows":
+            agent.context_windows = parse_windows(settings.context_windows)
+        elif name == "system_prompt":
+            agent.system = settings.system_prompt or None
+        elif name == "ranker":
+            agent.search.use(settings.ranker)
+        elif name == "call_timeout":
+            agent.runner.call_timeout = settings.call_timeout
+        elif name in ("preload", "preload_budget"):
+            agent.preload_budget = settings.preload_budget if settings.preload else None
+        elif name in ("promotion", "usage_db"):
+            agent.usage_store = _usage_store(settings)
+        elif name == "permission_mode" and isinstance(policy, PermissionPolicy):
+            policy.mode = settings.permission_mode
+        elif name in ("allow_rules", "deny_rules") and isinstance(policy, PermissionPolicy):
+            policy.configure(settings.allow_rules, settings.deny_rules)
+
+    def _apply_overrides(self) -> None:
+        """Make the registry's loaded and deferred overrides those of the settings."""
+        wanted = {name: False for name in self.settings.loaded_tools}
+        wanted.update((name, True) for name in self.settings.deferred_tools)
+        for name in set(self._overrides) - set(wanted):
+            self.registry.override(name, None)
+        for name, deferred in wanted.items():
+            self.registry.override(name, deferred)
+        self._overrides = wanted
+
+    def _apply_server_tools(self) -> None:
+        """Register the server tools of the settings, with their options; drop the others.
+
+        A tool whose definition did not change is left as it is (no registry change).
+        """
+        wanted = {
+            name: server_tool(name, getattr(self.settings, name))
+            for name in self.settings.server_tools
+        }
+        self.registry.unregister_many(n for n in self._server_tools if n not in wanted)
+        changed = [
+            tool
+            for name, tool in wanted.items()
+            if name not in self.registry
+            or self.registry.get(name).definition() != tool.definition()
+        ]
+        if changed:
+            self.registry.register_many(changed, replace=True)
+        self._server_tools = list(wanted)
+
+    def _apply_sandbox(self) -> None:
+        """Make Bash's sandbox that of the settings, and the policy know whether it runs.
+
+        A sandbox turned on that cannot run here is said at once, with what to do: Bash then
+        refuses every command rather than run it outside the sandbox.
+        """
+        settings = self.settings
+        sandbox.use(
+            sandbox.Sandbox(
+                enabled=settings.sandbox,
+                network=settings.sandbox_network,
+                write_paths=tuple(
+                    Path(p).expanduser().resolve() for p in settings.sandbox_write_paths
+                ),
+            )
+        )
+        why = sandbox.problem() if settings.sandbox else None
+        if why is not None:
+            print(
+                "c.NbAgent.sandbox is on but cannot run here; Bash refuses every command "
+                f"until it can. {why}",
+                file=sys.stderr,
+            )
+        with self._lock:
+            if self._agent is not None:
+                runs = settings.sandbox and why is None
+                setattr(self._agent.runner.policy, "sandboxed", runs)  # noqa: B010
+
+    def _restart_servers(self) -> None:
+        """Stop the servers the previous configuration started and start the new one's.
+
+        Stopping a server can take seconds, so it happens on a thread of its own: the cell
+        that changed the setting returns at once, and ``%mcp list`` shows the servers come.
+        """
+        if self.mcp_manager is None:
+            return
+        old, self._mcp_servers = self._mcp_servers, []
+
+        def restart() -> None:
+            for name in old:
+                try:
+                    self.mcp_manager.remove(name)
+                except Exception:  # noqa: BLE001 - a server already gone is no reason to stop
+                    logger.warning("MCP server %s was not removed", name, exc_info=True)
+            try:
+                self.start_servers()
+                for name, why in self.mcp_manager.not_started().items():
+                    if why != "disabled":
+                        self.mcp_manager.notices.add(
+                            f"MCP server {code_markdown(name)} not started: {plain_markdown(why)}"
+                        )
+            except Exception as exc:  # noqa: BLE001 - told at the next %%agent or %mcp
+                logger.warning("MCP configuration not used: %s", exc)
+                self.mcp_manager.notices.add(
+                    f"**MCP configuration not used**: {plain_markdown(str(exc))} None of its "
+                    "servers started: fix "
+                    "it, then set `c.NbAgent.mcp_config` again."
+                )
+
+        previous = self._restarting
+
+        def after_previous() -> None:
+            if previous is not None:
+                previous.join()
+            restart()
+
+        self._restarting = threading.Thread(
+            target=after_previous, name="nbagent-mcp-config", daemon=True
+        )
+        self._restarting.start()
+
+
+def ask_on_stdin(request: PermissionRequested) -> Answer | None:
+    """Ask about a tool call on the kernel's stdin, as long as the person takes.
+
+    The card above the prompt shows the call (the command, the path); the prompt names it
+    again in one line, after the tool's own question when it asks one (NotebookRun and
+    RunCode show the code, NotebookEdit the new cell's code or the diff of the cell it
+    changes; without the fences the card highlights them by: :mod:`nbagent.render.codeview`), and
+    takes ``y``, ``n`` or (when a rule can be offered) ``a``. The
+    environment's secrets are redacted before it is cut to one line
+    (:func:`nbagent.core.secrets.redact`), and tokens found by their shape within one line; a
+    block over several lines (a crafted "private key") stays shown, so that no line of what
+    the person approves is hidden.
+    It is asked on the cell's thread, one question at a time (:func:`nbagent.loop.cellthread.ask`).
+
+    Args:
+        request: The call waiting for an answer.
+
+    Returns:
+        The answer; None when no stdin is available.
+
+    Raises:
+        Cancelled: The question was withdrawn (its call was stopped or abandoned).
+    """
+    choices = ANSWERS | ({"a": "always", "always": "always"} if request.always else {})
+    always = (
+        f", a = always (allow {redact(request.always, shapes=ONE_LINE)})" if request.always else ""
+    )
+    what = cut(" ".join(redact(request.request, shapes=ONE_LINE).split()), 80)
+    reason = plain_text(redact(request.reason, shapes=ONE_LINE)).rstrip()
+    asked = f"{reason}\n\n" if reason else ""
+    prompt = show_controls(f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} ")
+    try:
+        while True:
+            typed = cellthread.ask(prompt).strip().lower()
+            if typed in choices:
+                return choices[typed]
+            prompt = f"Please answer y or n{' or a' if request.always else ''}: "
+    except (StdinNotImplementedError, EOFError, OSError):  # no stdin, or one closed or captured
+        return None
+
+
+def _usage_store(settings: NbAgent) -> Any:
+    """The usage store when promotion is on, else None."""
+    if not settings.promotion:
+        return None
+    from nbagent.catalogue.promotion import DEFAULT_PATH, UsageStore
+
+    return UsageStore(Path(settings.usage_db).expanduser() if settings.usage_db else DEFAULT_PATH)

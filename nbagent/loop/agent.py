@@ -1,0 +1,768 @@
+"""The agent loop: one conversation with the model, its tool calls and their results.
+
+Each turn builds a request (loaded tools, deferred tools marked, announcements of changes to
+the deferred set), streams the answer, runs the tool calls and appends their results, until
+the model stops or ``max_turns`` is reached. A run is a stream of
+:mod:`nbagent.core.events`; :meth:`Agent.run` collects it into an :class:`AgentResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from nbagent.api.anthropic import ModelResponse, StreamDropped, stream_response
+from nbagent.catalogue.delta import (
+    COMPACTION,
+    Style,
+    announced_names,
+    deferred_tools_delta,
+    last_compaction,
+)
+from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
+from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.cancellation import Cancelled
+from nbagent.core.errors import ModelAPIError, ToolError
+from nbagent.core.events import (
+    Event,
+    Notice,
+    RunFinished,
+    StopReason,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolSearchResults,
+    ToolSetAnnounced,
+    TurnStarted,
+    Usage,
+    UsageReported,
+)
+from nbagent.core.markup import model_markdown
+from nbagent.core.tokens import request_tokens
+from nbagent.core.tool import Tool, ToolResult
+from nbagent.loop import cellthread
+from nbagent.loop.context import CONTEXT_WINDOWS, window_of
+from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
+from nbagent.loop.request import Mode, build_messages, build_tools, check_mode, content_blocks
+from nbagent.policy.permissions import Asker, Policy
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""The model used unless another is named."""
+
+DEFAULT_SYSTEM = (
+    "You are an assistant working inside a Jupyter notebook. Use the tools you have; "
+    "deferred tools are announced by name and must be loaded with ToolSearch before use. "
+    "Be concise."
+)
+"""The system prompt used unless another is given."""
+
+INTERRUPTED_TEXT = "[interrupted by the user]"
+"""Closes an assistant message that the user interrupted mid-stream."""
+
+COMPACT_BETA = "compact-2026-01-12"
+"""The beta of the API's server-side compaction."""
+
+COMPACT_EDIT = "compact_20260112"
+"""The context-management edit that compacts a conversation past a number of input tokens."""
+
+SUMMARY_REQUEST = (
+    "Write a summary of this conversation so far, for yourself to continue from it: what the "
+    "user wants, what was done and found (names, paths, figures, decisions), and what is "
+    "still open. Plain text, no preamble."
+)
+"""What the model is asked when nbagent compacts the conversation itself."""
+
+SERVER_MIN_TRIGGER = 50_000
+"""The smallest trigger the API's compaction takes: below it, nbagent compacts itself."""
+
+SUMMARY_MAX_TOKENS = 4096
+"""The output limit of a summary."""
+
+SUMMARY_TAG = "conversation-summary"
+"""The tag around a summary that replaces the earlier turns."""
+
+Compaction = Literal["server", "client", "off"]
+"""How a long conversation is kept inside the context window."""
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call of a run, for the result."""
+
+    name: str
+    """The tool's name."""
+    input: dict[str, Any]
+    """The input the model gave."""
+    status: str
+    """ok, error, denied or interrupted."""
+    duration: float
+    """Seconds spent running it."""
+    error: str | None = None
+    """The message sent to the model when the call failed."""
+
+
+@dataclass
+class AgentResult:
+    """What a run produced."""
+
+    text: str
+    """The final answer's text."""
+    stop_reason: StopReason
+    """Why the run ended."""
+    messages: list[dict[str, Any]]
+    """The whole conversation so far (a copy)."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens summed over the run's turns, cache reads and writes included."""
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    """The tool calls made, in order of completion."""
+
+    def _repr_markdown_(self) -> str:
+        """Show the answer in a notebook, rendered as every answer is (no raw HTML, web links
+        only: :func:`~nbagent.core.markup.model_markdown`)."""
+        return model_markdown(self.text, "nbagent-answer")
+
+
+class Agent:
+    """A conversation with Claude that continues across runs until :meth:`reset`.
+
+    Args:
+        registry: The tools; ``nbagent.registry`` by default.
+        client: An ``anthropic.Anthropic`` client; one built from the environment by default
+            (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``).
+        model: The model.
+        system: The system prompt.
+        max_turns: Model requests per run at most.
+        mode: ``native``, ``client``, ``server`` or ``off`` (see :mod:`nbagent.loop.request`).
+        max_tokens: The output limit of one response.
+        ranker: The ToolSearch ranker.
+        policy: The permission policy.
+        asker: Asks the user when the policy says ``ask``.
+        announcement_style: ``plain`` or ``compact``.
+        legacy_announcements: List every deferred tool at the head of the conversation
+            instead of announcing changes (breaks the prompt cache; for comparison).
+        server_search: ``bm25`` or ``regex``, in ``server`` mode.
+        stream_retries: How often a turn whose stream broke off is sent again.
+        preload_budget: Predictive preloading: before a conversation's first request, load
+            the deferred tools the prompt clearly needs, within this many tokens; off when
+            None (:mod:`nbagent.catalogue.preload`).
+        usage_store: Usage-based promotion: a :class:`~nbagent.catalogue.promotion.UsageStore` that
+            counts calls of deferred tools; tools used often are loaded from the start of a
+            conversation. Off when None.
+        compaction: ``server`` (the API compacts the conversation past ``compact_threshold``
+            input tokens; where the endpoint refuses that, nbagent summarises instead),
+            ``client`` (nbagent asks the model for a summary) or ``off``.
+        compact_threshold: Input tokens of a request from which the conversation is
+            compacted (by nbagent when below :data:`SERVER_MIN_TRIGGER`, the API's least).
+        context_windows: Context windows by model, over
+            :data:`~nbagent.loop.context.CONTEXT_WINDOWS`.
+
+    Raises:
+        ConfigurationError: The mode or ranker is unknown.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry | None = None,
+        client: Any = None,
+        model: str = DEFAULT_MODEL,
+        system: str | None = DEFAULT_SYSTEM,
+        max_turns: int = 25,
+        mode: Mode = "native",
+        *,
+        max_tokens: int = 8192,
+        ranker: str = "keyword",
+        policy: Policy | None = None,
+        asker: Asker | None = None,
+        announcement_style: Style = "plain",
+        legacy_announcements: bool = False,
+        server_search: str = "bm25",
+        stream_retries: int = 2,
+        preload_budget: int | None = None,
+        usage_store: Any = None,
+        compaction: Compaction = "server",
+        compact_threshold: int = 150_000,
+        context_windows: Mapping[str, int] | None = None,
+    ) -> None:
+        if registry is None:
+            from nbagent.catalogue.process import process_registry
+
+            registry = process_registry()
+        self.registry = registry
+        self._client = client
+        self.model = model
+        self.system = system
+        self.max_turns = max_turns
+        self.mode = check_mode(mode)
+        self.max_tokens = max_tokens
+        self.search = ToolSearch(registry, ranker)
+        self.announcement_style: Style = announcement_style
+        self.legacy_announcements = legacy_announcements
+        self.server_search = server_search
+        self.stream_retries = stream_retries
+        self.runner = ToolRunner(self._resolve, policy=policy, asker=asker)
+        self.preload_budget = preload_budget
+        self.usage_store = usage_store
+        self.compaction: Compaction = compaction
+        self.compact_threshold = compact_threshold
+        self.context_windows: Mapping[str, int] = context_windows or CONTEXT_WINDOWS
+        self.messages: list[dict[str, Any]] = []
+        self.usage = Usage()
+        self.last_prompt_tokens = 0
+        """Input tokens of the last request (cached ones included): how full the context is."""
+        self._loaded: dict[str, Tool] = {}
+        self._preloaded: list[str] = []
+        self._expanded: list[str] = []
+        self._server_compaction = True
+        self.server_min_trigger = SERVER_MIN_TRIGGER
+        """Thresholds below this are compacted by nbagent, not the API."""
+
+    @property
+    def client(self) -> Any:
+        """The API client, built on first use."""
+        if self._client is None:
+            from nbagent.api.anthropic import default_client
+
+            self._client = default_client()
+        return self._client
+
+    @property
+    def loaded_names(self) -> list[str]:
+        """Deferred tools the model has loaded in this conversation, in order."""
+        return list(self._loaded)
+
+    @property
+    def context_window(self) -> int:
+        """The model's context window in tokens."""
+        return window_of(self.model, self.context_windows)
+
+    def announced_names(self) -> set[str]:
+        """The deferred names the model has been told of, read back from the conversation."""
+        return announced_names(self.messages)
+
+    def reset(self) -> None:
+        """Forget the conversation and what it loaded."""
+        self.messages = []
+        self.usage = Usage()
+        self.last_prompt_tokens = 0
+        self._loaded = {}
+        self._preloaded = []
+        self._expanded = []
+
+    def run(self, prompt: str, on_event: Callable[[Event], None] | None = None) -> AgentResult:
+        """Run the agent on a prompt until the model stops.
+
+        Args:
+            prompt: The user's message.
+            on_event: Called with every event as it happens (for a live display).
+
+        Returns:
+            The run's result.
+
+        Raises:
+            ModelAPIError: The API refused a request or failed after retries.
+        """
+        calls: list[ToolCallRecord] = []
+        started: dict[str, ToolCallStarted] = {}
+        events: list[Event] = []
+        stream: Generator[Event, None, None] = self.events(prompt)
+        try:
+            for event in stream:
+                events.append(event)
+                if on_event is not None:
+                    on_event(event)
+        except KeyboardInterrupt:
+            for event in self._interrupt(stream):
+                events.append(event)
+                if on_event is not None:
+                    on_event(event)
+        for event in events:
+            if isinstance(event, ToolCallStarted):
+                started[event.id] = event
+            elif isinstance(event, ToolCallFinished):
+                error = event.content if event.status != "ok" else None
+                calls.append(
+                    ToolCallRecord(
+                        name=event.name,
+                        input=started[event.id].input if event.id in started else {},
+                        status=event.status,
+                        duration=event.duration,
+                        error=error if isinstance(error, str) else None,
+                    )
+                )
+            elif isinstance(event, RunFinished):
+                return AgentResult(
+                    text=event.text,
+                    stop_reason=event.stop_reason,
+                    messages=[dict(m) for m in self.messages],
+                    usage=event.usage,
+                    tool_calls=calls,
+                )
+        raise AssertionError("a run always ends with RunFinished")
+
+    def _interrupt(self, stream: Generator[Event, None, None]) -> list[Event]:
+        """Deliver an interrupt that hit the observer to the run, where it is handled.
+
+        The run then closes its partial answer or answers its pending tool calls, as if the
+        interrupt had come while it was working.
+
+        Returns:
+            The events the run yielded while it stopped, ending with RunFinished.
+        """
+        drained: list[Event] = []
+        try:
+            drained.append(stream.throw(KeyboardInterrupt))
+            while not isinstance(drained[-1], RunFinished):
+                drained.append(next(stream))
+        except (KeyboardInterrupt, StopIteration):
+            drained.append(RunFinished("interrupted", INTERRUPTED_TEXT, Usage()))
+        stream.close()
+        self._repair_history()
+        return drained
+
+    def _repair_history(self) -> None:
+        """Answer tool calls left without results (a run stopped between two steps)."""
+        if not self.messages or self.messages[-1]["role"] != "assistant":
+            return
+        calls = [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
+        if calls:
+            self.messages.append(
+                {"role": "user", "content": [interrupted(c).block() for c in calls]}
+            )
+
+    def events(self, prompt: str) -> Generator[Event, None, None]:
+        """Run the agent on a prompt, yielding what happens.
+
+        Ctrl-C (KeyboardInterrupt) ends the run cleanly: the history stays valid (a partial
+        answer is kept and marked, unfinished tool calls get an "interrupted" result) and a
+        final :class:`RunFinished` with ``interrupted`` is yielded. So does the cancellation
+        of the tool call a run belongs to (a sub-agent's, :mod:`nbagent.loop.cellthread`): it is
+        checked before each model request and each tool call, and between streamed events.
+
+        Args:
+            prompt: The user's message.
+
+        Yields:
+            The run's events, ending with RunFinished.
+
+        Raises:
+            ModelAPIError: The API refused a request or failed after retries.
+        """
+        self._repair_history()
+        if not self.messages:
+            yield from self._prepare_conversation(prompt)
+        history_length = len(self.messages)
+        yield from self._add_user_content([{"type": "text", "text": valid_unicode(prompt)}])
+        usage = Usage()
+        cancel = cellthread.cancellation()
+        for turn in range(1, self.max_turns + 1):
+            yield TurnStarted(turn)
+            try:
+                if cancel is not None:
+                    cancel.check()
+                if self._compacts_here():
+                    yield from self._compact_now()
+                response = yield from self._ask_model()
+            except (KeyboardInterrupt, Cancelled):
+                yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
+                return
+            except ModelAPIError:
+                if turn == 1:
+                    del self.messages[history_length:]
+                raise
+            usage += response.usage
+            self.usage += response.usage
+            self.last_prompt_tokens = response.usage.total_input_tokens
+            yield UsageReported(response.usage)
+            self._add_assistant_content(response.content)
+            self._note_server_search(response.content)
+            yield from self._after_server_compaction(response.content)
+            if response.stop_reason == "pause_turn":
+                continue
+            calls = [b for b in response.content if b.get("type") == "tool_use"]
+            if not calls:
+                yield RunFinished(_stop_reason(response.stop_reason), _text(response), usage)
+                return
+            finished = yield from self._run_tools(calls)
+            if not finished:
+                yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
+                return
+        yield Notice(f"Stopped after {self.max_turns} turns (max_turns).", level="warning")
+        yield RunFinished("max_turns", _last_text(self.messages), usage)
+
+    def _ask_model(self) -> Generator[Event, None, ModelResponse]:
+        """Stream one response, sending the turn again if the stream breaks off.
+
+        An endpoint that refuses server-side compaction is asked again without it, and the
+        conversation is compacted by nbagent from then on.
+        """
+        try:
+            return (yield from self._stream_turn())
+        except ModelAPIError as exc:
+            if not (self._compacts_on_server() and _refuses_compaction(exc)):
+                raise
+        self._server_compaction = False
+        yield Notice(
+            "This endpoint has no server-side compaction; nbagent will summarise the "
+            "conversation itself when it grows long.",
+            level="warning",
+        )
+        return (yield from self._stream_turn())
+
+    def _stream_turn(self) -> Generator[Event, None, ModelResponse]:
+        """Stream one response, sending the turn again if the stream breaks off."""
+        cancel = cellthread.cancellation()
+        for attempt in range(self.stream_retries + 1):
+            request = self._request()
+            compacted = last_compaction(self.messages) is not None
+            betas = (COMPACT_BETA,) if "context_management" in request or compacted else ()
+            streamed: list[str] = []
+            try:
+                with cellthread.acting(cancel):
+                    if cancel is not None:
+                        cancel.check()
+                    for item in stream_response(self.client, request, betas, cancel):
+                        if isinstance(item, ModelResponse):
+                            return item
+                        if isinstance(item, TextDelta):
+                            streamed.append(item.text)
+                        yield item
+                raise StreamDropped("The stream ended without a message.")
+            except (KeyboardInterrupt, Cancelled):
+                text = "".join(streamed).strip()
+                content = f"{text}\n\n{INTERRUPTED_TEXT}" if text else INTERRUPTED_TEXT
+                self.messages.append(
+                    {"role": "assistant", "content": [{"type": "text", "text": content}]}
+                )
+                raise
+            except StreamDropped as exc:
+                if attempt == self.stream_retries:
+                    raise
+                yield Notice(f"{str(exc).rstrip('.')}. Sending the turn again.", level="warning")
+        raise AssertionError("unreachable")
+
+    def _request(self, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """Build this turn's request (or a summary's, from other messages)."""
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens if messages is None else SUMMARY_MAX_TOKENS,
+            "messages": build_messages(
+                self.messages if messages is None else messages,
+                [t.name for t in self.registry.deferred()] if self.legacy_announcements else None,
+            ),
+            "tools": build_tools(
+                self.registry,
+                self.mode,
+                self.search.tool,
+                self.loaded_names,
+                self._loaded,
+                self.server_search,
+                [*self._preloaded, *self._expanded],
+            ),
+        }
+        if self.system:
+            request["system"] = self.system
+        if messages is None and self._compacts_on_server():
+            trigger = {"type": "input_tokens", "value": self.compact_threshold}
+            request["context_management"] = {"edits": [{"type": COMPACT_EDIT, "trigger": trigger}]}
+        return request
+
+    # -- keeping the conversation inside the context window ---------------------------------
+
+    def compact(self) -> Generator[Event, None, None]:
+        """Compact the conversation now: a summary by the model replaces the earlier turns.
+
+        Yields:
+            The events of the summary request (usage, a notice of what was compacted).
+
+        Raises:
+            ModelAPIError: The API refused the summary request.
+        """
+        self._repair_history()
+        yield from self._compact_now()
+
+    def _compacts_on_server(self) -> bool:
+        """Whether requests ask the API to compact."""
+        return (
+            self.compaction == "server"
+            and self._server_compaction
+            and self.compact_threshold >= self.server_min_trigger
+        )
+
+    def _compacts_here(self) -> bool:
+        """Whether nbagent must compact before the next request (its last one was too long)."""
+        client_side = self.compaction == "client" or (
+            self.compaction == "server" and not self._compacts_on_server()
+        )
+        return client_side and self.last_prompt_tokens >= self.compact_threshold
+
+    def _compact_now(self) -> Generator[Event, None, None]:
+        """Replace the earlier turns by the model's summary of them.
+
+        Kept as they are: the last user turn, and the tool calls it answers (so that every
+        tool_use keeps its result). The loaded tools are sent in full from then on (the
+        tool_reference results that loaded them are gone), and the deferred names are
+        announced again in the kept user turn.
+        """
+        start = _tail_start(self.messages)
+        head, tail = self.messages[:start], self.messages[start:]
+        if not head:
+            yield Notice("Nothing to compact yet.")
+            return
+        ask = {"type": "text", "text": SUMMARY_REQUEST}
+        if head[-1]["role"] == "user":
+            last = head[-1]
+            head = [*head[:-1], {**last, "content": [*content_blocks(last["content"]), ask]}]
+        else:
+            head = [*head, {"role": "user", "content": [ask]}]
+        response = None
+        cancel = cellthread.cancellation()
+        with cellthread.acting(cancel):
+            if cancel is not None:
+                cancel.check()
+            for item in stream_response(self.client, self._request(head), cancel=cancel):
+                if isinstance(item, ModelResponse):
+                    response = item
+        if response is None:
+            raise StreamDropped("The summary's stream ended without a message.")
+        self.usage += response.usage
+        yield UsageReported(response.usage)
+        text = f"<{SUMMARY_TAG}>\n{_text(response)}\n</{SUMMARY_TAG}>"
+        summary = {"type": "text", "text": text}
+        if tail and tail[0]["role"] == "user":
+            first = tail[0]
+            tail = [{**first, "content": [summary, *content_blocks(first["content"])]}, *tail[1:]]
+        else:
+            tail = [{"role": "user", "content": [summary]}, *tail]
+        before, replaced = self.last_prompt_tokens, start
+        self.messages = tail
+        self._expand_loaded(kept=set())
+        if self.messages[-1]["role"] == "user":
+            yield from self._add_user_content([])
+        self.last_prompt_tokens = request_tokens(self._request())
+        yield Notice(
+            f"The conversation was compacted: the model's summary replaces {replaced} earlier "
+            f"messages (the last request had {before:,} input tokens, the next about "
+            f"{self.last_prompt_tokens:,})."
+        )
+
+    def _after_server_compaction(self, content: list[dict[str, Any]]) -> Iterator[Event]:
+        """After the API compacted: keep callable the tools the model loaded before."""
+        block = next((b for b in content if b.get("type") == COMPACTION), None)
+        if block is None:
+            return
+        if not block.get("content"):
+            yield Notice("The API's compaction failed; the conversation goes on uncompacted.")
+            return
+        kept = {
+            change.get("tool", {}).get("name")
+            for change in block.get("tool_changes") or ()
+            if change.get("type") == "tool_addition"
+        }
+        expanded = self._expand_loaded(kept)
+        note = f"; sent in full from now on: {', '.join(expanded)}" if expanded else ""
+        yield Notice(
+            "The API compacted the conversation: the model now works from a summary of the "
+            f"earlier turns{note}."
+        )
+
+    def _expand_loaded(self, kept: set[str]) -> list[str]:
+        """Send in full the loaded tools the model no longer has (beyond those ``kept``)."""
+        expanded = [n for n in self._loaded if n not in kept and n not in self._expanded]
+        self._expanded += expanded
+        return expanded
+
+    def _run_tools(self, calls: list[dict[str, Any]]) -> Generator[Event, None, bool]:
+        """Run one turn's tool calls and append their results; False if interrupted.
+
+        On an interrupt (or the cancellation of the work the run belongs to), the calls that
+        started and did not finish end as ``interrupted``.
+        """
+        outcomes: dict[str, CallOutcome] = {}
+        started: dict[str, float] = {}
+        try:
+            # Closed on the way out, whatever the way: the calls it started are told to stop
+            # before their cards end as interrupted.
+            with closing(self.runner.run(calls, outcomes)) as events:
+                for event in events:
+                    if isinstance(event, ToolCallStarted):
+                        started[event.id] = time.perf_counter()
+                    yield event
+                    outcome = outcomes.get(getattr(event, "id", ""))
+                    if isinstance(event, ToolCallFinished) and outcome is not None:
+                        yield from self._after_call(outcome)
+        except (KeyboardInterrupt, Cancelled):
+            stopped = time.perf_counter()
+            unfinished = [
+                interrupted(c, stopped - started.get(c["id"], stopped))
+                for c in calls
+                if c["id"] not in outcomes
+            ]
+            outcomes.update((outcome.id, outcome) for outcome in unfinished)
+            self.messages.append(
+                {"role": "user", "content": [outcomes[c["id"]].block() for c in calls]}
+            )
+            for outcome in unfinished:
+                if outcome.id in started:
+                    yield outcome.finished()
+            return False
+        results = [outcomes[c["id"]].block() for c in calls]
+        yield from self._add_user_content(results)
+        return True
+
+    def _prepare_conversation(self, prompt: str) -> Iterator[Event]:
+        """Promote often-used tools and preload the ones the first prompt needs (if on)."""
+        if self.usage_store is not None:
+            deferred = [t.name for t in self.registry.deferred()]
+            promoted = self.usage_store.promoted(candidates=deferred)
+            for name in promoted:
+                self.registry.override(name, deferred=False)
+            if promoted:
+                yield Notice(
+                    f"Loaded from the start, as you use them often: {', '.join(promoted)}."
+                )
+        if self.preload_budget and self.mode != "off":
+            from nbagent.catalogue.preload import preload
+
+            chosen = preload(self.search, prompt, self.preload_budget)
+            self._preloaded = [name for name in chosen.names if self._load(name)]
+            if self._preloaded:
+                picks = ", ".join(f"{p.name} ({p.reason})" for p in chosen.picks)
+                yield Notice(f"Preloaded for this prompt ({chosen.tokens:,} tokens): {picks}.")
+
+    def _after_call(self, outcome: CallOutcome) -> Iterator[Event]:
+        """Count uses of deferred tools; note what a ToolSearch call loaded."""
+        if (
+            self.usage_store is not None
+            and outcome.status == "ok"
+            and outcome.name in self.registry
+        ):
+            if self.registry.is_deferred(self.registry.get(outcome.name)) or outcome.name in (
+                self.registry.overrides()
+            ):
+                self.usage_store.record(outcome.name)
+        if outcome.name != TOOL_SEARCH_NAME or outcome.status != "ok":
+            return
+        hits = tuple(outcome.result.metadata.get("hits", ()))
+        loaded = tuple(h.name for h in hits if self._load(h.name))
+        metadata = outcome.result.metadata
+        yield ToolSearchResults(
+            outcome.id, metadata.get("query", ""), hits, loaded, metadata.get("fallback", "")
+        )
+
+    def _load(self, name: str) -> bool:
+        """Remember that the model loaded a deferred tool; True if it was not loaded before."""
+        if name in self._loaded or name not in self.registry:
+            return False
+        tool = self.registry.get(name)
+        if not self.registry.is_deferred(tool):
+            return False
+        self._loaded[name] = tool
+        return True
+
+    def _note_server_search(self, content: list[dict[str, Any]]) -> None:
+        """Record the tools that the API's own tool search loaded."""
+        for block in content:
+            if block.get("type") == "tool_search_tool_result":
+                for reference in block.get("content", {}).get("tool_references", []):
+                    self._load(reference.get("tool_name", ""))
+
+    def _add_assistant_content(self, blocks: list[dict[str, Any]]) -> None:
+        """Append the model's answer; after a ``pause_turn`` it continues the paused message."""
+        if self.messages and self.messages[-1]["role"] == "assistant":
+            last = self.messages[-1]
+            self.messages[-1] = {**last, "content": [*last["content"], *blocks]}
+        else:
+            self.messages.append({"role": "assistant", "content": blocks})
+
+    def _add_user_content(self, blocks: list[dict[str, Any]]) -> Iterator[Event]:
+        """Append a user turn (merged into a trailing user turn), announcing tool-set changes."""
+        if self.mode != "off" and not self.legacy_announcements:
+            delta = deferred_tools_delta(self.registry.deferred(), self.messages)
+            if delta is not None:
+                text = delta.render(self.announcement_style)
+                blocks = [*blocks, {"type": "text", "text": text}]
+                yield ToolSetAnnounced(
+                    delta.added_names, delta.removed_names, text, initial=not self.messages
+                )
+        if self.messages and self.messages[-1]["role"] == "user":
+            last = self.messages[-1]
+            self.messages[-1] = {**last, "content": [*last["content"], *blocks]}
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+
+    @functools.cached_property
+    def _client_search_tool(self) -> Tool:
+        """ToolSearch for endpoints without tool_reference: it names what it loaded."""
+
+        def handler(query: str, max_results: int = 5) -> ToolResult:
+            found = self.search.tool.call({"query": query, "max_results": max_results})
+            if isinstance(found.content, str):
+                return found
+            names = ", ".join(block["tool_name"] for block in found.content)
+            text = f"Loaded: {names}. Their definitions are in your tools from the next turn."
+            return ToolResult(content=text, metadata=found.metadata)
+
+        return dataclasses.replace(self.search.tool, handler=handler)
+
+    def _resolve(self, name: str) -> Tool:
+        """Find the tool the model called, or explain why it cannot be called."""
+        if name == TOOL_SEARCH_NAME and self.mode == "native":
+            return self.search.tool
+        if name == TOOL_SEARCH_NAME and self.mode == "client":
+            return self._client_search_tool
+        if name not in self.registry:
+            if name in self._loaded:
+                raise ToolError(f"Tool {name} is no longer available (its server disconnected).")
+            raise ToolError(f"No tool named {name!r} is available.")
+        tool = self.registry.get(name)
+        if self.mode != "off" and self.registry.is_deferred(tool) and name not in self._loaded:
+            raise ToolError(
+                f"Tool {name} is deferred and not loaded: call ToolSearch with "
+                f'"select:{name}" first.'
+            )
+        return tool
+
+
+def _stop_reason(reason: str) -> StopReason:
+    """Map the API's stop reason onto the run's."""
+    known: tuple[StopReason, ...] = ("end_turn", "stop_sequence", "max_tokens", "refusal")
+    return reason if reason in known else "end_turn"  # type: ignore[return-value]
+
+
+def _text(response: ModelResponse) -> str:
+    """The text blocks of a response, joined."""
+    return "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+
+
+def _last_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the last assistant message."""
+    for message in reversed(messages):
+        if message["role"] == "assistant":
+            return _text(ModelResponse(message["content"], "", Usage()))
+    return ""
+
+
+def _tail_start(messages: list[dict[str, Any]]) -> int:
+    """Where the part of a history that a compaction keeps starts.
+
+    The last user turn is kept, with the assistant turn before it when that one called tools
+    (its calls and their results stay together); after a final answer nothing is kept.
+    """
+    if not messages or messages[-1]["role"] != "user":
+        return len(messages)
+    previous = messages[-2] if len(messages) > 1 else None
+    calls = content_blocks(previous["content"]) if previous is not None else []
+    if any(b.get("type") == "tool_use" for b in calls):
+        return len(messages) - 2
+    return len(messages) - 1
+
+
+def _refuses_compaction(exc: ModelAPIError) -> bool:
+    """Tell whether an API error refuses the compaction edit (not the conversation)."""
+    text = str(exc).lower()
+    return exc.status == 400 and ("context_management" in text or COMPACT_BETA in text)

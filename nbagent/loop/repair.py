@@ -1,0 +1,254 @@
+"""Making a saved history one the API accepts again.
+
+A history read back from its file (:mod:`nbagent.store.conversations`) may end where a kernel was
+killed, with a tool call left unanswered, or hold what the API refuses (beside the blocks
+that do not have its shape, which reading left out: :mod:`nbagent.store.records`):
+empty texts, roles that do not alternate, a compaction block whose summary lost a secret (and
+so its signature).
+:func:`repaired` makes it valid; :func:`loaded_in` reads back the deferred tools it loaded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nbagent.catalogue.delta import COMPACTION
+from nbagent.catalogue.registry import TOOL_SEARCH_NAME
+from nbagent.core.tool import NAME_PATTERN
+from nbagent.loop.agent import SUMMARY_TAG
+from nbagent.loop.execution import interrupted
+from nbagent.loop.request import content_blocks
+
+_REDACTED = re.compile(r"\[redacted [A-Za-z_][A-Za-z0-9_]*\]")
+"""What :func:`nbagent.core.secrets.redact` leaves of a secret."""
+
+
+@dataclass
+class Repair:
+    """What :func:`repaired` changed to make a history valid."""
+
+    messages: list[dict[str, Any]]
+    """The history the API accepts."""
+    interrupted: list[str] = field(default_factory=list)
+    """The tools whose unanswered calls got an "interrupted" result."""
+    dropped: int = 0
+    """Blocks or messages left out (empty, misplaced, an unanswered result)."""
+    summarised: bool = False
+    """The last compaction block had a secret redacted from its summary, so its signature
+    no longer matched: the history now starts from its summary, as nbagent's own
+    compaction writes one."""
+
+
+def repaired(messages: Sequence[Mapping[str, Any]]) -> Repair:
+    """Make a saved history one the API accepts.
+
+    The history starts with a user message and the roles alternate (consecutive messages of
+    a role are merged); empty texts and messages are left out; every ``tool_use`` is answered
+    by a ``tool_result`` first in the next user message (a call without one gets the
+    "interrupted" result of :func:`nbagent.loop.execution.interrupted`) and every ``tool_result``
+    answers a call of the message before. A last assistant message is kept without its
+    server tool calls left unanswered (and left out when nothing else remains).
+
+    Args:
+        messages: The history as read back: every block has the API's shape of its type, in
+            a message of a role that holds it, as reading keeps them
+            (:func:`~nbagent.store.records.replayed`).
+
+    Returns:
+        The valid history and what was changed.
+    """
+    repair = Repair([])
+    out = repair.messages
+    for message in _resigned(messages, repair):
+        blocks = _blocks(message["content"], repair)
+        if message["role"] == "assistant":
+            _push_assistant(repair, message, blocks)
+        else:
+            _push_user(repair, message, blocks)
+    if out and out[-1]["role"] == "assistant":
+        last = out[-1]
+        answered = {
+            b.get("tool_use_id") for b in last["content"] if b.get("type") != "server_tool_use"
+        }
+        kept = [
+            b
+            for b in last["content"]
+            if b.get("type") != "server_tool_use" or b.get("id") in answered
+        ]
+        repair.dropped += len(last["content"]) - len(kept)
+        if kept:
+            out[-1] = {**last, "content": kept}
+            _answer_calls(repair)
+        else:
+            out.pop()
+            repair.dropped += 1
+    return repair
+
+
+def _resigned(messages: Sequence[Mapping[str, Any]], repair: Repair) -> Sequence[Mapping[str, Any]]:
+    """A history without the compaction blocks whose summary had a secret redacted.
+
+    The API refuses a compaction block that differs from the one it signed. The last one
+    becomes a user turn with its summary, from which the history goes on (what came before
+    it is what the API dropped anyway); an earlier one becomes a text (dropped by the API,
+    as everything before the last compaction is).
+    """
+    spots = [
+        (i, j)
+        for i, message in enumerate(messages)
+        for j, block in enumerate(_list(message.get("content")))
+        if _compacts(block)
+    ]
+    if not spots or not any(
+        _compacts(b) and _secret_cut(b) for m in messages for b in _list(m.get("content"))
+    ):
+        return messages
+    last = spots[-1]
+    out: list[Mapping[str, Any]] = []
+    for i, message in enumerate(messages):
+        content = _list(message.get("content"))
+        blocks: list[Any] = []
+        for j, block in enumerate(content):
+            if not (_compacts(block) and _secret_cut(block)):
+                blocks.append(block)
+            elif (i, j) == last:
+                repair.summarised = True
+                summary = f"<{SUMMARY_TAG}>\n{block['content']}\n</{SUMMARY_TAG}>"
+                rest = content[j + 1 :]
+                return [
+                    {"role": "user", "content": [{"type": "text", "text": summary}]},
+                    *([{**message, "content": rest}] if rest else []),
+                    *messages[i + 1 :],
+                ]
+            else:
+                blocks.append({"type": "text", "text": str(block["content"])})
+        out.append({**message, "content": blocks} if content else message)
+    return out
+
+
+def _compacts(block: Any) -> bool:
+    """Whether a block is a compaction block with a summary (a failed one has none)."""
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") == COMPACTION
+        and bool(block.get("content"))
+    )
+
+
+def _secret_cut(block: Mapping[str, Any]) -> bool:
+    """Whether redaction changed a compaction block (so that its signature fails)."""
+    return any(
+        isinstance(block.get(key), str) and _REDACTED.search(block[key])
+        for key in ("content", "encrypted_content")
+    )
+
+
+def _list(content: Any) -> list[Any]:
+    return content if isinstance(content, list) else []
+
+
+def _push_assistant(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -> None:
+    """Add an assistant message: after a user message, or merged into an assistant one."""
+    out = repair.messages
+    if not blocks:
+        return
+    if not out:  # the history starts with the user
+        repair.dropped += 1
+        return
+    if out[-1]["role"] == "assistant":
+        if _calls(out[-1]):
+            _answer_calls(repair)
+        else:
+            out[-1] = {**out[-1], "content": [*out[-1]["content"], *blocks]}
+            return
+    out.append({**message, "role": "assistant", "content": blocks})
+
+
+def _push_user(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -> None:
+    """Add a user message: its results answer the calls before it, in their order."""
+    out = repair.messages
+    results = {}
+    for block in blocks:
+        if block.get("type") == "tool_result":
+            results.setdefault(block.get("tool_use_id"), block)
+    others = [b for b in blocks if b.get("type") != "tool_result"]
+    calls = _calls(out[-1]) if out and out[-1]["role"] == "assistant" else []
+    answers = []
+    for call in calls:
+        if call.get("id") in results:
+            answers.append(results.pop(call.get("id")))
+        else:
+            answers.append(interrupted(call).block())
+            repair.interrupted.append(str(call.get("name")))
+    repair.dropped += len(results)
+    content = answers + others
+    if not content:
+        repair.dropped += 1
+        return
+    if out and out[-1]["role"] == "user":
+        out[-1] = {**out[-1], "content": [*out[-1]["content"], *others]}
+    else:
+        out.append({**message, "role": "user", "content": content})
+
+
+def _answer_calls(repair: Repair) -> None:
+    """Answer the last assistant message's calls as interrupted, in a user message."""
+    calls = _calls(repair.messages[-1])
+    if calls:
+        repair.messages.append(
+            {"role": "user", "content": [interrupted(call).block() for call in calls]}
+        )
+        repair.interrupted.extend(str(call.get("name")) for call in calls)
+
+
+def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of a message."""
+    return [b for b in message["content"] if b.get("type") == "tool_use"]
+
+
+def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[str, Any]]:
+    """A valid message's content as blocks, without the empty texts the API refuses."""
+    blocks = content_blocks(content)
+    kept = [dict(b) for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
+    repair.dropped += len(blocks) - len(kept)
+    return kept
+
+
+def loaded_in(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The deferred tools a history loaded, in order: by ``tool_reference`` (ToolSearch in
+    ``native`` mode, the API's own search in ``server`` mode) or by the names a ``client``
+    mode ToolSearch result gives.
+
+    Args:
+        messages: The history.
+    """
+    names: dict[str, None] = {}
+    searches: set[str] = set()
+    for message in messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            kind = block.get("type")
+            if kind == "tool_use" and block.get("name") == TOOL_SEARCH_NAME:
+                searches.add(block.get("id"))
+            elif kind in ("tool_result", "tool_search_tool_result"):
+                names.update(dict.fromkeys(_references(block)))
+                text = block.get("content")
+                if kind == "tool_result" and block.get("tool_use_id") in searches:
+                    if isinstance(text, str) and text.startswith("Loaded: "):
+                        listed = text[len("Loaded: ") :].partition(". ")[0]
+                        names.update(dict.fromkeys(n.strip() for n in listed.split(",")))
+    return [name for name in names if NAME_PATTERN.match(name)]
+
+
+def _references(value: Any) -> list[str]:
+    """The tool names of the ``tool_reference`` blocks in a value, at any depth."""
+    if isinstance(value, list):
+        return [name for item in value for name in _references(item)]
+    if not isinstance(value, Mapping):
+        return []
+    if value.get("type") == "tool_reference":
+        return [str(value.get("tool_name", ""))]
+    return [name for item in value.values() for name in _references(item)]

@@ -1,0 +1,919 @@
+"""Who may run what: permission modes, allow and deny rules, and how a call's decision is made.
+
+A tool's own ``check_permission`` hook and the agent's policy each give a
+:class:`PermissionDecision` (or ``None`` for no opinion). Deny wins over ask, ask over allow;
+with no opinion at all a call is allowed. An ``ask`` goes to the agent's asker (a prompt on
+the kernel's stdin, a test's answer); with no asker it is denied.
+
+:class:`PermissionPolicy` is the agent's policy. It does not trust the model: every call is
+checked as if an attacker wrote it. A tool declares what a call touches (:mod:`nbagent.core.access`:
+paths read or written, a command line, a URL, an MCP server), and the policy checks each of
+those, whatever the tool. Rules are written as Claude Code users know them:
+
+===========================  ==============================================================
+rule                         covers
+===========================  ==============================================================
+``Read(./data/**)``          every path read by any tool (Read, Grep, Glob, NotebookRead…)
+``Edit(./src/**)``           every path written by any tool (Edit, Write, NotebookEdit…);
+                             ``Write(…)`` is the same
+``*(~/.ssh/**)``             every path read or written
+``Grep(./logs/**)``          the paths one tool touches
+``Bash(git status:*)``       shell lines whose every command starts with these words;
+                             ``Bash(make test)`` an exact line (see
+                             :mod:`nbagent.policy.commandline`)
+``WebFetch(domain:x.org)``   URLs of that host (``*.x.org``: its subdomains)
+``mcp__github`` or           every tool and resource of a server; ``mcp__github__get_issue``
+``mcp__github__*``           one tool
+``NotebookEdit``             a tool, whatever its input; ``Read`` and ``Edit`` every read or
+                             write
+===========================  ==============================================================
+
+Deny rules win over everything; then plan mode refuses every change; then what the rules
+and the mode allow. A call is allowed only when every thing it touches is:
+
+===================  =====================================================================
+mode                 what runs without asking
+===================  =====================================================================
+``default``          read-only tools inside the working folder (MCP tools always ask:
+                     their annotations are claims; WebFetch asks per domain)
+``acceptEdits``      the above, and writes inside the working folder; the shell still asks
+``plan``             read-only tools; everything else is refused with a message
+``bypassPermissions`` everything but what is refused in every mode (shown as a warning)
+===================  =====================================================================
+
+Refused in every mode, unless an allow rule names the place itself: credentials
+(:func:`~nbagent.policy.pathrules.credential_paths`), for every tool and in any spelling, Bash lines
+included; URLs of loopback, private and link-local addresses (the fetch itself re-checks
+each address it connects to). Asked in every mode but bypass: writes to protected places
+(:func:`~nbagent.policy.pathrules.protected_paths`: start-up files, git and Jupyter configuration,
+``.mcp.json``, a file that shadows a module), and shell lines the parser cannot read through
+(substitutions, ``eval``, …), which no rule can vouch for.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+from nbagent.core.access import Touch
+from nbagent.core.errors import ConfigurationError
+from nbagent.core.events import PermissionRequested
+from nbagent.policy.pathrules import (
+    HOME_CREDENTIALS,
+    PathPattern,
+    credential_paths,
+    protected_paths,
+    shadows_a_module,
+    spellings,
+)
+
+if TYPE_CHECKING:
+    from nbagent.core.tool import Tool
+
+Behavior = Literal["allow", "deny", "ask"]
+
+Answer = Literal["yes", "no", "always"]
+"""A person's answer to a permission question: run it, refuse it, or run it and add the
+allow rule that lets such calls run from now on."""
+
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+"""The permission modes."""
+
+EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit"})
+"""The tools ``acceptEdits`` lets run when a call touches no path (an edit of the open
+notebook): they change files or the notebook, nothing else."""
+
+PATH_FIELDS = ("file_path", "notebook_path", "path")
+"""Input fields that name a path, for tools that declare nothing they touch."""
+
+READ_NAMES = frozenset({"Read"})
+"""Rule names that stand for every read."""
+
+WRITE_NAMES = frozenset({"Edit", "Write"})
+"""Rule names that stand for every write."""
+
+RECURSIVE_READERS: dict[str, tuple[str, ...] | None] = {
+    "grep": ("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse"),
+    "egrep": ("-r", "-R", "--recursive"),
+    "fgrep": ("-r", "-R", "--recursive"),
+    "rg": None,
+    "ag": None,
+    "ack": None,
+    "find": None,
+    "tar": None,
+    "zip": ("-r", "--recurse-paths"),
+    "cp": ("-r", "-R", "-a", "--recursive", "--archive"),
+    "scp": ("-r",),
+    "rsync": None,
+}
+"""Programs that read a whole folder (with these options; None: always): given a folder that
+holds credentials (the home folder, or a working folder that is the home folder), they would
+read or list them, so such a line is asked about whatever the rules, unless sandboxed."""
+
+PLAN_MESSAGE = (
+    "Plan mode: only read-only tools run. Finish the plan and present it for approval before "
+    "changing anything."
+)
+"""What the model is told when plan mode refuses a call."""
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    """Whether a tool call may run."""
+
+    behavior: Behavior
+    """``allow``, ``deny`` or ``ask`` the user."""
+    message: str = ""
+    """For deny, what the model is told; for ask, the question shown to the user."""
+    rule: str = ""
+    """The rule, mode or hook that decided, shown on the tool-call card."""
+    explicit: bool = False
+    """The user's own choice (an allow rule, bypass mode): it beats a tool's default ask."""
+    always: str = ""
+    """For ask, the allow rule an "always" answer adds: the narrowest that covers the call
+    (empty: "always" is not offered)."""
+    request: str = ""
+    """For ask, what the call would do in the tool's own words (``run cell 1a2b3c4d``), said
+    in place of what its input shows (empty: from the input)."""
+    explains: bool = False
+    """A hook's words for the question only (:func:`explain`): no opinion on the call."""
+
+
+def allow(rule: str = "", explicit: bool = False) -> PermissionDecision:
+    """Return an allow decision.
+
+    Args:
+        rule: What decided.
+        explicit: The user chose it (an allow rule, bypass mode).
+
+    Returns:
+        The decision.
+    """
+    return PermissionDecision("allow", rule=rule, explicit=explicit)
+
+
+def deny(message: str, rule: str = "") -> PermissionDecision:
+    """Return a deny decision.
+
+    Args:
+        message: What the model is told.
+        rule: What decided.
+
+    Returns:
+        The decision.
+    """
+    return PermissionDecision("deny", message=message, rule=rule)
+
+
+def ask(
+    message: str = "", rule: str = "", always: str = "", request: str = ""
+) -> PermissionDecision:
+    """Return a decision to ask the user.
+
+    Args:
+        message: The question.
+        rule: What decided.
+        always: The allow rule an "always" answer adds (none offered when empty).
+        request: What the call would do, in the tool's words (empty: from its input).
+
+    Returns:
+        The decision.
+    """
+    return PermissionDecision("ask", message=message, rule=rule, always=always, request=request)
+
+
+def explain(question: str, request: str = "") -> PermissionDecision:
+    """Return a tool hook's words for the question, should the call be asked about.
+
+    The hook takes no side: the call runs, is refused or is asked about as the policy
+    decides; when it is asked about, the person is shown these words too (the code the call
+    would run, the edit it would make: see :mod:`nbagent.render.codeview`).
+
+    Args:
+        question: The words, after any reason the policy gives.
+        request: What the call would do (empty: from its input).
+
+    Returns:
+        The decision.
+    """
+    return PermissionDecision("allow", message=question, request=request, explains=True)
+
+
+Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
+"""The agent-wide permission policy: a decision for a call, or None for no opinion."""
+
+Asker = Callable[[PermissionRequested], Answer | None]
+"""Asks the user about a call and waits, without a time limit, for the answer; None when no
+one can be asked (no stdin)."""
+
+_RANK: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
+_RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An allow or deny rule: a tool name (or glob) and an optional specifier.
+
+    Raises:
+        ConfigurationError: The text is not ``Tool`` or ``Tool(specifier)``.
+    """
+
+    text: str
+    """The rule as written."""
+    tool: str = field(init=False)
+    """The tool name or glob."""
+    specifier: str | None = field(init=False)
+    """What the input must match: a command prefix (``git status:*``), a path glob or a
+    ``domain:`` host."""
+
+    def __post_init__(self) -> None:
+        """Parse the text."""
+        match = _RULE.match(self.text.strip())
+        if not match or match["spec"] == "":
+            raise ConfigurationError(
+                f"Permission rule {self.text!r} is not of the form Tool or Tool(specifier), "
+                "e.g. Bash(git status:*), Read(./data/**), WebFetch(domain:example.com), "
+                "mcp__github__*."
+            )
+        object.__setattr__(self, "tool", match["tool"])
+        object.__setattr__(self, "specifier", match["spec"])
+
+    def names_tool(self, tool: Tool) -> bool:
+        """Tell whether the rule's name covers a tool (a glob, or ``mcp__server`` for every
+        tool of that server).
+
+        Args:
+            tool: The tool called.
+        """
+        if fnmatch.fnmatchcase(tool.name, self.tool):
+            return True
+        return tool.is_mcp and tool.server is not None and self.names_server(tool.server)
+
+    def names_server(self, server: str) -> bool:
+        """Tell whether the rule covers every tool and resource of an MCP server.
+
+        Args:
+            server: The server's name.
+        """
+        if self.specifier is not None:
+            return False
+        return self.tool == f"mcp__{server}" or fnmatch.fnmatchcase(f"mcp__{server}__", self.tool)
+
+    def covers(self, tool: Tool, touch: Touch) -> bool:
+        """Tell whether the rule's name reaches a thing a call touches.
+
+        ``Read`` reaches every read, ``Edit`` and ``Write`` every write, ``*`` every path,
+        ``Bash`` every command line, ``WebFetch`` every URL; another name, the touches of the
+        tools it names.
+
+        Args:
+            tool: The tool called.
+            touch: One thing it touches.
+        """
+        if touch.access == "read" and self.tool in READ_NAMES:
+            return True
+        if touch.access == "write" and self.tool in WRITE_NAMES:
+            return True
+        if touch.access in ("read", "write") and self.tool == "*":
+            return True
+        if touch.access == "run" and self.tool == "Bash":
+            return True
+        if touch.access == "fetch" and self.tool == "WebFetch":
+            return True
+        if touch.access == "mcp":
+            return self.names_server(touch.target)
+        return self.names_tool(tool)
+
+
+class PermissionPolicy:
+    """The agent's permission policy: a mode and allow and deny rules.
+
+    Args:
+        mode: One of :data:`MODES`.
+        allow: Allow rules.
+        deny: Deny rules.
+        root: The folder relative paths in rules and inputs are resolved against.
+
+    Raises:
+        ConfigurationError: The mode or a rule is invalid.
+    """
+
+    sandboxed: bool = False
+    """Bash runs in the sandbox (``c.NbAgent.sandbox``): its lines run without asking, but
+    for deny rules and credentials."""
+
+    def __init__(
+        self,
+        mode: str = "default",
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        root: Path | None = None,
+    ) -> None:
+        self.mode = mode
+        self.root = (root or Path.cwd()).resolve()
+        self._configured: dict[str, list[Rule]] = {"allow": [], "deny": []}
+        self._added: dict[str, list[Rule]] = {"allow": [], "deny": []}
+        self._patterns: dict[str, PathPattern] = {}
+        self.configure(allow, deny)
+
+    @property
+    def allow_rules(self) -> list[Rule]:
+        """The allow rules: the configured ones, then those added during the session."""
+        return [*self._configured["allow"], *self._added["allow"]]
+
+    @property
+    def deny_rules(self) -> list[Rule]:
+        """The deny rules: the configured ones, then the added ones."""
+        return [*self._configured["deny"], *self._added["deny"]]
+
+    def configure(self, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> None:
+        """Replace the configured rules; rules added with :meth:`add` stay.
+
+        Args:
+            allow: Allow rules.
+            deny: Deny rules.
+
+        Raises:
+            ConfigurationError: A rule is invalid (the rules in force stay).
+        """
+        self._configured = {
+            "allow": [Rule(text) for text in allow],
+            "deny": [Rule(text) for text in deny],
+        }
+
+    @property
+    def mode(self) -> str:
+        """The permission mode."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ConfigurationError(
+                f"Unknown permission mode {mode!r}; choose one of: {', '.join(MODES)}."
+            )
+        self._mode = mode
+
+    def add(self, behavior: Literal["allow", "deny"], text: str) -> Rule:
+        """Add a rule for the rest of the session (``%agent allow``, an "always" answer).
+
+        Args:
+            behavior: ``allow`` or ``deny``.
+            text: The rule.
+
+        Returns:
+            The parsed rule.
+
+        Raises:
+            ConfigurationError: The rule is invalid.
+        """
+        rule = Rule(text)
+        self._added[behavior].append(rule)
+        return rule
+
+    def __call__(self, tool: Tool, tool_input: Mapping[str, Any]) -> PermissionDecision:
+        """Decide a call: deny rules and what every mode refuses, then plan mode, then each
+        thing the call touches by the allow rules and the mode.
+
+        Args:
+            tool: The tool called.
+            tool_input: Its input.
+
+        Returns:
+            The decision, naming the rule or mode that made it.
+        """
+        touches = self.touches(tool, tool_input)
+        if any("\0" in t.target for t in touches):
+            return deny("The input holds a NUL character; no path or command has one.", "NUL")
+        for rule in self.deny_rules:
+            if self._denies(rule, tool, touches):
+                return deny(f"Permission denied by the rule {rule.text}.", f"deny rule {rule.text}")
+        for touch in touches:
+            refusal = self._refused_in_every_mode(tool, touch)
+            if refusal is not None:
+                return refusal
+        if self.mode == "plan" and not (tool.read_only and not tool.is_mcp):
+            return deny(PLAN_MESSAGE, "mode plan")
+        if not touches:
+            whole = next(
+                (r for r in self.allow_rules if r.specifier is None and r.names_tool(tool)), None
+            )
+            if whole is not None:
+                return allow(f"allow rule {whole.text}", explicit=True)
+            return self._by_mode(tool)
+        decisions = [self._touch(tool, touch) for touch in touches]
+        worst = max(decisions, key=lambda d: _RANK[d.behavior])
+        if worst.behavior == "ask":
+            asking = [d for d in decisions if d.behavior == "ask"]
+            return ask(worst.message, worst.rule, asking[0].always if len(asking) == 1 else "")
+        return next((d for d in decisions if d.explicit), worst)
+
+    def baseline(self, tool: Tool, tool_input: Mapping[str, Any]) -> PermissionDecision | None:
+        """What holds even for an agent without a policy: credentials and private addresses
+        refused, a path outside the working folder asked about; no opinion otherwise.
+
+        Args:
+            tool: The tool called.
+            tool_input: Its input.
+
+        Returns:
+            A deny, an ask, or None.
+        """
+        for touch in self.touches(tool, tool_input):
+            refusal = self._refused_in_every_mode(tool, touch)
+            if refusal is not None:
+                return refusal
+            if touch.access in ("read", "write"):
+                real = spellings(touch.target, self.root)[-1]
+                if not _inside(real, self.root):
+                    return self._outside(tool, touch, real)
+        return None
+
+    def touches(self, tool: Tool, tool_input: Mapping[str, Any]) -> list[Touch]:
+        """What a call touches: the tool's declaration, else the path or command in its input.
+
+        Args:
+            tool: The tool called.
+            tool_input: Its input.
+
+        Returns:
+            The touches; a declaration that fails on odd input declares nothing odd, so the
+            call is then judged by its tool alone.
+        """
+        if tool.touches is not None:
+            try:
+                return [t for t in tool.touches(tool_input) if isinstance(t.target, str)]
+            except (KeyError, TypeError, ValueError, AttributeError):
+                return []
+        command = tool_input.get("command")
+        if isinstance(command, str) and not any(f in tool_input for f in PATH_FIELDS):
+            return [Touch("run", command)]
+        access: Literal["read", "write"] = "read" if tool.read_only else "write"
+        return [
+            Touch(access, tool_input[f]) for f in PATH_FIELDS if isinstance(tool_input.get(f), str)
+        ]
+
+    def readable(self, path: str | Path) -> bool:
+        """Tell whether any tool may read a path at all: not a credential, not denied by a
+        rule. Searches over a folder skip what is not readable.
+
+        Args:
+            path: An absolute path, or one relative to the root.
+        """
+        return self._open_to(Touch("read", str(path)))
+
+    def writable(self, path: str | Path) -> bool:
+        """Tell whether any tool may write a path at all: not a credential, not denied by an
+        Edit rule. The file tools check the path they really write (after links) with it.
+
+        Args:
+            path: An absolute path, or one relative to the root.
+        """
+        return self._open_to(Touch("write", str(path)))
+
+    def _open_to(self, touch: Touch) -> bool:
+        """Neither a credential (unless a rule names it) nor denied by a rule, whatever tool."""
+        if "\0" in touch.target:
+            return False
+        names = spellings(touch.target, self.root)
+        if self._credential(names) is not None and not self._names_credential(
+            _ANY_TOOL, touch, names
+        ):
+            return False
+        return not any(
+            r.covers(_ANY_TOOL, touch) and self._path_rule_matches(r, names)
+            for r in self.deny_rules
+        )
+
+    def names_host(self, host: str) -> bool:
+        """Tell whether an allow rule names a host exactly (``WebFetch(domain:127.0.0.1)``):
+        what lets WebFetch reach a loopback or private address.
+
+        Args:
+            host: The URL's host.
+        """
+        wanted = _host(host)
+        return any(
+            r.tool == "WebFetch"
+            and r.specifier is not None
+            and r.specifier.startswith("domain:")
+            and _host(r.specifier[7:]) == wanted
+            for r in self.allow_rules
+        )
+
+    def _denies(self, rule: Rule, tool: Tool, touches: Sequence[Touch]) -> bool:
+        """Tell whether a deny rule refuses a call: by its tool, or by a thing it touches.
+
+        A path rule (``Read(./secrets/**)``) also refuses a shell line that names a path it
+        covers.
+        """
+        if rule.specifier is None and rule.names_tool(tool):
+            return True
+        for touch in touches:
+            if touch.access == "run" and rule.specifier is not None and rule.tool != "Bash":
+                if rule.tool in READ_NAMES | WRITE_NAMES | {"*"} and self._names_path(
+                    rule, touch.target
+                ):
+                    return True
+            elif rule.covers(tool, touch) and self._matches(rule, touch, deny=True):
+                return True
+        return False
+
+    def _names_path(self, rule: Rule, line: str) -> bool:
+        """Tell whether a shell line names a path a path rule covers."""
+        from nbagent.policy import commandline
+
+        return any(
+            self._path_rule_matches(rule, spellings(word, self.root))
+            for word in commandline.paths_named(line)
+        )
+
+    def _matches(self, rule: Rule, touch: Touch, deny: bool) -> bool:
+        """Tell whether a rule that covers a touch matches it (a rule with no specifier
+        matches whatever it covers)."""
+        spec = rule.specifier
+        if spec is None:
+            return True
+        if touch.access in ("read", "write"):
+            return self._path_rule_matches(rule, spellings(touch.target, self.root))
+        if touch.access == "run":
+            from nbagent.policy import commandline
+
+            if deny:
+                return commandline.denied_by(touch.target, spec)
+            return commandline.allowed_by(touch.target, [spec])
+        if touch.access == "fetch":
+            return spec.startswith("domain:") and _host_matches(_url_host(touch.target), spec[7:])
+        return False
+
+    def _path_rule_matches(self, rule: Rule, names: Sequence[str]) -> bool:
+        spec = rule.specifier
+        if spec is None:
+            return True
+        if spec.startswith("domain:") or spec.endswith(":*"):
+            return False
+        return self._pattern(spec).matches(names)
+
+    def _pattern(self, text: str) -> PathPattern:
+        pattern = self._patterns.get(text)
+        if pattern is None:
+            pattern = self._patterns[text] = PathPattern(text, self.root)
+        return pattern
+
+    def _refused_in_every_mode(self, tool: Tool, touch: Touch) -> PermissionDecision | None:
+        """Credentials in any spelling, and private addresses, whatever the mode."""
+        if "\0" in touch.target:
+            return deny("The input holds a NUL character; no path or command has one.", "NUL")
+        if touch.access in ("read", "write"):
+            names = spellings(touch.target, self.root)
+            if self._credential(names) is not None and not self._names_credential(
+                tool, touch, names
+            ):
+                return _credential_refusal(touch.target)
+        elif touch.access == "run":
+            from nbagent.policy import commandline
+
+            for word in commandline.paths_named(touch.target):
+                if self._credential(spellings(word, self.root)) or _names_home_credential(word):
+                    return _credential_refusal(word)
+        elif touch.access == "fetch":
+            host = _url_host(touch.target)
+            if _private_literal(host) and not self.names_host(host):
+                return deny(
+                    f"{touch.target} is a loopback, private or link-local address; WebFetch "
+                    f"reaches those only when an allow rule names the host, e.g. "
+                    f'c.NbAgent.allow_rules = ["WebFetch(domain:{host})"].',
+                    "private address",
+                )
+        return None
+
+    def _credential(self, names: Sequence[str]) -> PathPattern | None:
+        return next((p for p in credential_paths(self.root) if p.matches(names)), None)
+
+    def _names_credential(self, tool: Tool, touch: Touch, names: Sequence[str]) -> bool:
+        """An allow rule whose own pattern lies inside the credential's place unlocks it."""
+        for rule in self.allow_rules:
+            if rule.specifier is None or not rule.covers(tool, touch):
+                continue
+            if rule.specifier.startswith("domain:") or rule.specifier.endswith(":*"):
+                continue
+            pattern = self._pattern(rule.specifier)
+            if pattern.matches(names) and any(
+                pattern.within(credential) for credential in credential_paths(self.root)
+            ):
+                return True
+        return False
+
+    def _touch(self, tool: Tool, touch: Touch) -> PermissionDecision:
+        """Decide one thing a call touches, by the allow rules and the mode."""
+        if touch.access == "run":
+            return self._run(tool, touch)
+        rule = next(
+            (
+                r
+                for r in self.allow_rules
+                if r.covers(tool, touch) and self._matches(r, touch, False)
+            ),
+            None,
+        )
+        if touch.access == "write":
+            protected = self._protected(touch.target)
+            named = rule is not None and rule.specifier is not None
+            if protected and self.mode != "bypassPermissions" and not named:
+                return ask(
+                    f"{protected}: writing it can run code later.",
+                    "protected path",
+                    self._always(tool, touch),
+                )
+        if rule is not None:
+            return allow(f"allow rule {rule.text}", explicit=True)
+        if self.mode == "bypassPermissions":
+            return allow(f"mode {self.mode}", explicit=True)
+        reason = f"mode {self.mode}"
+        if touch.access in ("read", "write"):
+            real = spellings(touch.target, self.root)[-1]
+            if not _inside(real, self.root):
+                return self._outside(tool, touch, real)
+            if touch.access == "read" and tool.read_only and not tool.is_mcp:
+                return allow(reason)
+            if touch.access == "write" and self.mode == "acceptEdits":
+                return allow(reason)
+        return ask("", reason, self._always(tool, touch))
+
+    def _outside(self, tool: Tool, touch: Touch, real: str) -> PermissionDecision:
+        """Ask before a path outside the working folder is read or written."""
+        verb = "read" if touch.access == "read" else "write to"
+        return ask(
+            f"Allow the agent to {verb} {real}? It is outside the working folder {self.root}.",
+            "outside the working folder",
+            self._always(tool, touch),
+        )
+
+    def _run(self, tool: Tool, touch: Touch) -> PermissionDecision:
+        """A command line: allowed when every command matches an allow rule, in bypass mode,
+        or in the sandbox; a line the parser cannot read through is asked about."""
+        from nbagent.policy import commandline
+
+        line = commandline.parse(touch.target)
+        opaque = line.opaque
+        bash_denies = any(r.tool == "Bash" for r in self.deny_rules)
+        walked = None if self.sandboxed else self._walks_credentials(line.commands)
+        if walked:
+            return ask(
+                f"This line reads the whole of {walked}, which holds credentials.",
+                "folder with credentials",
+                self._always(tool, touch),
+            )
+        if opaque and not (self.sandboxed and not bash_denies):
+            return ask(
+                f"nbagent cannot tell everything this line runs ({opaque[0]}).",
+                "unreadable command",
+                self._always(tool, touch),
+            )
+        rules = [r for r in self.allow_rules if r.covers(tool, touch)]
+        whole = next((r for r in rules if r.specifier is None), None)
+        if whole is not None:
+            return allow(f"allow rule {whole.text}", explicit=True)
+        specs = [r.specifier for r in rules if r.specifier is not None]
+        if specs and commandline.allowed_by(touch.target, specs):
+            texts = ", ".join(r.text for r in rules if r.specifier is not None)
+            return allow(
+                f"allow rule {texts}" if len(specs) == 1 else f"allow rules {texts}", explicit=True
+            )
+        if self.mode == "bypassPermissions":
+            return allow(f"mode {self.mode}", explicit=True)
+        if self.sandboxed:
+            return allow("sandbox")
+        return ask("", f"mode {self.mode}", self._always(tool, touch))
+
+    def _walks_credentials(self, commands: Iterable[Any]) -> str:
+        """The folder holding credentials that a recursive reader in the line walks, if any."""
+        for command in commands:
+            words = command.words
+            flags = RECURSIVE_READERS.get(words[0]) if words else ()
+            if words and words[0] in RECURSIVE_READERS:
+                if flags is not None and not any(_has_flag(w, flags) for w in words[1:]):
+                    continue
+                operands = [w for w in words[1:] if not w.startswith("-")]
+                existing = [w for w in operands if os.path.exists(spellings(w, self.root)[-1])]
+                for word in existing or ["."]:
+                    if self._holds_credentials(spellings(word, self.root)):
+                        return word
+        return ""
+
+    def _holds_credentials(self, names: Sequence[str]) -> bool:
+        """Tell whether a folder holds a credential place (or is one)."""
+        for pattern in credential_paths(self.root):
+            for fixed in pattern.fixed:
+                if any(fixed == n or fixed.startswith(n.rstrip("/") + "/") for n in names):
+                    return True
+        return False
+
+    def _protected(self, target: str) -> str:
+        """Why writing a path asks in every mode but bypass (empty: it does not)."""
+        names = spellings(target, self.root)
+        if any(p.matches(names) for p in protected_paths(self.root)):
+            return f"{target} is a protected place (start-up, configuration or git files)"
+        module = shadows_a_module(names[-1], [self.root])
+        if module is not None:
+            return f"{target} would be imported instead of the module {module!r}"
+        return ""
+
+    def _always(self, tool: Tool, touch: Touch) -> str:
+        """The narrowest allow rule that covers what the person is shown."""
+        if touch.access == "run":
+            from nbagent.policy import commandline
+
+            return f"{tool.name}({commandline.always_spec(touch.target)})"
+        if touch.access == "fetch":
+            host = _url_host(touch.target)
+            return f"WebFetch(domain:{host})" if host else ""
+        if touch.access in ("read", "write"):
+            path = spellings(touch.target, self.root)[0]
+            if _inside(path, self.root):
+                path = "./" + os.path.relpath(path, self.root)
+            if touch.access == "read" and os.path.isdir(spellings(touch.target, self.root)[-1]):
+                path = path.rstrip("/") + "/**"
+            return f"{tool.name}({path})"
+        if touch.access == "mcp":
+            return ""
+        return tool.name
+
+    def _by_mode(self, tool: Tool, always: str | None = None) -> PermissionDecision:
+        reason = f"mode {self.mode}"
+        safe = tool.read_only and not tool.is_mcp
+        if self.mode == "bypassPermissions":
+            return allow(reason, explicit=True)
+        if safe:
+            return allow(reason)
+        if self.mode == "plan":
+            return deny(PLAN_MESSAGE, reason)
+        if self.mode == "acceptEdits" and tool.name in EDIT_TOOLS:
+            return allow(reason)
+        return ask("", reason, tool.name if always is None else always)
+
+
+def _credential_refusal(target: str) -> PermissionDecision:
+    return deny(
+        f"{target} holds credentials (keys, tokens or passwords): no tool may touch it, in any "
+        f"mode. Only an allow rule naming that very path unlocks it, e.g. "
+        f'c.NbAgent.allow_rules = ["Read({target})"].',
+        "credentials",
+    )
+
+
+def _names_home_credential(word: str) -> bool:
+    """A word naming a credential by its place under a home folder (``.ssh/id_rsa`` after a
+    ``cd ~``, ``/home/other/.aws/credentials``)."""
+    parts = [p for p in os.path.normpath(word).split("/") if p not in ("", ".")]
+    for entry in HOME_CREDENTIALS:
+        wanted = entry.split("/")
+        for start in range(len(parts) - len(wanted) + 1):
+            if all(fnmatch.fnmatchcase(parts[start + i], w) for i, w in enumerate(wanted)):
+                return True
+    return False
+
+
+def _has_flag(word: str, flags: tuple[str, ...]) -> bool:
+    """A word gives one of the flags, alone or among combined short options (``-rn``)."""
+    if word in flags or any(f.startswith("--") and word.startswith(f + "=") for f in flags):
+        return True
+    short = {f[1] for f in flags if len(f) == 2 and f[0] == "-"}
+    return word.startswith("-") and not word.startswith("--") and bool(short & set(word[1:]))
+
+
+def _inside(path: str, root: Path) -> bool:
+    return path == str(root) or path.startswith(str(root).rstrip("/") + "/")
+
+
+def _url_host(url: str) -> str:
+    try:
+        return _host(urlsplit(url.strip()).hostname or "")
+    except ValueError:
+        return ""
+
+
+def _host(host: str) -> str:
+    return host.strip().strip("[]").rstrip(".").lower()
+
+
+def _host_matches(host: str, spec: str) -> bool:
+    wanted = _host(spec)
+    if wanted.startswith("*."):
+        return host.endswith(wanted[1:])
+    return bool(host) and host == wanted
+
+
+def _private_literal(host: str) -> bool:
+    """A host that is plainly local: ``localhost`` names or a non-public address literal in
+    any spelling (names that resolve to one are caught when WebFetch connects)."""
+    from nbagent.policy import addresses
+
+    if not host or addresses.is_localhost_name(host):
+        return True
+    address = addresses.literal(host)
+    return address is not None and not addresses.is_public(address)
+
+
+class _AnyTool:
+    """Stands for "whichever tool" where only a rule's access names matter."""
+
+    name = "\0"
+    is_mcp = False
+    server = None
+    read_only = True
+    touches = None
+
+
+_ANY_TOOL: Any = _AnyTool()
+
+
+def describe_request(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+    """What a call would do, as a person reads it: the command, the path, else its input.
+
+    Args:
+        tool: The tool called.
+        tool_input: Its input.
+
+    Returns:
+        One line (a command may hold several): what the tool declares it touches (the URL,
+        the paths), else the command or path in its input, else the input.
+    """
+    command = tool_input.get("command")
+    if isinstance(command, str):
+        return command
+    if tool.touches is not None:
+        try:
+            targets = [t.target for t in tool.touches(tool_input) if t.target]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            targets = []
+        if targets:
+            return ", ".join(dict.fromkeys(targets))
+    path = next((tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None)
+    if path is not None:
+        return path
+    return ", ".join(f"{key}={value!r}" for key, value in tool_input.items())
+
+
+def _as_decision(value: Any, rule: str) -> PermissionDecision | None:
+    """Accept a decision, a bool (allow / deny) or None from a hook."""
+    if value is None or isinstance(value, PermissionDecision):
+        return value
+    if value is True:
+        return allow(rule)
+    if value is False:
+        return deny("Permission to use this tool was denied.", rule)
+    raise TypeError(f"A permission hook returned {value!r}; return a PermissionDecision.")
+
+
+def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> PermissionDecision:
+    """Combine the tool's hook and the agent's policy into one decision.
+
+    A tool that declares what it touches is still judged by :meth:`PermissionPolicy.baseline`
+    (credentials, private addresses, the working folder) when the agent has no policy.
+
+    Args:
+        tool: The tool called.
+        tool_input: Its input.
+        policy: The agent's policy, if any.
+
+    Returns:
+        A deny if anyone denies; else the user's explicit allow (a rule, bypass mode) if there
+        is one; else the strictest (ask over allow); allow when nobody has an opinion. A
+        question carries the words of a hook that only explains (:func:`explain`) after the
+        policy's reason.
+
+    Raises:
+        ToolError: The tool's hook found that the call cannot be made (no such cell, say): it
+            fails with that message, an error rather than a refusal, and nobody is asked.
+    """
+    hook = (
+        _as_decision(tool.check_permission(tool_input), f"{tool.name}.check_permission")
+        if tool.check_permission
+        else None
+    )
+    words = None
+    if hook is not None and hook.explains:
+        words, hook = hook, None  # words for the question, no opinion
+    if policy is None and tool.touches is not None:
+        policy = PermissionPolicy().baseline
+    given = [d for d in (hook, policy(tool, tool_input) if policy else None) if d is not None]
+    if not given:
+        return allow()
+    strictest = max(given, key=lambda d: _RANK[d.behavior])
+    if strictest.behavior == "deny":
+        return strictest
+    chosen = next((d for d in given if d.explicit), strictest)
+    if chosen.behavior == "ask" and words is not None:
+        message = "\n\n".join(part for part in (chosen.message, words.message) if part)
+        chosen = replace(chosen, message=message, request=chosen.request or words.request)
+    if chosen.behavior == "ask" and not chosen.always:
+        offered = next((d.always for d in given if d.always), "")
+        chosen = replace(chosen, always=offered or ("" if tool.touches else tool.name))
+    return chosen

@@ -1,0 +1,2 @@
+"""A run as a person reads it: the transcript (HTML, Markdown, plain text), web
+search cards, schemas as tables, code and diffs in questions."""

@@ -1,0 +1,1 @@
+"""What outlives a kernel: saved conversations, their records, and the log file."""
