@@ -143,9 +143,11 @@ def stream_response(
             raise StreamDropped(text) from exc
         raise ModelAPIError(text, status=_STATUS_OF_ERROR.get(kind)) from exc
     except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
-        raise StreamDropped(_one_line(f"The model's API did not answer in time: {exc}")) from exc
+        said = _transport_error(exc)
+        raise StreamDropped(_one_line(f"The model's API did not answer in time: {said}")) from exc
     except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
-        raise StreamDropped(_one_line(f"The connection to the model's API broke: {exc}")) from exc
+        said = _transport_error(exc)
+        raise StreamDropped(_one_line(f"The connection to the model's API broke: {said}")) from exc
     except (anthropic.AnthropicError, ValueError) as exc:
         raise StreamDropped(_one_line(f"The model's answer could not be read: {exc}")) from exc
     yield ModelResponse(
@@ -203,6 +205,15 @@ def _error_of(exc: Any) -> tuple[str, str]:
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
     return str(error.get("type", "error")), str(error.get("message") or exc)
+
+
+def _transport_error(exc: Exception) -> Exception:
+    """The transport's own error under the SDK's (which names the address from 2.17 on), so
+    that what the person reads is the same whatever the SDK's version."""
+    import httpx2
+
+    cause = exc.__cause__
+    return cause if isinstance(cause, httpx2.TransportError) else exc
 
 
 def _one_line(text: str) -> str:
