@@ -19,7 +19,7 @@ import nbagent
 from nbagent.core.tool import Tool
 from nbagent.store.conversations import notebook_folder, notebook_path
 from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
-from tests.test_markup import INJECTIONS, assert_visible, check_html, check_markdown
+from tests.core.test_markup import INJECTIONS, assert_visible, check_html, check_markdown
 
 HOSTILE = ["".join(INJECTIONS[i::3]) for i in range(3)]
 """Three texts from outside, together holding every piece of the corpus."""

@@ -16,7 +16,7 @@ from nbagent.core.events import (
 )
 from nbagent.jupyter.widgets import TranscriptView
 from nbagent.render.transcript import Transcript
-from tests.test_transcript import RUN
+from tests.render.test_transcript import RUN
 
 ASKING = [
     ToolCallStarted("a", "Read", {"file_path": "a.txt"}),

@@ -12,8 +12,8 @@ from nbagent.core.events import Notice, ToolSetAnnounced
 from nbagent.loop.agent import SUMMARY_REQUEST, SUMMARY_TAG, Agent
 from nbagent.loop.context import context_line
 from nbagent.testing import FakeAnthropicServer, Reply
+from tests.loop.test_agent import FORECAST, echo, forecast_tool
 from tests.shells import run
-from tests.test_agent import FORECAST, echo, forecast_tool
 
 
 def texts(message: dict[str, Any]) -> list[str]:

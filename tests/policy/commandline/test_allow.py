@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbagent.policy.commandline import allowed_by, always_spec
-from tests.commandline.helpers import ALLOWED
+from tests.policy.commandline.helpers import ALLOWED
 
 SAFE = [*ALLOWED, "head:*", "wc:*", "grep:*", "echo:*", "git log:*", "sort:*"]
 

@@ -22,7 +22,7 @@ from nbagent.policy.commandline import (
     parse,
     paths_named,
 )
-from tests.commandline.helpers import ALLOWED
+from tests.policy.commandline.helpers import ALLOWED
 
 
 def words(line: str) -> list[tuple[str, ...]]:

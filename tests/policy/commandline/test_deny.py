@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbagent.policy.commandline import denied_by
-from tests.commandline.helpers import spelled
+from tests.policy.commandline.helpers import spelled
 
 RM_SPELLINGS = [
     "rm -rf x",

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbagent.policy.commandline import allowed_by, parse, paths_named
-from tests.commandline.helpers import HOME, spelled
+from tests.policy.commandline.helpers import HOME, spelled
 
 
 @pytest.mark.parametrize(
