@@ -27,7 +27,7 @@ from catalogue import markdown_table, run_line  # noqa: E402
 
 from nbagent.core.tool import Tool  # noqa: E402
 from nbagent.tools import ToolContext, builtin_tools  # noqa: E402
-from nbagent.tools.livedoc import LiveDocuments  # noqa: E402
+from nbagent.tools.notebook.live import LiveDocuments  # noqa: E402
 from tests.tools.rtc import RTC_PYTHON, YUser, jupyter_server  # noqa: E402
 
 

@@ -86,7 +86,7 @@ export interface INewCell {
   execution_count?: number | null;
 }
 
-/** A change to the notebook (nbagent.tools.frontdoc.edit_json), or a cell's outputs. */
+/** A change to the notebook (nbagent.tools.notebook.frontend.edit_json), or a cell's outputs. */
 export interface IEdit {
   action: 'insert' | 'delete' | 'source' | 'cell' | 'outputs';
   index: number;
@@ -100,7 +100,7 @@ export interface IEdit {
 }
 
 /** What must still hold for an edit to be made as planned
- * (nbagent.tools.frontdoc.guard): the cell count and `[index, id, source]`
+ * (nbagent.tools.notebook.frontend.guard): the cell count and `[index, id, source]`
  * of the cells it was planned on (`source` null: any). */
 export interface IGuard {
   length: number;

@@ -18,8 +18,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from nbagent.tools.livedoc import LiveDocuments
-from nbagent.tools.nbaccess import LIVE
+from nbagent.tools.notebook.live import LiveDocuments
+from nbagent.tools.notebook.locate import LIVE
 from tests.components import CHROMIUM_HOW, RTC_HOW, require
 from tests.jupyterlab_server import CHROMIUM, LAB_OPTIONS, chromium, screenshot
 from tests.tools.helpers import text

@@ -2,5 +2,5 @@
 
 ``labextension/`` is the extension (installed into ``share/jupyter/labextensions`` with the
 package); :mod:`~nbagent.frontend.channel` is the comm it answers on, and
-:mod:`~nbagent.tools.frontdoc` reads, edits and fills notebooks through it.
+:mod:`~nbagent.tools.notebook.frontend` reads, edits and fills notebooks through it.
 """

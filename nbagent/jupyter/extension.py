@@ -33,7 +33,7 @@ from nbagent.store.logfile import LogFile, stop_writing, write_to_file
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
     from nbagent.mcp.config import McpConfig
-    from nbagent.tools.livedoc import LiveDocuments
+    from nbagent.tools.notebook.live import LiveDocuments
 
 
 @dataclass
@@ -106,7 +106,7 @@ def load(shell: Any) -> Loaded:
     loaded.agent_magics.log_file = loaded.log_file
 
     def register_builtin() -> None:
-        from nbagent.tools.livedoc import LiveDocuments
+        from nbagent.tools.notebook.live import LiveDocuments
 
         loaded.live = LiveDocuments()
         context = ToolContext.for_shell(shell, live=loaded.live, frontend=frontend)

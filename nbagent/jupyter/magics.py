@@ -61,8 +61,8 @@ from nbagent.store.conversations import (
     sessions_table,
 )
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
-from nbagent.tools import sandbox
-from nbagent.tools.nbaccess import front_end_file, running_client
+from nbagent.tools.notebook.locate import front_end_file, running_client
+from nbagent.tools.shell import sandbox
 
 COMMANDS = (
     "status",

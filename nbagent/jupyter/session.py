@@ -32,12 +32,12 @@ from nbagent.loop.context import parse_windows
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.policy.permissions import Answer, PermissionPolicy
 from nbagent.render.codeview import plain_text
-from nbagent.tools import sandbox
+from nbagent.tools.shell import sandbox
 
 logger = get_logger("nbagent.jupyter.session")
 
 SANDBOX_SETTINGS = ("sandbox", "sandbox_network", "sandbox_write_paths")
-"""The settings of Bash's sandbox (:mod:`nbagent.tools.sandbox`)."""
+"""The settings of Bash's sandbox (:mod:`nbagent.tools.shell.sandbox`)."""
 
 ANSWERS: dict[str, Answer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no"}
 """What a person may type at a permission question, and what it means ("a" is added when

@@ -23,19 +23,19 @@ from nbagent.tools.context import Limits, ReadLedger, ToolContext
 __all__ = ["BUILTIN_TOOL_NAMES", "Limits", "ReadLedger", "ToolContext", "builtin_tools"]
 
 _BUILDERS: dict[str, tuple[str, str]] = {
-    "Read": ("files", "read_tool"),
-    "Write": ("files", "write_tool"),
-    "Edit": ("files", "edit_tool"),
-    "Glob": ("globbing", "glob_tool"),
-    "Grep": ("grep", "grep_tool"),
-    "Bash": ("shell", "bash_tool"),
-    "NotebookRead": ("notebook", "notebook_read_tool"),
-    "NotebookEdit": ("notebook", "notebook_edit_tool"),
-    "NotebookRun": ("notebookrun", "notebook_run_tool"),
-    "ListVariables": ("variables", "list_variables_tool"),
-    "InspectVariable": ("variables", "inspect_variable_tool"),
-    "RunCode": ("runcode", "run_code_tool"),
-    "WebFetch": ("web", "web_fetch_tool"),
+    "Read": ("files.read_write", "read_tool"),
+    "Write": ("files.read_write", "write_tool"),
+    "Edit": ("files.read_write", "edit_tool"),
+    "Glob": ("files.globbing", "glob_tool"),
+    "Grep": ("files.grep", "grep_tool"),
+    "Bash": ("shell.bash", "bash_tool"),
+    "NotebookRead": ("notebook.read_edit", "notebook_read_tool"),
+    "NotebookEdit": ("notebook.read_edit", "notebook_edit_tool"),
+    "NotebookRun": ("notebook.run", "notebook_run_tool"),
+    "ListVariables": ("python.variables", "list_variables_tool"),
+    "InspectVariable": ("python.variables", "inspect_variable_tool"),
+    "RunCode": ("python.runcode", "run_code_tool"),
+    "WebFetch": ("web.fetch", "web_fetch_tool"),
 }
 
 BUILTIN_TOOL_NAMES: tuple[str, ...] = tuple(_BUILDERS)

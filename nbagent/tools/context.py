@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nbagent.tools.fsutil import FileStamp
+from nbagent.tools.files.stamps import FileStamp
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
     from nbagent.policy.permissions import PermissionPolicy
-    from nbagent.tools.livedoc import LiveDocuments
+    from nbagent.tools.notebook.live import LiveDocuments
 
 
 def _no_notebook() -> Path | None:
@@ -132,7 +132,7 @@ class ReadLedger:
         Args:
             path: The notebook's resolved path.
             cells: Cells whose whole source the model now knows: id -> digest of type and
-                source (:func:`~nbagent.tools.nbfile.cell_digest`).
+                source (:func:`~nbagent.tools.notebook.file.cell_digest`).
             forget: Ids of cells that are gone.
         """
         with self._lock:
@@ -215,7 +215,7 @@ class ToolContext:
         Returns:
             The context.
         """
-        from nbagent.tools.nbaccess import find_notebook, running_cell_id
+        from nbagent.tools.notebook.locate import find_notebook, running_cell_id
 
         def notebook_path() -> Path | None:
             return find_notebook(shell, notebook, frontend)

@@ -11,8 +11,9 @@ import pytest
 
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool, ToolResult
-from nbagent.tools import ToolContext, builtin_tools, fsutil
-from nbagent.tools import exchange as exchange_module
+from nbagent.tools import ToolContext, builtin_tools
+from nbagent.tools.files import exchange as exchange_module
+from nbagent.tools.files import stamps as fsutil
 
 
 def call(tool: Tool, **tool_input: Any) -> ToolResult:

@@ -30,7 +30,7 @@ import nbformat
 
 from nbagent.core.tool import Tool
 from nbagent.tools import ToolContext
-from nbagent.tools.livedoc import LiveDocuments
+from nbagent.tools.notebook.live import LiveDocuments
 from tests.jupyterlab_server import stop_server
 from tests.tools.helpers import LazyTools
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from nbagent.tools import Limits, ReadLedger, ToolContext
-from nbagent.tools.fsutil import FileStamp
+from nbagent.tools.files.stamps import FileStamp
 
 
 def test_the_root_is_resolved(tmp_path: Path) -> None:

@@ -1,0 +1,1 @@
+"""The Bash tool and its optional bubblewrap sandbox."""

@@ -1,0 +1,1 @@
+"""The WebFetch tool and its HTML to text converter."""
