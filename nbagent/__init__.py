@@ -1,10 +1,11 @@
 """nbagent: a Claude agent inside a Jupyter kernel.
 
-``%load_ext nbagent`` registers the ``%%agent`` magics. The core (tools, registry, search,
-announcements, tokens) imports no IPython and is usable on its own::
+``%load_ext nbagent`` registers the ``%%agent`` magics. The public names are here; the code is
+in folders by layer, each importing only those below it (the README's layout section)::
 
     import nbagent
     nbagent.registry            # the process-wide ToolRegistry
+    nbagent.Agent(...).run("…") # an agent driven from Python
 
 Importing the package imports none of them: each public name is imported when it is first
 used (PEP 562), so that the Jupyter server, which imports ``nbagent.frontend.server`` at its
@@ -14,8 +15,6 @@ start, does not import the core (pydantic, tokenizers) it never uses.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 from nbagent.core.version import __version__ as __version__
 
@@ -26,12 +25,16 @@ if TYPE_CHECKING:
 
     from nbagent.catalogue.registry import ToolRegistry
     from nbagent.catalogue.toolsearch import SearchHit, ToolSearch
-    from nbagent.core.errors import NbAgentError, ToolError
+    from nbagent.core.errors import ModelAPIError, NbAgentError, ToolError
     from nbagent.core.tool import Tool, ToolResult, tool
+    from nbagent.loop.agent import Agent, AgentResult
 
     registry: ToolRegistry
 
 __all__ = [
+    "Agent",
+    "AgentResult",
+    "ModelAPIError",
     "NbAgentError",
     "SearchHit",
     "Tool",
@@ -45,6 +48,9 @@ __all__ = [
 
 
 _SOURCES = {
+    "Agent": "loop.agent",
+    "AgentResult": "loop.agent",
+    "ModelAPIError": "core.errors",
     "NbAgentError": "core.errors",
     "ToolError": "core.errors",
     "ToolRegistry": "catalogue.registry",
@@ -55,33 +61,6 @@ _SOURCES = {
     "tool": "core.tool",
 }
 """Each lazily imported name and the submodule that defines it."""
-
-
-class _Package(types.ModuleType):
-    """This package's module type: its submodules do not take the place of its public names.
-
-    ``nbagent.registry`` and ``nbagent.tool`` are also submodules, and importing a submodule
-    sets it as an attribute of its package. The names stay the registry and the decorator,
-    whichever is imported first.
-    """
-
-    def __setattr__(self, name: str, value: object) -> None:
-        """Set an attribute, except a submodule over the public name it shares.
-
-        Args:
-            name: The attribute.
-            value: Its new value.
-        """
-        if (
-            name in __all__
-            and isinstance(value, types.ModuleType)
-            and value.__name__ == f"{__name__}.{name}"
-        ):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

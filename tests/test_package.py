@@ -39,17 +39,29 @@ def test_the_server_extension_imports_no_more_than_its_modules() -> None:
     )
 
 
-def test_the_registry_and_the_decorator_stay_when_their_submodules_are_imported_first() -> None:
+def test_the_registry_and_the_decorator_are_names_not_modules() -> None:
     run(
-        "from nbagent.catalogue.registry import ToolRegistry\n"
-        "import nbagent.core.tool\n"
         "import nbagent\n"
         "from nbagent import registry, tool\n"
-        "assert isinstance(nbagent.registry, ToolRegistry) and registry is nbagent.registry\n"
+        "from nbagent.catalogue.registry import ToolRegistry\n"
+        "assert isinstance(registry, ToolRegistry) and registry is nbagent.registry\n"
         "assert 'ToolSearch' in registry\n"
         "assert tool is nbagent.tool and tool.__module__ == 'nbagent.core.tool'\n"
-        "import nbagent.catalogue.registry\n"
-        "assert nbagent.registry is registry\n"
+        "import importlib.util\n"
+        "assert importlib.util.find_spec('nbagent.registry') is None\n"
+        "assert importlib.util.find_spec('nbagent.tool') is None\n"
+    )
+
+
+def test_the_public_names_are_the_documented_ones() -> None:
+    run(
+        "import nbagent\n"
+        "from nbagent.core.errors import ModelAPIError\n"
+        "from nbagent.loop.agent import Agent, AgentResult\n"
+        "assert (nbagent.Agent, nbagent.AgentResult) == (Agent, AgentResult)\n"
+        "assert nbagent.ModelAPIError is ModelAPIError\n"
+        "assert all(getattr(nbagent, name) is not None for name in nbagent.__all__)\n"
+        "assert set(nbagent.__all__) <= set(dir(nbagent))\n"
     )
 
 
