@@ -7,11 +7,9 @@ notebooks use is :mod:`nbagent.testing.scripted`. The script's names are importe
     from nbagent.testing import FakeAnthropicServer, Reply
 """
 
-from nbagent.testing.server import (
+from nbagent.testing.fakeapi.script import (
     Cite,
-    FakeAnthropicServer,
     Fault,
-    RecordedRequest,
     Reply,
     Responder,
     ScriptItem,
@@ -21,6 +19,7 @@ from nbagent.testing.server import (
     WebResult,
     WebSearch,
 )
+from nbagent.testing.server import FakeAnthropicServer, RecordedRequest
 
 __all__ = [
     "Cite",

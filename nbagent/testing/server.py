@@ -64,37 +64,15 @@ from nbagent.testing.fakeapi.rules import (
     invalid,
 )
 from nbagent.testing.fakeapi.script import (
-    Cite,
     Fault,
     Reply,
-    Responder,
     ScriptError,
     ScriptItem,
-    ServerToolSearch,
-    Text,
-    ToolUse,
-    WebResult,
-    WebSearch,
     render,
 )
 
 if TYPE_CHECKING:
     import anthropic
-
-__all__ = [
-    "Cite",
-    "FakeAnthropicServer",
-    "Fault",
-    "RecordedRequest",
-    "Reply",
-    "Responder",
-    "ScriptItem",
-    "ServerToolSearch",
-    "Text",
-    "ToolUse",
-    "WebResult",
-    "WebSearch",
-]
 
 _MESSAGES, _COUNT_TOKENS = "/v1/messages", "/v1/messages/count_tokens"
 
