@@ -31,6 +31,7 @@ from nbagent.core.markup import Markdown, code_markdown, model_markdown, plain_m
 from nbagent.core.secrets import redact
 from nbagent.core.text import cut, description_line
 from nbagent.core.tool import Tool
+from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
 from nbagent.jupyter.display import CellTranscript, show_notices
 from nbagent.jupyter.session import Session
 from nbagent.loop.agent import Agent, AgentResult
@@ -46,21 +47,17 @@ from nbagent.render.transcript import (
     tasks_markdown,
     usage_line,
 )
-from nbagent.store.conversations import (
-    NOT_SIGNED,
-    Recorder,
-    SavedConversation,
-    damage_notes,
-    find_conversation,
-    left_out,
-    local_time,
-    newest_first,
-    notebook_path,
-    resume,
-    saved_conversations,
-    sessions_table,
-)
+from nbagent.store.folders import notebook_path
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
+from nbagent.store.recorder import Recorder
+from nbagent.store.resume import resume
+from nbagent.store.saved import (
+    NOT_SIGNED,
+    SavedConversation,
+    find_conversation,
+    newest_first,
+    saved_conversations,
+)
 from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.shell import sandbox
 
