@@ -122,6 +122,20 @@ def first_line(text: str | None, width: int = 80) -> str:
     return cut(line, width)
 
 
+def plural(count: int, noun: str, nouns: str = "") -> str:
+    """``1 tool``, ``2 tools``.
+
+    Args:
+        count: How many.
+        noun: The singular noun.
+        nouns: The plural noun, when it is not ``noun`` and an s.
+
+    Returns:
+        The phrase.
+    """
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
+
+
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<!\b\w)[.!?](?=\s+[A-Z]|$)|[。！？]")
 

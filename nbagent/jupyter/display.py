@@ -28,15 +28,9 @@ from nbagent.core.events import (
 from nbagent.core.markup import Markdown, model_markdown, show_controls
 from nbagent.core.notices import Notices
 from nbagent.core.secrets import redact
-from nbagent.render.transcript import (
-    STATE_WORDS,
-    Answer,
-    Call,
-    Item,
-    Transcript,
-    item_text,
-    visible,
-)
+from nbagent.render.transcript.items import STATE_WORDS, Answer, Call, Item, visible
+from nbagent.render.transcript.model import Transcript
+from nbagent.render.transcript.text import item_text
 
 STREAM_INTERVAL = 0.1
 """Seconds between two refreshes of the streaming answer."""

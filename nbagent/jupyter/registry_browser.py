@@ -17,10 +17,9 @@ import ipywidgets as widgets
 
 from nbagent.catalogue.registry import DEFERRED, LOADED, LOADED_BY_SEARCH, STATES, ToolRegistry
 from nbagent.core.markup import escape_html
-from nbagent.core.text import description_line
+from nbagent.core.text import description_line, plural
 from nbagent.core.tool import Tool
 from nbagent.render.schema_view import parameters_html
-from nbagent.render.transcript import plural
 
 _FLAG_LABELS = {
     "read_only": "read-only",

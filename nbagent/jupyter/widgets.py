@@ -22,7 +22,10 @@ import ipywidgets as widgets
 
 from nbagent.core.markup import escape_html, show_controls
 from nbagent.core.secrets import redact, streamable
-from nbagent.render.transcript import Answer, Call, Item, Transcript, item_html, plural, visible
+from nbagent.core.text import plural
+from nbagent.render.transcript.html import item_html
+from nbagent.render.transcript.items import Answer, Call, Item, visible
+from nbagent.render.transcript.model import Transcript
 
 MAX_LIVE_CARDS = 50
 """Tool cards kept as widgets at once; older ones fold into a count (keeps browsers fast)."""

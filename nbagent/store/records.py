@@ -46,10 +46,9 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from nbagent.catalogue.delta import LEGACY_TAG
-from nbagent.core.text import cut
+from nbagent.core.text import cut, plural
 from nbagent.core.tool import NAME_PATTERN
 from nbagent.loop.agent import SUMMARY_TAG
-from nbagent.render.transcript import plural
 
 MAX_LINE = 32 * 2**20
 """The most bytes a line may take (32 MiB, what the API takes in a whole request)."""

@@ -57,7 +57,7 @@ from nbagent.core.markup import (
 from nbagent.jupyter.widgets import TranscriptView
 from nbagent.loop.agent import AgentResult
 from nbagent.render.schema_view import parameters_html, parameters_markdown
-from nbagent.render.transcript import Transcript
+from nbagent.render.transcript.model import Transcript
 
 INJECTIONS = (
     "<img src=x onerror=\"document.title='PWNED'\">",

@@ -15,7 +15,7 @@ from nbagent.core.events import (
     WebSearched,
 )
 from nbagent.jupyter.widgets import TranscriptView
-from nbagent.render.transcript import Transcript
+from nbagent.render.transcript.model import Transcript
 from tests.render.test_transcript import RUN
 
 ASKING = [

@@ -23,26 +23,28 @@ from nbagent.core.events import (
     Usage,
     UsageReported,
 )
-from nbagent.render.transcript import (
-    ARGUMENT_CHARS,
-    LINE_CHARS,
+from nbagent.render.transcript.html import search_html
+from nbagent.render.transcript.items import (
     PREVIEW_CHARS,
-    STATUS_MARK,
     Answer,
     Call,
     Delta,
     Note,
     Search,
-    Transcript,
-    grouped,
-    item_markdown,
-    item_text,
-    main_argument,
-    result_summary,
     score_texts,
-    search_html,
     visible,
 )
+from nbagent.render.transcript.markdown import item_markdown
+from nbagent.render.transcript.model import Transcript
+from nbagent.render.transcript.summaries import (
+    ARGUMENT_CHARS,
+    LINE_CHARS,
+    STATUS_MARK,
+    grouped,
+    main_argument,
+    result_summary,
+)
+from nbagent.render.transcript.text import item_text
 
 HIT = SearchHit("mcp__gh__create_issue", 24.0, ("'gh' name part (12)", "'issue' name part (12)"))
 RUN = [

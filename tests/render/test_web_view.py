@@ -18,7 +18,9 @@ from nbagent.core.events import (
     WebSearched,
 )
 from nbagent.core.markup import escape_html, model_html, web_link
-from nbagent.render.transcript import Answer, Call, Transcript, item_text
+from nbagent.render.transcript.items import Answer, Call
+from nbagent.render.transcript.model import Transcript
+from nbagent.render.transcript.text import item_text
 from nbagent.render.web_view import Mark, Source, citation_inserts, cited_text, web_summary
 
 DOCS = WebPage(

@@ -886,9 +886,9 @@ def test_a_kernel_killed_mid_cell_resumes_with_a_valid_history(
 
 
 def agent_of(ip: InteractiveShell) -> Any:
-    from nbagent.jupyter.extension import _loaded
+    from nbagent.jupyter.session import Session
 
-    return _loaded[id(ip)].session.agent
+    return Session.of(ip).agent  # type: ignore[union-attr]
 
 
 def test_a_conversation_compacted_by_nbagent_resumes_from_its_summary(
