@@ -70,7 +70,7 @@ def messages(count: int) -> list[dict[str, Any]]:
 
 def write(folder: Path, count: int, ident: str) -> Path:
     """Write one conversation of ``count`` records (fsync skipped: set-up, not measured)."""
-    from nbagent.store.conversations import ConversationLog
+    from nbagent.store.journal import ConversationLog
 
     with mock.patch("os.fsync"):
         log = ConversationLog.create(folder, NOTEBOOK, "claude-test", ident=ident)
@@ -102,12 +102,9 @@ def main() -> None:
         os.environ["DB_PASSWORD"] = "s3cr3t-pw"
         from nbagent.catalogue.registry import ToolRegistry
         from nbagent.loop.agent import Agent
-        from nbagent.store.conversations import (
-            find_conversation,
-            notebook_folder,
-            read_conversation,
-            resume,
-        )
+        from nbagent.store.folders import notebook_folder
+        from nbagent.store.resume import resume
+        from nbagent.store.saved import find_conversation, read_conversation
 
         folder = notebook_folder(NOTEBOOK)
         for other in range(OTHERS):

@@ -27,8 +27,8 @@ from nbagent.loop.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
 from nbagent.loop.context import parse_windows
 from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.loop.request import MODES
-from nbagent.policy.permissions import MODES as PERMISSION_MODES
-from nbagent.policy.permissions import Rule
+from nbagent.policy.modes import MODES as PERMISSION_MODES
+from nbagent.policy.rules import Rule
 
 PARSERS: dict[str, Callable[[Any], Any]] = {
     "context_windows": parse_windows,

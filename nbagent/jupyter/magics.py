@@ -29,8 +29,9 @@ from nbagent.core.events import (
 )
 from nbagent.core.markup import Markdown, code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.core.secrets import redact
-from nbagent.core.text import cut, description_line, plural
+from nbagent.core.text import cut, description_line
 from nbagent.core.tool import Tool
+from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
 from nbagent.jupyter.display import CellTranscript, show_notices
 from nbagent.jupyter.session import Session
 from nbagent.loop.agent import Agent, AgentResult
@@ -38,24 +39,25 @@ from nbagent.loop.context import context_line
 from nbagent.loop.request import MODES
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.schema_view import parameters_markdown
-from nbagent.render.transcript.items import Search, Tasks
-from nbagent.render.transcript.markdown import item_markdown, tasks_markdown
-from nbagent.render.transcript.summaries import usage_line
-from nbagent.store.conversations import (
-    NOT_SIGNED,
-    Recorder,
-    SavedConversation,
-    damage_notes,
-    find_conversation,
-    left_out,
-    local_time,
-    newest_first,
-    notebook_path,
-    resume,
-    saved_conversations,
-    sessions_table,
+from nbagent.render.transcript import (
+    Search,
+    Tasks,
+    item_markdown,
+    plural,
+    tasks_markdown,
+    usage_line,
 )
+from nbagent.store.folders import notebook_path
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
+from nbagent.store.recorder import Recorder
+from nbagent.store.resume import resume
+from nbagent.store.saved import (
+    NOT_SIGNED,
+    SavedConversation,
+    find_conversation,
+    newest_first,
+    saved_conversations,
+)
 from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.shell import sandbox
 

@@ -1,8 +1,14 @@
 """One kernel's nbagent session: the settings, and everything they configure.
 
-A :class:`Session` owns the ``c.NbAgent`` settings and what they shape: the agent and its
-conversation, the task board, the MCP manager, the channel to the JupyterLab extension. It
-observes the settings (traitlets ``observe``, as IPython's own configurable objects do), so
+A :class:`Session` owns all that nbagent keeps for one shell: the ``c.NbAgent`` settings and
+what they shape (the agent and its conversation, the task board, the MCP manager and its
+notices, the channel to the JupyterLab extension), the recorder that saves the conversation,
+the built-in tools and their connections to live notebook documents, and the log file.
+``Session.of(shell)`` is the one way to reach it: :meth:`Session.open` makes it at
+``%load_ext nbagent`` and :meth:`Session.close` takes it down at ``%unload_ext`` (and so at
+``%reload_ext``); the magics hold the session and nothing of their own.
+
+It observes the settings (traitlets ``observe``, as IPython's own configurable objects do), so
 an option set with ``%config`` applies from the next cell on, in the conversation going on;
 nothing copies the settings once and forgets them.
 """
@@ -13,7 +19,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import StdinNotImplementedError
 from traitlets import Bunch
@@ -30,9 +36,18 @@ from nbagent.loop import cellthread
 from nbagent.loop.agent import Agent
 from nbagent.loop.context import parse_windows
 from nbagent.orchestration import TaskBoard, session_tools
-from nbagent.policy.permissions import Answer, PermissionPolicy
+from nbagent.policy.decisions import Answer
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.codeview import plain_text
+from nbagent.store.folders import notebook_path
+from nbagent.store.logfile import LogFile, stop_writing, write_to_file
+from nbagent.store.recorder import Recorder
+from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.shell import sandbox
+
+if TYPE_CHECKING:
+    from nbagent.frontend.channel import FrontEndChannel
+    from nbagent.tools.notebook.live import LiveDocuments
 
 logger = get_logger("nbagent.jupyter.session")
 
@@ -44,14 +59,20 @@ ANSWERS: dict[str, Answer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "
 an "always" rule can be offered)."""
 
 
+_sessions: dict[Any, Session] = {}
+"""The session of each shell nbagent is loaded in (:meth:`Session.of`)."""
+
+
 class Session:
-    """The settings of one shell and the agent, tasks and servers they configure.
+    """Everything nbagent keeps for one shell: the settings and what they configure.
 
     Args:
         settings: The ``c.NbAgent`` configuration (observed from now on).
         registry: The tools.
-        mcp_manager: The MCP servers' manager.
+        shell: The IPython shell (whose notebook the conversations are saved under).
+        mcp_manager: The MCP servers' manager (closed with the session).
         frontend: The channel to nbagent's JupyterLab extension, in a kernel.
+        log_file: The file taking nbagent's log records, in a kernel (never the notebook).
         asker: Asks the user about a tool call; :func:`ask_on_stdin` by default.
         root: The folder permission rules' relative paths are resolved against.
     """
@@ -60,18 +81,32 @@ class Session:
         self,
         settings: NbAgent,
         registry: ToolRegistry,
+        shell: Any = None,
         mcp_manager: Any = None,
-        frontend: Any = None,
+        frontend: FrontEndChannel | None = None,
+        log_file: LogFile | None = None,
         asker: Callable[[PermissionRequested], Answer | None] | None = None,
         root: Path | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
+        self.shell = shell
         self.mcp_manager = mcp_manager
+        """The :class:`~nbagent.mcp.McpManager`; what it reports in the background waits in
+        its ``notices`` for the next ``%%agent`` cell or ``%mcp`` command."""
         self.frontend = frontend
+        self.log_file = log_file
         self.tasks = TaskBoard()
         """The agent's task list (TaskCreate, TaskUpdate, ...)."""
+        self.recorder = Recorder(self.notebook)
+        """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
+        self.live: LiveDocuments | None = None
+        """The notebook tools' connections to JupyterLab's live documents (made with them)."""
+        self.builtin: list[str] = []
+        """The built-in tools registered (files, shell, notebook, variables, web)."""
         self.root = root or Path.cwd()
+        self._builder: threading.Thread | None = None
+        self._front_path = ""
         self._asker = asker or ask_on_stdin
         self._agent: Agent | None = None
         self._lock = threading.Lock()
@@ -85,6 +120,85 @@ class Session:
         self._apply_server_tools()
         self._apply_sandbox()
         settings.observe(self._changed)
+
+    @classmethod
+    def of(cls, shell: Any) -> Session | None:
+        """The session of a shell: the one way to reach what nbagent keeps for a kernel.
+
+        Args:
+            shell: The IPython shell.
+
+        Returns:
+            Its session, or None when nbagent is not loaded in it.
+        """
+        return _sessions.get(shell)
+
+    @classmethod
+    def open(cls, shell: Any, kernel: bool) -> Session:
+        """Make a shell's session (``%load_ext nbagent``), kept as ``Session.of(shell)``.
+
+        The settings join the shell's configurables (so ``%config NbAgent`` reaches them), and
+        the built-in tools are built on a background thread (:meth:`ready` waits for them).
+
+        Args:
+            shell: The IPython shell.
+            kernel: Whether the shell runs in a kernel: only there is there a channel to the
+                JupyterLab extension, and a log file.
+
+        Returns:
+            The new session.
+        """
+        from nbagent.catalogue.process import process_registry
+        from nbagent.frontend.channel import FrontEndChannel
+        from nbagent.mcp import McpManager
+
+        settings = NbAgent(parent=shell)
+        shell.configurables.append(settings)
+        registry = process_registry()
+        session = cls(
+            settings,
+            registry,
+            shell=shell,
+            mcp_manager=McpManager(registry),
+            frontend=FrontEndChannel() if kernel else None,
+            log_file=write_to_file() if kernel else None,
+        )
+        # Building the tools imports pydantic (about 0.25 s): done beside the user's next cell.
+        session._builder = threading.Thread(
+            target=session._register_builtin, name="nbagent-builtin-tools", daemon=True
+        )
+        session._builder.start()
+        _sessions[shell] = session
+        return session
+
+    def _register_builtin(self) -> None:
+        """Build the built-in tools for the shell and register them, then the agent (so its
+        session tools are listed from the start)."""
+        from nbagent.tools import ToolContext, builtin_tools
+        from nbagent.tools.notebook.live import LiveDocuments
+
+        self.live = LiveDocuments()
+        context = ToolContext.for_shell(self.shell, live=self.live, frontend=self.frontend)
+        context.policy = self.policy
+        tools = builtin_tools(context)
+        self.registry.register_many(tools, replace=True)
+        self.builtin = [t.name for t in tools]
+        self.agent  # noqa: B018 - built now, so its session tools are listed from the start
+
+    def ready(self) -> None:
+        """Wait until the built-in tools are registered (at once when they are)."""
+        if self._builder is not None:
+            self._builder.join()
+
+    def notebook(self) -> str:
+        """The notebook's path, the key of its saved conversations: where a front end shows
+        it (its name now, after a rename; the last one said when no front end shows it
+        now), else the name the kernel started with."""
+        frontend = self.frontend
+        front = frontend.stated(running_client(self.shell)) if frontend is not None else None
+        if front is not None and front.path:
+            self._front_path = str(front_end_file(front.path, self.shell))
+        return self._front_path or notebook_path(self.shell)
 
     @property
     def agent(self) -> Agent:
@@ -148,20 +262,37 @@ class Session:
         return config
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop observing the settings; release the agent's workers and session tools.
+        """Take everything of the session down (``%unload_ext nbagent``): the settings are no
+        longer observed nor the shell's, the agent's workers, the MCP servers (no process is
+        left behind), the channel, the live documents' connections and the log file are
+        closed, the tools the session registered removed; ``Session.of(shell)`` is None again.
 
-        A change of ``mcp_config`` still being applied is waited for (``timeout`` seconds at
-        most), so that the manager closes what it started.
+        The built-in tools still being built are waited for, and a change of ``mcp_config``
+        still being applied (``timeout`` seconds at most), so that the manager closes what it
+        started.
         """
+        self.ready()
+        if _sessions.get(self.shell) is self:
+            del _sessions[self.shell]
         self.settings.unobserve(self._changed)
         if self._restarting is not None:
             self._restarting.join(timeout)
         if self._agent is not None:
             self._agent.runner.close()
-        self.registry.unregister_many([*self._session_tools, *self._server_tools])
+        self.registry.unregister_many([*self._session_tools, *self._server_tools, *self.builtin])
         for name in self._overrides:
             self.registry.override(name, None)
         sandbox.use(sandbox.Sandbox())
+        if self.mcp_manager is not None:
+            self.mcp_manager.close()
+        if self.live is not None:
+            self.live.close()
+        if self.frontend is not None:
+            self.frontend.close()
+        if self.log_file is not None:
+            stop_writing(self.log_file)
+        if self.shell is not None and self.settings in self.shell.configurables:
+            self.shell.configurables.remove(self.settings)
 
     def _build_agent(self) -> Agent:
         """Make the agent from the settings, with the session's own tools registered."""

@@ -49,7 +49,7 @@ from nbagent.loop import cellthread
 from nbagent.loop.context import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode, content_blocks
-from nbagent.policy.permissions import Asker, Policy
+from nbagent.policy.decisions import Asker, Policy
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The model used unless another is named."""

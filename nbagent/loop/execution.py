@@ -46,13 +46,10 @@ from nbagent.core.secrets import get_logger, redact_content
 from nbagent.core.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
 from nbagent.loop import cellthread
 from nbagent.loop.cellthread import CellThread, Scope
-from nbagent.policy.permissions import (
-    Asker,
-    PermissionPolicy,
-    Policy,
-    decide,
-    describe_request,
-)
+from nbagent.policy.calls import describe_request
+from nbagent.policy.combining import decide
+from nbagent.policy.decisions import Asker, Policy
+from nbagent.policy.permissions import PermissionPolicy
 
 logger = get_logger("nbagent")
 

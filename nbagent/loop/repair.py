@@ -1,6 +1,6 @@
 """Making a saved history one the API accepts again.
 
-A history read back from its file (:mod:`nbagent.store.conversations`) may end where a kernel was
+A history read back from its file (:mod:`nbagent.store.saved`) may end where a kernel was
 killed, with a tool call left unanswered, or hold what the API refuses (beside the blocks
 that do not have its shape, which reading left out: :mod:`nbagent.store.records`):
 empty texts, roles that do not alternate, a compaction block whose summary lost a secret (and

@@ -1,9 +1,8 @@
-"""Who may run what: permission modes, allow and deny rules, and how a call's decision is made.
+"""The agent's permission policy: what each thing a call touches may do, by the mode and the
+allow and deny rules.
 
-A tool's own ``check_permission`` hook and the agent's policy each give a
-:class:`PermissionDecision` (or ``None`` for no opinion). Deny wins over ask, ask over allow;
-with no opinion at all a call is allowed. An ``ask`` goes to the agent's asker (a prompt on
-the kernel's stdin, a test's answer); with no asker it is denied.
+Its decision is combined with a tool's own hook by :mod:`nbagent.policy.combining`
+(:mod:`nbagent.policy.decisions`: what a decision is).
 
 :class:`PermissionPolicy` is the agent's policy. It does not trust the model: every call is
 checked as if an attacker wrote it. A tool declares what a call touches (:mod:`nbagent.core.access`:
@@ -52,243 +51,34 @@ each address it connects to). Asked in every mode but bypass: writes to protecte
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit
 
 from nbagent.core.access import Touch
 from nbagent.core.errors import ConfigurationError
-from nbagent.core.events import PermissionRequested
+from nbagent.policy.calls import PATH_FIELDS
+from nbagent.policy.credentials import (
+    RECURSIVE_READERS,
+    credential_refusal,
+    has_flag,
+    names_home_credential,
+)
+from nbagent.policy.decisions import RANK, PermissionDecision, allow, ask, deny
+from nbagent.policy.hosts import host_matches, normal_host, private_literal, url_host
+from nbagent.policy.modes import EDIT_TOOLS, MODES, PLAN_MESSAGE
 from nbagent.policy.pathrules import (
-    HOME_CREDENTIALS,
     PathPattern,
     credential_paths,
     protected_paths,
     shadows_a_module,
     spellings,
 )
+from nbagent.policy.rules import READ_NAMES, WRITE_NAMES, Rule
 
 if TYPE_CHECKING:
     from nbagent.core.tool import Tool
-
-Behavior = Literal["allow", "deny", "ask"]
-
-Answer = Literal["yes", "no", "always"]
-"""A person's answer to a permission question: run it, refuse it, or run it and add the
-allow rule that lets such calls run from now on."""
-
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-"""The permission modes."""
-
-EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit"})
-"""The tools ``acceptEdits`` lets run when a call touches no path (an edit of the open
-notebook): they change files or the notebook, nothing else."""
-
-PATH_FIELDS = ("file_path", "notebook_path", "path")
-"""Input fields that name a path, for tools that declare nothing they touch."""
-
-READ_NAMES = frozenset({"Read"})
-"""Rule names that stand for every read."""
-
-WRITE_NAMES = frozenset({"Edit", "Write"})
-"""Rule names that stand for every write."""
-
-RECURSIVE_READERS: dict[str, tuple[str, ...] | None] = {
-    "grep": ("-r", "-R", "--recursive", "--dereference-recursive", "--directories=recurse"),
-    "egrep": ("-r", "-R", "--recursive"),
-    "fgrep": ("-r", "-R", "--recursive"),
-    "rg": None,
-    "ag": None,
-    "ack": None,
-    "find": None,
-    "tar": None,
-    "zip": ("-r", "--recurse-paths"),
-    "cp": ("-r", "-R", "-a", "--recursive", "--archive"),
-    "scp": ("-r",),
-    "rsync": None,
-}
-"""Programs that read a whole folder (with these options; None: always): given a folder that
-holds credentials (the home folder, or a working folder that is the home folder), they would
-read or list them, so such a line is asked about whatever the rules, unless sandboxed."""
-
-PLAN_MESSAGE = (
-    "Plan mode: only read-only tools run. Finish the plan and present it for approval before "
-    "changing anything."
-)
-"""What the model is told when plan mode refuses a call."""
-
-
-@dataclass(frozen=True)
-class PermissionDecision:
-    """Whether a tool call may run."""
-
-    behavior: Behavior
-    """``allow``, ``deny`` or ``ask`` the user."""
-    message: str = ""
-    """For deny, what the model is told; for ask, the question shown to the user."""
-    rule: str = ""
-    """The rule, mode or hook that decided, shown on the tool-call card."""
-    explicit: bool = False
-    """The user's own choice (an allow rule, bypass mode): it beats a tool's default ask."""
-    always: str = ""
-    """For ask, the allow rule an "always" answer adds: the narrowest that covers the call
-    (empty: "always" is not offered)."""
-    request: str = ""
-    """For ask, what the call would do in the tool's own words (``run cell 1a2b3c4d``), said
-    in place of what its input shows (empty: from the input)."""
-    explains: bool = False
-    """A hook's words for the question only (:func:`explain`): no opinion on the call."""
-
-
-def allow(rule: str = "", explicit: bool = False) -> PermissionDecision:
-    """Return an allow decision.
-
-    Args:
-        rule: What decided.
-        explicit: The user chose it (an allow rule, bypass mode).
-
-    Returns:
-        The decision.
-    """
-    return PermissionDecision("allow", rule=rule, explicit=explicit)
-
-
-def deny(message: str, rule: str = "") -> PermissionDecision:
-    """Return a deny decision.
-
-    Args:
-        message: What the model is told.
-        rule: What decided.
-
-    Returns:
-        The decision.
-    """
-    return PermissionDecision("deny", message=message, rule=rule)
-
-
-def ask(
-    message: str = "", rule: str = "", always: str = "", request: str = ""
-) -> PermissionDecision:
-    """Return a decision to ask the user.
-
-    Args:
-        message: The question.
-        rule: What decided.
-        always: The allow rule an "always" answer adds (none offered when empty).
-        request: What the call would do, in the tool's words (empty: from its input).
-
-    Returns:
-        The decision.
-    """
-    return PermissionDecision("ask", message=message, rule=rule, always=always, request=request)
-
-
-def explain(question: str, request: str = "") -> PermissionDecision:
-    """Return a tool hook's words for the question, should the call be asked about.
-
-    The hook takes no side: the call runs, is refused or is asked about as the policy
-    decides; when it is asked about, the person is shown these words too (the code the call
-    would run, the edit it would make: see :mod:`nbagent.render.codeview`).
-
-    Args:
-        question: The words, after any reason the policy gives.
-        request: What the call would do (empty: from its input).
-
-    Returns:
-        The decision.
-    """
-    return PermissionDecision("allow", message=question, request=request, explains=True)
-
-
-Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
-"""The agent-wide permission policy: a decision for a call, or None for no opinion."""
-
-Asker = Callable[[PermissionRequested], Answer | None]
-"""Asks the user about a call and waits, without a time limit, for the answer; None when no
-one can be asked (no stdin)."""
-
-_RANK: dict[Behavior, int] = {"allow": 0, "ask": 1, "deny": 2}
-_RULE = re.compile(r"^(?P<tool>[^()\s]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """An allow or deny rule: a tool name (or glob) and an optional specifier.
-
-    Raises:
-        ConfigurationError: The text is not ``Tool`` or ``Tool(specifier)``.
-    """
-
-    text: str
-    """The rule as written."""
-    tool: str = field(init=False)
-    """The tool name or glob."""
-    specifier: str | None = field(init=False)
-    """What the input must match: a command prefix (``git status:*``), a path glob or a
-    ``domain:`` host."""
-
-    def __post_init__(self) -> None:
-        """Parse the text."""
-        match = _RULE.match(self.text.strip())
-        if not match or match["spec"] == "":
-            raise ConfigurationError(
-                f"Permission rule {self.text!r} is not of the form Tool or Tool(specifier), "
-                "e.g. Bash(git status:*), Read(./data/**), WebFetch(domain:example.com), "
-                "mcp__github__*."
-            )
-        object.__setattr__(self, "tool", match["tool"])
-        object.__setattr__(self, "specifier", match["spec"])
-
-    def names_tool(self, tool: Tool) -> bool:
-        """Tell whether the rule's name covers a tool (a glob, or ``mcp__server`` for every
-        tool of that server).
-
-        Args:
-            tool: The tool called.
-        """
-        if fnmatch.fnmatchcase(tool.name, self.tool):
-            return True
-        return tool.is_mcp and tool.server is not None and self.names_server(tool.server)
-
-    def names_server(self, server: str) -> bool:
-        """Tell whether the rule covers every tool and resource of an MCP server.
-
-        Args:
-            server: The server's name.
-        """
-        if self.specifier is not None:
-            return False
-        return self.tool == f"mcp__{server}" or fnmatch.fnmatchcase(f"mcp__{server}__", self.tool)
-
-    def covers(self, tool: Tool, touch: Touch) -> bool:
-        """Tell whether the rule's name reaches a thing a call touches.
-
-        ``Read`` reaches every read, ``Edit`` and ``Write`` every write, ``*`` every path,
-        ``Bash`` every command line, ``WebFetch`` every URL; another name, the touches of the
-        tools it names.
-
-        Args:
-            tool: The tool called.
-            touch: One thing it touches.
-        """
-        if touch.access == "read" and self.tool in READ_NAMES:
-            return True
-        if touch.access == "write" and self.tool in WRITE_NAMES:
-            return True
-        if touch.access in ("read", "write") and self.tool == "*":
-            return True
-        if touch.access == "run" and self.tool == "Bash":
-            return True
-        if touch.access == "fetch" and self.tool == "WebFetch":
-            return True
-        if touch.access == "mcp":
-            return self.names_server(touch.target)
-        return self.names_tool(tool)
 
 
 class PermissionPolicy:
@@ -408,7 +198,7 @@ class PermissionPolicy:
                 return allow(f"allow rule {whole.text}", explicit=True)
             return self._by_mode(tool)
         decisions = [self._touch(tool, touch) for touch in touches]
-        worst = max(decisions, key=lambda d: _RANK[d.behavior])
+        worst = max(decisions, key=lambda d: RANK[d.behavior])
         if worst.behavior == "ask":
             asking = [d for d in decisions if d.behavior == "ask"]
             return ask(worst.message, worst.rule, asking[0].always if len(asking) == 1 else "")
@@ -498,12 +288,12 @@ class PermissionPolicy:
         Args:
             host: The URL's host.
         """
-        wanted = _host(host)
+        wanted = normal_host(host)
         return any(
             r.tool == "WebFetch"
             and r.specifier is not None
             and r.specifier.startswith("domain:")
-            and _host(r.specifier[7:]) == wanted
+            and normal_host(r.specifier[7:]) == wanted
             for r in self.allow_rules
         )
 
@@ -549,7 +339,7 @@ class PermissionPolicy:
                 return commandline.denied_by(touch.target, spec)
             return commandline.allowed_by(touch.target, [spec])
         if touch.access == "fetch":
-            return spec.startswith("domain:") and _host_matches(_url_host(touch.target), spec[7:])
+            return spec.startswith("domain:") and host_matches(url_host(touch.target), spec[7:])
         return False
 
     def _path_rule_matches(self, rule: Rule, names: Sequence[str]) -> bool:
@@ -575,16 +365,16 @@ class PermissionPolicy:
             if self._credential(names) is not None and not self._names_credential(
                 tool, touch, names
             ):
-                return _credential_refusal(touch.target)
+                return credential_refusal(touch.target)
         elif touch.access == "run":
             from nbagent.policy import commandline
 
             for word in commandline.paths_named(touch.target):
-                if self._credential(spellings(word, self.root)) or _names_home_credential(word):
-                    return _credential_refusal(word)
+                if self._credential(spellings(word, self.root)) or names_home_credential(word):
+                    return credential_refusal(word)
         elif touch.access == "fetch":
-            host = _url_host(touch.target)
-            if _private_literal(host) and not self.names_host(host):
+            host = url_host(touch.target)
+            if private_literal(host) and not self.names_host(host):
                 return deny(
                     f"{touch.target} is a loopback, private or link-local address; WebFetch "
                     f"reaches those only when an allow rule names the host, e.g. "
@@ -698,7 +488,7 @@ class PermissionPolicy:
             words = command.words
             flags = RECURSIVE_READERS.get(words[0]) if words else ()
             if words and words[0] in RECURSIVE_READERS:
-                if flags is not None and not any(_has_flag(w, flags) for w in words[1:]):
+                if flags is not None and not any(has_flag(w, flags) for w in words[1:]):
                     continue
                 operands = [w for w in words[1:] if not w.startswith("-")]
                 existing = [w for w in operands if os.path.exists(spellings(w, self.root)[-1])]
@@ -732,7 +522,7 @@ class PermissionPolicy:
 
             return f"{tool.name}({commandline.always_spec(touch.target)})"
         if touch.access == "fetch":
-            host = _url_host(touch.target)
+            host = url_host(touch.target)
             return f"WebFetch(domain:{host})" if host else ""
         if touch.access in ("read", "write"):
             path = spellings(touch.target, self.root)[0]
@@ -759,66 +549,8 @@ class PermissionPolicy:
         return ask("", reason, tool.name if always is None else always)
 
 
-def _credential_refusal(target: str) -> PermissionDecision:
-    return deny(
-        f"{target} holds credentials (keys, tokens or passwords): no tool may touch it, in any "
-        f"mode. Only an allow rule naming that very path unlocks it, e.g. "
-        f'c.NbAgent.allow_rules = ["Read({target})"].',
-        "credentials",
-    )
-
-
-def _names_home_credential(word: str) -> bool:
-    """A word naming a credential by its place under a home folder (``.ssh/id_rsa`` after a
-    ``cd ~``, ``/home/other/.aws/credentials``)."""
-    parts = [p for p in os.path.normpath(word).split("/") if p not in ("", ".")]
-    for entry in HOME_CREDENTIALS:
-        wanted = entry.split("/")
-        for start in range(len(parts) - len(wanted) + 1):
-            if all(fnmatch.fnmatchcase(parts[start + i], w) for i, w in enumerate(wanted)):
-                return True
-    return False
-
-
-def _has_flag(word: str, flags: tuple[str, ...]) -> bool:
-    """A word gives one of the flags, alone or among combined short options (``-rn``)."""
-    if word in flags or any(f.startswith("--") and word.startswith(f + "=") for f in flags):
-        return True
-    short = {f[1] for f in flags if len(f) == 2 and f[0] == "-"}
-    return word.startswith("-") and not word.startswith("--") and bool(short & set(word[1:]))
-
-
 def _inside(path: str, root: Path) -> bool:
     return path == str(root) or path.startswith(str(root).rstrip("/") + "/")
-
-
-def _url_host(url: str) -> str:
-    try:
-        return _host(urlsplit(url.strip()).hostname or "")
-    except ValueError:
-        return ""
-
-
-def _host(host: str) -> str:
-    return host.strip().strip("[]").rstrip(".").lower()
-
-
-def _host_matches(host: str, spec: str) -> bool:
-    wanted = _host(spec)
-    if wanted.startswith("*."):
-        return host.endswith(wanted[1:])
-    return bool(host) and host == wanted
-
-
-def _private_literal(host: str) -> bool:
-    """A host that is plainly local: ``localhost`` names or a non-public address literal in
-    any spelling (names that resolve to one are caught when WebFetch connects)."""
-    from nbagent.policy import addresses
-
-    if not host or addresses.is_localhost_name(host):
-        return True
-    address = addresses.literal(host)
-    return address is not None and not addresses.is_public(address)
 
 
 class _AnyTool:
@@ -832,88 +564,3 @@ class _AnyTool:
 
 
 _ANY_TOOL: Any = _AnyTool()
-
-
-def describe_request(tool: Tool, tool_input: Mapping[str, Any]) -> str:
-    """What a call would do, as a person reads it: the command, the path, else its input.
-
-    Args:
-        tool: The tool called.
-        tool_input: Its input.
-
-    Returns:
-        One line (a command may hold several): what the tool declares it touches (the URL,
-        the paths), else the command or path in its input, else the input.
-    """
-    command = tool_input.get("command")
-    if isinstance(command, str):
-        return command
-    if tool.touches is not None:
-        try:
-            targets = [t.target for t in tool.touches(tool_input) if t.target]
-        except (KeyError, TypeError, ValueError, AttributeError):
-            targets = []
-        if targets:
-            return ", ".join(dict.fromkeys(targets))
-    path = next((tool_input[f] for f in PATH_FIELDS if isinstance(tool_input.get(f), str)), None)
-    if path is not None:
-        return path
-    return ", ".join(f"{key}={value!r}" for key, value in tool_input.items())
-
-
-def _as_decision(value: Any, rule: str) -> PermissionDecision | None:
-    """Accept a decision, a bool (allow / deny) or None from a hook."""
-    if value is None or isinstance(value, PermissionDecision):
-        return value
-    if value is True:
-        return allow(rule)
-    if value is False:
-        return deny("Permission to use this tool was denied.", rule)
-    raise TypeError(f"A permission hook returned {value!r}; return a PermissionDecision.")
-
-
-def decide(tool: Tool, tool_input: Mapping[str, Any], policy: Policy | None) -> PermissionDecision:
-    """Combine the tool's hook and the agent's policy into one decision.
-
-    A tool that declares what it touches is still judged by :meth:`PermissionPolicy.baseline`
-    (credentials, private addresses, the working folder) when the agent has no policy.
-
-    Args:
-        tool: The tool called.
-        tool_input: Its input.
-        policy: The agent's policy, if any.
-
-    Returns:
-        A deny if anyone denies; else the user's explicit allow (a rule, bypass mode) if there
-        is one; else the strictest (ask over allow); allow when nobody has an opinion. A
-        question carries the words of a hook that only explains (:func:`explain`) after the
-        policy's reason.
-
-    Raises:
-        ToolError: The tool's hook found that the call cannot be made (no such cell, say): it
-            fails with that message, an error rather than a refusal, and nobody is asked.
-    """
-    hook = (
-        _as_decision(tool.check_permission(tool_input), f"{tool.name}.check_permission")
-        if tool.check_permission
-        else None
-    )
-    words = None
-    if hook is not None and hook.explains:
-        words, hook = hook, None  # words for the question, no opinion
-    if policy is None and tool.touches is not None:
-        policy = PermissionPolicy().baseline
-    given = [d for d in (hook, policy(tool, tool_input) if policy else None) if d is not None]
-    if not given:
-        return allow()
-    strictest = max(given, key=lambda d: _RANK[d.behavior])
-    if strictest.behavior == "deny":
-        return strictest
-    chosen = next((d for d in given if d.explicit), strictest)
-    if chosen.behavior == "ask" and words is not None:
-        message = "\n\n".join(part for part in (chosen.message, words.message) if part)
-        chosen = replace(chosen, message=message, request=chosen.request or words.request)
-    if chosen.behavior == "ask" and not chosen.always:
-        offered = next((d.always for d in given if d.always), "")
-        chosen = replace(chosen, always=offered or ("" if tool.touches else tool.name))
-    return chosen

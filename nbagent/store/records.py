@@ -1,6 +1,6 @@
 """The records of a saved conversation's file: their schema, and reading them back defensively.
 
-Each line of a conversation's file (:mod:`nbagent.store.conversations`) is a JSON object, a record
+Each line of a conversation's file (:mod:`nbagent.store.journal`) is a JSON object, a record
 of
 one of five kinds, each with its pydantic model here:
 
@@ -356,7 +356,7 @@ class Header(BaseModel):
 
 class State(BaseModel):
     """What a resumed agent needs beside the history
-    (:func:`nbagent.store.conversations.agent_state`)."""
+    (:func:`nbagent.store.recorder.agent_state`)."""
 
     model_config = ConfigDict(strict=True, extra="ignore")
 

@@ -17,7 +17,7 @@ from IPython.utils.capture import capture_output
 
 import nbagent
 from nbagent.core.tool import Tool
-from nbagent.store.conversations import notebook_folder, notebook_path
+from nbagent.store.folders import notebook_folder, notebook_path
 from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
 from tests.core.test_markup import INJECTIONS, assert_visible, check_html, check_markdown
 

@@ -26,7 +26,7 @@ from nbagent.core.events import (
 )
 from nbagent.core.tool import Tool, tool
 from nbagent.loop.agent import INTERRUPTED_TEXT, Agent
-from nbagent.policy.permissions import Answer, ask, deny
+from nbagent.policy.decisions import Answer, ask, deny
 from nbagent.testing import FakeAnthropicServer, Fault, Reply, ToolUse
 
 FORECAST = "mcp__weather__forecast"

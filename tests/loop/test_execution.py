@@ -27,7 +27,8 @@ from nbagent.core.events import (
 )
 from nbagent.core.tool import Tool
 from nbagent.loop.execution import CallOutcome, ToolRunner, emit
-from nbagent.policy.permissions import Answer, PermissionPolicy
+from nbagent.policy.decisions import Answer
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.kernels import execute, kernel
 

@@ -19,7 +19,8 @@ from nbagent.loop.agent import Agent
 from nbagent.orchestration.planning import plan_tools
 from nbagent.orchestration.questions import ask_user_question_tool
 from nbagent.orchestration.subagent import SUBAGENT_SYSTEM, agent_tool
-from nbagent.policy.permissions import Answer, PermissionPolicy
+from nbagent.policy.decisions import Answer
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
 
 COMMAND = {"type": "object", "properties": {"command": {"type": "string"}}}

@@ -13,17 +13,12 @@ from hypothesis import strategies as st
 from nbagent.core.access import Touch, paths
 from nbagent.core.errors import ConfigurationError
 from nbagent.core.tool import Tool
-from nbagent.policy.permissions import (
-    PLAN_MESSAGE,
-    PermissionPolicy,
-    Rule,
-    allow,
-    ask,
-    decide,
-    deny,
-    describe_request,
-    explain,
-)
+from nbagent.policy.calls import describe_request
+from nbagent.policy.combining import decide
+from nbagent.policy.decisions import allow, ask, deny, explain
+from nbagent.policy.modes import PLAN_MESSAGE
+from nbagent.policy.permissions import PermissionPolicy
+from nbagent.policy.rules import Rule
 
 READ = Tool(name="Read", read_only=True, touches=paths("read", "file_path"))
 GREP = Tool(name="Grep", read_only=True, touches=lambda i: [Touch("read", i.get("path") or ".")])

@@ -23,21 +23,16 @@ from nbagent.core.tool import Tool
 from nbagent.frontend.channel import FrontEndChannel
 from nbagent.loop.execution import INTERRUPTED_MESSAGE
 from nbagent.loop.repair import loaded_in, repaired
-from nbagent.store import conversations
-from nbagent.store.conversations import (
+from nbagent.store import saved as conversations
+from nbagent.store.folders import notebook_folder, notebook_path
+from nbagent.store.journal import Chain, ConversationLog, verify
+from nbagent.store.key import ConversationKeyError, conversation_key, key_path
+from nbagent.store.recorder import Recorder
+from nbagent.store.saved import (
     NOT_SIGNED,
-    Chain,
-    ConversationKeyError,
-    ConversationLog,
-    Recorder,
-    conversation_key,
     find_conversation,
-    key_path,
-    notebook_folder,
-    notebook_path,
     read_conversation,
     saved_conversations,
-    verify,
 )
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.testing.fakeapi.rules import ApiError, check_request
@@ -891,9 +886,9 @@ def test_a_kernel_killed_mid_cell_resumes_with_a_valid_history(
 
 
 def agent_of(ip: InteractiveShell) -> Any:
-    from nbagent.jupyter.extension import _loaded
+    from nbagent.jupyter.session import Session
 
-    return _loaded[id(ip)].session.agent
+    return Session.of(ip).agent  # type: ignore[union-attr]
 
 
 def test_a_conversation_compacted_by_nbagent_resumes_from_its_summary(

@@ -15,14 +15,11 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.loop.repair import loaded_in, repaired
-from nbagent.store.conversations import (
-    NOT_SIGNED,
-    ConversationLog,
-    notebook_folder,
-    placeholder,
-    read_conversation,
-)
+from nbagent.store.folders import notebook_folder
+from nbagent.store.journal import ConversationLog
 from nbagent.store.records import MAX_DEPTH, MAX_LINE, parse_line
+from nbagent.store.resume import placeholder
+from nbagent.store.saved import NOT_SIGNED, read_conversation
 from nbagent.testing.fakeapi.rules import check_request
 from tests.shells import error_of, run
 

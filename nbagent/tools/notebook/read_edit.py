@@ -22,7 +22,7 @@ from typing import Any, Literal
 from nbagent.core.access import paths
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool, ToolResult, tool
-from nbagent.policy.permissions import PermissionDecision, explain
+from nbagent.policy.decisions import PermissionDecision, explain
 from nbagent.render.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
 from nbagent.tools.context import ToolContext
 from nbagent.tools.notebook.file import (

@@ -18,7 +18,7 @@ from typing import Any
 
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool, ToolResult, tool
-from nbagent.policy.permissions import PermissionDecision, ask
+from nbagent.policy.decisions import PermissionDecision, ask
 from nbagent.render.codeview import capped, fenced, short_id
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.paths import shown

@@ -22,7 +22,7 @@ from typing import Any
 
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool, ToolResult, tool
-from nbagent.policy.permissions import PermissionDecision, ask
+from nbagent.policy.decisions import PermissionDecision, ask
 from nbagent.render.codeview import capped, fenced
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.notebook.images import ImageBudget

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool
-from nbagent.policy.permissions import PermissionPolicy, decide
+from nbagent.policy.combining import decide
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.files.globbing import glob_regex, split_pattern, walk_files
 from tests.tools.helpers import LazyTools, error, summary, text

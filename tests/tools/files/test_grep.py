@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbagent.core.tool import Tool
-from nbagent.policy.permissions import PermissionPolicy, decide
+from nbagent.policy.combining import decide
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.tools.files.grep import Query, render, search_python, search_ripgrep
 from tests.components import needs
 from tests.tools.helpers import error, summary, text

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbagent.core.tool import Tool
-from nbagent.policy.permissions import PermissionPolicy, decide
+from nbagent.policy.combining import decide
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.tools import Limits, ToolContext
 from nbagent.tools.files.read_write import binary_kind, image_type
 from tests.tools.helpers import (

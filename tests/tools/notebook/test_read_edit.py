@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool
 from nbagent.frontend.channel import FrontEndChannel
-from nbagent.policy.permissions import PermissionDecision, PermissionPolicy, decide
+from nbagent.policy.combining import decide
+from nbagent.policy.decisions import PermissionDecision
+from nbagent.policy.permissions import PermissionPolicy
 from nbagent.tools import ToolContext
 from nbagent.tools.notebook.locate import NO_NOTEBOOK, find_notebook, running_cell_id
 from tests.frontend_peer import RecordingComm, hello
