@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from nbagent.core.text import cut
+
 T = TypeVar("T")
 
 TRUSTED_LIBRARIES = frozenset(
@@ -691,7 +693,7 @@ class _InertRepr(reprlib.Repr):
         """Abbreviate built-ins the reprlib way; show everything else in its safe form."""
         if is_exactly(x, _PLAIN):
             return super().repr1(x, level)
-        return _cut(_inert_other(x), self.maxother)
+        return cut(_inert_other(x), self.maxother)
 
 
 def _inert_other(value: Any) -> str:
@@ -709,10 +711,6 @@ def _inert_other(value: Any) -> str:
     return object.__repr__(value)
 
 
-def _cut(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[: max(chars - 1, 0)] + "…"
-
-
 def inert_repr(value: Any, chars: int) -> str:
     """Return a repr of a value that runs none of the user's code, cut to ``chars``.
 
@@ -724,7 +722,7 @@ def inert_repr(value: Any, chars: int) -> str:
         value: Any value.
         chars: Characters at most.
     """
-    return _cut(_InertRepr(chars).repr(value), chars)
+    return cut(_InertRepr(chars).repr(value), chars)
 
 
 def cell_text(value: Any, chars: int = 40) -> str:
@@ -736,11 +734,11 @@ def cell_text(value: Any, chars: int = 40) -> str:
         chars: Characters at most.
     """
     if type(value) is str:
-        return _cut(value, chars)
+        return cut(value, chars)
     if is_exactly(value, (int, float, bool, type(None))) or _numpy_scalar(value):
-        return _cut(str(value), chars)
+        return cut(str(value), chars)
     if _pandas_value(value) or _stdlib_value(value):
-        return _cut(str(value), chars)
+        return cut(str(value), chars)
     return inert_repr(value, chars)
 
 
@@ -759,7 +757,7 @@ def safe_repr(value: Any, chars: int, seconds: float) -> str:
         The repr, or a note saying why there is none.
     """
     try:
-        return _cut(bounded(lambda: _SafeRepr(chars).repr(value), seconds), chars)
+        return cut(bounded(lambda: _SafeRepr(chars).repr(value), seconds), chars)
     except ReprTimeout:
         return f"<{type_label(value)} object: its repr took longer than {seconds:g} s>"
     except Exception as exc:
@@ -775,7 +773,7 @@ class _SafeRepr(_InertRepr):
             return super().repr1(x, level)
         if class_attribute(type(x), "__repr__") is object.__repr__:
             return f"<{type_label(x)} object>"
-        return _cut(repr(x), self.maxother)
+        return cut(repr(x), self.maxother)
 
 
 def one_line(text: str) -> str:
@@ -931,7 +929,7 @@ def preview(value: Any, chars: int, seconds: float) -> str:
         text = f"<its preview took longer than {seconds:g} s>"
     except Exception as exc:
         text = f"<no preview: {type(exc).__name__}>"
-    return _cut(one_line(text), chars)
+    return cut(one_line(text), chars)
 
 
 PANDAS_UNKNOWN = "(holds data of a type that is not numpy's or pandas' own: not read)"
