@@ -1,4 +1,6 @@
-"""Text units for search: tool-name parts, words, and character n-grams for CJK scripts.
+"""Text operations, one helper each: the units search matches (tool-name parts, words,
+character n-grams for CJK scripts), and the short forms a person reads (a text cut at its end
+or its start, its first line, a description's first sentence, a count with its noun).
 
 Chinese and Japanese have no spaces between words, so a word match cannot work there. Runs
 of CJK characters are cut into overlapping character bigrams instead (and single characters,
@@ -107,6 +109,19 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
 
 
+def cut_start(text: str, limit: int) -> str:
+    """A text cut to ``limit`` characters from the start (a long path keeps its end).
+
+    Args:
+        text: The text.
+        limit: The most characters (at least 1).
+
+    Returns:
+        The text, or ``…`` and its end.
+    """
+    return text if len(text) <= limit else "…" + text[len(text) - max(limit - 1, 0) :]
+
+
 def first_line(text: str | None, width: int = 80) -> str:
     """The first non-blank line of a text, cut to ``width`` characters with an ellipsis.
 
@@ -120,6 +135,21 @@ def first_line(text: str | None, width: int = 80) -> str:
     stripped = (text or "").strip()
     line = stripped.splitlines()[0] if stripped else ""
     return cut(line, width)
+
+
+def first_line_noting_more(text: str) -> str:
+    """The first non-blank line of a text, with `` …`` when more lines follow.
+
+    Args:
+        text: Any text (a command, a piece of code).
+
+    Returns:
+        The line, its runs of spaces kept.
+    """
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[0].strip() + (" …" if len(lines) > 1 else "")
 
 
 def plural(count: int, noun: str, nouns: str = "") -> str:

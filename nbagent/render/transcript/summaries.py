@@ -11,7 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from nbagent.core.events import Usage
-from nbagent.core.text import MCP_PREFIX, cut, first_line, plural
+from nbagent.core.text import (
+    MCP_PREFIX,
+    cut,
+    cut_start,
+    first_line,
+    first_line_noting_more,
+    plural,
+)
 from nbagent.render.codeview import short_id, words_of
 from nbagent.render.transcript.items import STATE_WORDS, Call, Delta, Search, Tasks, result_text
 from nbagent.render.web_view import web_summary
@@ -139,12 +146,12 @@ def main_argument(tool_input: Mapping[str, Any], limit: int = ARGUMENT_CHARS) ->
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
             if key == "cell_id":
-                return short_id(one_line(value))
+                return short_id(first_line_noting_more(value))
             if key in QUOTED_ARGUMENTS:
-                return f'"{cut(one_line(value), limit - 2)}"'
+                return f'"{cut(first_line_noting_more(value), limit - 2)}"'
             if key in PATH_ARGUMENTS:
-                return cut_start(one_line(value), limit)
-            return cut(one_line(value), limit)
+                return cut_start(first_line_noting_more(value), limit)
+            return cut(first_line_noting_more(value), limit)
     return brief(dict(tool_input), limit)
 
 
@@ -304,10 +311,12 @@ def asked_line(call: Call) -> str:
     if not call.request or call.status == "waiting":
         return ""
     words = words_of(call.reason)
-    why = f" ({one_line(words)})" if words else ""
+    why = f" ({first_line_noting_more(words)})" if words else ""
     if withdrawn(call):
-        return f"asked: {one_line(call.request)}{why} · withdrawn before an answer"
-    return f"asked: {one_line(call.request)}{why} · answered: {call.answer or 'nothing'}"
+        return f"asked: {first_line_noting_more(call.request)}{why} · withdrawn before an answer"
+    return (
+        f"asked: {first_line_noting_more(call.request)}{why} · answered: {call.answer or 'nothing'}"
+    )
 
 
 def delta_line(delta: Delta) -> str:
@@ -354,34 +363,6 @@ def brief(value: Any, limit: int) -> str:
     else:
         text = str(value)
     return cut(" ".join(text.split()), limit)
-
-
-def one_line(text: str) -> str:
-    """The first non-blank line of a text, with `` …`` when more lines follow.
-
-    Args:
-        text: Any text (a command, a piece of code).
-
-    Returns:
-        The line, its runs of spaces kept.
-    """
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return lines[0].strip() + (" …" if len(lines) > 1 else "")
-
-
-def cut_start(text: str, limit: int) -> str:
-    """A text cut to ``limit`` characters from the start (a long path keeps its end).
-
-    Args:
-        text: The text.
-        limit: The most characters (at least 1).
-
-    Returns:
-        The text, or ``…`` and its end.
-    """
-    return text if len(text) <= limit else "…" + text[len(text) - max(limit - 1, 0) :]
 
 
 def seconds(duration: float) -> str:
