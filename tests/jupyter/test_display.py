@@ -20,7 +20,7 @@ from nbagent.core.events import (
 )
 from nbagent.core.markup import Markdown
 from nbagent.jupyter.display import CellTranscript
-from tests.render.test_transcript import RUN
+from tests.render.transcript.test_model import RUN
 
 FIRST = ToolSetAnnounced(("TaskCreate", "AskUserQuestion"), (), "<reminder>", initial=True)
 """The conversation's first announcement of the deferred tools."""

@@ -16,7 +16,7 @@ from nbagent.core.events import (
 )
 from nbagent.jupyter.widgets import TranscriptView
 from nbagent.render.transcript.model import Transcript
-from tests.render.test_transcript import RUN
+from tests.render.transcript.test_model import RUN
 
 ASKING = [
     ToolCallStarted("a", "Read", {"file_path": "a.txt"}),
