@@ -49,6 +49,7 @@ from nbagent.loop import cellthread
 from nbagent.loop.context import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode, content_blocks
+from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -246,12 +247,53 @@ class Agent:
 
     def reset(self) -> None:
         """Forget the conversation and what it loaded."""
-        self.messages = []
-        self.usage = Usage()
-        self.last_prompt_tokens = 0
-        self._loaded = {}
-        self._preloaded = []
-        self._expanded = []
+        self.restore(AgentState())
+
+    def snapshot(self) -> AgentState:
+        """What the agent knows of its conversation, to save or to :meth:`restore` later.
+
+        Returns:
+            The history (the agent's own message objects, in a new tuple), the deferred tools
+            loaded, those sent in full, the last request's size and the tokens used.
+        """
+        return AgentState(
+            messages=tuple(self.messages),
+            loaded=tuple(self._loaded),
+            expanded=tuple(self._expanded),
+            preloaded=tuple(self._preloaded),
+            prompt_tokens=self.last_prompt_tokens,
+            usage=self.usage,
+        )
+
+    def restore(self, state: AgentState, stand_ins: Mapping[str, Tool] | None = None) -> None:
+        """Replace the agent's conversation by a state (:meth:`snapshot`'s, or a saved one's).
+
+        The history is taken as it is: the next run repairs it first
+        (:func:`~nbagent.loop.repair.repaired`) if the API would refuse it.
+
+        Args:
+            state: The state.
+            stand_ins: Tools to take as loaded in place of those the registry does not have
+                (a conversation resumed after the tools it loaded are gone), by name.
+
+        Raises:
+            StateError: The state does not fit this agent (:func:`~nbagent.loop.state.check_state`);
+                the agent is then left as it was.
+        """
+        available: dict[str, Tool] = {}
+        for name in state.loaded:
+            tool = self.registry.get(name) if name in self.registry else None
+            if tool is not None and self.registry.is_deferred(tool):
+                available[name] = tool
+            elif stand_ins is not None and name in stand_ins:
+                available[name] = stand_ins[name]
+        check_state(state, available)
+        self.messages = list(state.messages)
+        self.usage = state.usage
+        self.last_prompt_tokens = state.prompt_tokens
+        self._loaded = {name: available[name] for name in state.loaded}
+        self._expanded = list(state.expanded)
+        self._preloaded = list(state.preloaded)
 
     def run(self, prompt: str, on_event: Callable[[Event], None] | None = None) -> AgentResult:
         """Run the agent on a prompt until the model stops.

@@ -15,6 +15,8 @@ from typing import Any
 
 from nbagent.core.markup import plain_markdown
 from nbagent.core.secrets import get_logger, redact, secret_values
+from nbagent.loop.agent import Agent
+from nbagent.loop.state import AgentState
 from nbagent.store.folders import notebook_folder
 from nbagent.store.journal import ConversationLog
 from nbagent.store.saved import SavedConversation
@@ -110,13 +112,14 @@ class Recorder:
         except OSError as exc:
             self._fail(exc)
 
-    def record(self, agent: Any) -> None:
+    def record(self, agent: Agent) -> None:
         """Write what changed in an agent's history and state since the last record.
 
         Args:
-            agent: The :class:`~nbagent.loop.agent.Agent`.
+            agent: The agent.
         """
-        self.sync(agent.messages, agent.model, agent_state(agent))
+        state = agent.snapshot()
+        self.sync(state.messages, agent.model, state_record(state))
 
     def sync(
         self,
@@ -131,7 +134,7 @@ class Recorder:
         Args:
             messages: The agent's history.
             model: The model, for the header of a new file.
-            state: What the agent knows beside the history (:func:`agent_state`).
+            state: What the agent knows beside the history (:func:`state_record`).
         """
         with self._lock:
             try:
@@ -187,19 +190,19 @@ class Recorder:
             )
 
 
-def agent_state(agent: Any) -> dict[str, Any]:
-    """What a resumed agent needs beside the history: the deferred tools the model loaded,
-    those sent in full since a compaction dropped their references, how full the context
-    was, the tokens used.
+def state_record(state: AgentState) -> dict[str, Any]:
+    """What a resumed agent needs beside the history, as a state record holds it: the
+    deferred tools the model loaded, those sent in full since a compaction dropped their
+    references, how full the context was, the tokens used.
 
     Args:
-        agent: The :class:`~nbagent.loop.agent.Agent`.
+        state: The agent's state (:meth:`~nbagent.loop.agent.Agent.snapshot`).
     """
     return {
-        "loaded": list(agent.loaded_names),
-        "expanded": list(getattr(agent, "_expanded", ())),
-        "prompt_tokens": int(getattr(agent, "last_prompt_tokens", 0)),
-        "usage": dataclasses.asdict(agent.usage),
+        "loaded": list(state.loaded),
+        "expanded": list(state.expanded),
+        "prompt_tokens": state.prompt_tokens,
+        "usage": dataclasses.asdict(state.usage),
     }
 
 

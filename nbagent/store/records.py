@@ -356,7 +356,7 @@ class Header(BaseModel):
 
 class State(BaseModel):
     """What a resumed agent needs beside the history
-    (:func:`nbagent.store.recorder.agent_state`)."""
+    (:func:`nbagent.store.recorder.state_record`)."""
 
     model_config = ConfigDict(strict=True, extra="ignore")
 

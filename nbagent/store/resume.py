@@ -9,12 +9,13 @@ that summary), and :func:`resume` puts it into an agent with the state of the la
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from nbagent.api.server_tools import SERVER_TOOLS
 from nbagent.core.events import Usage
 from nbagent.core.tool import Tool
+from nbagent.loop.agent import Agent
 from nbagent.loop.repair import Repair, loaded_in, repaired
+from nbagent.loop.state import AgentState
 from nbagent.store.records import State
 from nbagent.store.saved import SavedConversation, UnsignedConversationError, unsigned_message
 
@@ -25,11 +26,11 @@ UNAVAILABLE = (
 """The description of a tool the resumed history loaded that is gone."""
 
 
-def resume(agent: Any, saved: SavedConversation, trust: bool = False) -> Repair:
+def resume(agent: Agent, saved: SavedConversation, trust: bool = False) -> Repair:
     """Replace an agent's conversation by a saved one, repaired.
 
-    The agent's state is that of the last record
-    (:func:`~nbagent.store.recorder.agent_state`): the tools the model loaded (and those
+    The agent's state (:meth:`~nbagent.loop.agent.Agent.restore`) is that of the last
+    record (:func:`~nbagent.store.recorder.state_record`): the tools the model loaded (and those
     the history's ``tool_reference`` blocks load) count as loaded again, the tokens used
     and how full the context was are restored. A loaded tool gone from the registry is kept
     as a placeholder, sent deferred, because the API refuses a history that references a
@@ -39,7 +40,7 @@ def resume(agent: Any, saved: SavedConversation, trust: bool = False) -> Repair:
     those back from the history).
 
     Args:
-        agent: The :class:`~nbagent.loop.agent.Agent`.
+        agent: The agent.
         saved: The conversation.
         trust: Resume it even if nbagent did not write it (unsigned or changed).
 
@@ -52,24 +53,25 @@ def resume(agent: Any, saved: SavedConversation, trust: bool = False) -> Repair:
     if not (trust or saved.signed):
         raise UnsignedConversationError(unsigned_message(saved))
     repair = repaired(saved.messages)
-    state = State.model_construct(**saved.state)  # its right fields, checked on reading
-    agent.reset()
-    agent.messages = repair.messages
-    for name in dict.fromkeys([*state.loaded, *loaded_in(repair.messages)]):
-        if name in agent.registry:
-            agent._load(name)  # noqa: SLF001 - an Agent.restore() would say it better
-        elif name not in agent._loaded:  # noqa: SLF001
-            agent._loaded[name] = placeholder(name)  # noqa: SLF001
-    if hasattr(agent, "_expanded"):
-        # what a compaction took the references of is sent in full; all of it when the
-        # history now starts from a summary of ours
-        expanded = agent.loaded_names if repair.summarised else state.expanded
-        agent._expanded = [n for n in expanded if n in agent._loaded]  # noqa: SLF001
-    if "prompt_tokens" in state.model_fields_set and hasattr(agent, "last_prompt_tokens"):
-        agent.last_prompt_tokens = state.prompt_tokens
-    if "usage" in state.model_fields_set:
-        fields = {f.name for f in dataclasses.fields(Usage)}
-        agent.usage = Usage(**{k: v for k, v in state.usage.items() if k in fields})
+    saved_state = State.model_construct(**saved.state)  # its right fields, checked on reading
+    registry = agent.registry
+    loaded = [
+        name
+        for name in dict.fromkeys([*saved_state.loaded, *loaded_in(repair.messages)])
+        if name not in registry or registry.is_deferred(registry.get(name))
+    ]
+    # what a compaction took the references of is sent in full; all of it when the history
+    # now starts from a summary of ours
+    expanded = loaded if repair.summarised else saved_state.expanded
+    known = {f.name for f in dataclasses.fields(Usage)}
+    state = AgentState(
+        messages=tuple(repair.messages),
+        loaded=tuple(loaded),
+        expanded=tuple(name for name in expanded if name in loaded),
+        prompt_tokens=saved_state.prompt_tokens,
+        usage=Usage(**{k: v for k, v in saved_state.usage.items() if k in known}),
+    )
+    agent.restore(state, {name: placeholder(name) for name in loaded if name not in registry})
     return repair
 
 

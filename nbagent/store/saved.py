@@ -47,7 +47,7 @@ class SavedConversation:
     skipped: int = 0
     """Lines cut short by a crash (the last one, or one acknowledged by the next)."""
     state: dict[str, Any] = field(default_factory=dict)
-    """The agent's state at the last record (:func:`~nbagent.store.recorder.agent_state`),
+    """The agent's state at the last record (:func:`~nbagent.store.recorder.state_record`),
     empty if none was written;
     only its fields that are right (:class:`~nbagent.store.records.State`)."""
     turns: int = 0
