@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from nbagent.api.server_blocks import ServerBlockReader
 from nbagent.core.errors import ModelAPIError
 from nbagent.core.events import TextCited, TextDelta, Usage, WebSearched
+from nbagent.core.text import one_line
 
 if TYPE_CHECKING:
     from nbagent.core.cancellation import Cancellation
@@ -134,22 +135,31 @@ def stream_response(
         kind, detail = _error_of(exc)
         if exc.status_code != 200:
             raise ModelAPIError(
-                _one_line(f"The model's API answered {exc.status_code} ({kind}): {detail}"),
+                one_line(
+                    f"The model's API answered {exc.status_code} ({kind}): {detail}",
+                    MAX_MESSAGE_CHARS,
+                ),
                 status=exc.status_code,
             ) from exc
         # An error event after a 200: the SDK does not retry it, the agent may.
-        text = _one_line(f"The model's API failed mid-answer ({kind}): {detail}")
+        text = one_line(f"The model's API failed mid-answer ({kind}): {detail}", MAX_MESSAGE_CHARS)
         if kind in _TRANSIENT_ERRORS:
             raise StreamDropped(text) from exc
         raise ModelAPIError(text, status=_STATUS_OF_ERROR.get(kind)) from exc
     except (anthropic.APITimeoutError, httpx2.TimeoutException) as exc:
         said = _transport_error(exc)
-        raise StreamDropped(_one_line(f"The model's API did not answer in time: {said}")) from exc
+        raise StreamDropped(
+            one_line(f"The model's API did not answer in time: {said}", MAX_MESSAGE_CHARS)
+        ) from exc
     except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
         said = _transport_error(exc)
-        raise StreamDropped(_one_line(f"The connection to the model's API broke: {said}")) from exc
+        raise StreamDropped(
+            one_line(f"The connection to the model's API broke: {said}", MAX_MESSAGE_CHARS)
+        ) from exc
     except (anthropic.AnthropicError, ValueError) as exc:
-        raise StreamDropped(_one_line(f"The model's answer could not be read: {exc}")) from exc
+        raise StreamDropped(
+            one_line(f"The model's answer could not be read: {exc}", MAX_MESSAGE_CHARS)
+        ) from exc
     yield ModelResponse(
         content=[_block_param(block) for block in message.content],
         stop_reason=message.stop_reason or "end_turn",
@@ -214,9 +224,3 @@ def _transport_error(exc: Exception) -> Exception:
 
     cause = exc.__cause__
     return cause if isinstance(cause, httpx2.TransportError) else exc
-
-
-def _one_line(text: str) -> str:
-    """Fold a message onto one line of at most :data:`MAX_MESSAGE_CHARS` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= MAX_MESSAGE_CHARS else line[: MAX_MESSAGE_CHARS - 1] + "…"

@@ -122,6 +122,32 @@ def cut_start(text: str, limit: int) -> str:
     return text if len(text) <= limit else "…" + text[len(text) - max(limit - 1, 0) :]
 
 
+def collapse_whitespace(text: str) -> str:
+    """A text with every run of white space (newlines included) made one space.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        The text, with no white space at its ends.
+    """
+    return " ".join(text.split())
+
+
+def one_line(text: str, width: int) -> str:
+    """A text on one line, cut to ``width`` characters: its white space collapsed
+    (:func:`collapse_whitespace`), the cut marked with an ellipsis (:func:`cut`).
+
+    Args:
+        text: Any text (a message, an error, a quotation).
+        width: The most characters (at least 1).
+
+    Returns:
+        The line.
+    """
+    return cut(collapse_whitespace(text), width)
+
+
 def first_line(text: str | None, width: int = 80) -> str:
     """The first non-blank line of a text, cut to ``width`` characters with an ellipsis.
 
@@ -184,12 +210,12 @@ def description_line(text: str | None, width: int = 120) -> str:
         One line; empty for an empty text.
     """
     paragraphs = _PARAGRAPH_BREAK.split((text or "").strip())
-    line = " ".join(paragraphs[0].split())
+    line = collapse_whitespace(paragraphs[0])
     for more in paragraphs[1:]:  # a sentence cut by a blank line (a docstring's first line)
         ended = line.endswith((".", "!", "?", ":", "。", "！", "？"))
         if ended or len(line) > width or not more.lstrip()[:1].islower():
             break
-        line += " " + " ".join(more.split())
+        line += " " + collapse_whitespace(more)
     end = _SENTENCE_END.search(line)
     if end:
         line = line[: end.end()]

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from nbagent.core.markup import code_markdown, escape_html, plain_markdown
-from nbagent.core.text import cut
+from nbagent.core.text import collapse_whitespace, cut
 
 MAX_ROWS = 200
 """The most parameter rows shown; a longer table says how many were left out."""
@@ -154,7 +154,7 @@ def _html_row(row: ParameterRow) -> str:
 
 def _md_text(text: str) -> str:
     """Text for a Markdown table cell: one line, shown as written."""
-    return plain_markdown(" ".join(text.split()))
+    return plain_markdown(collapse_whitespace(text))
 
 
 def _rows_and_more(schema: Any) -> tuple[list[ParameterRow], str]:

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from nbagent.core.events import Citation, WebPage, WebSearched
 from nbagent.core.markup import NO_MATH, escape_html, web_link
-from nbagent.core.text import cut
+from nbagent.core.text import cut, one_line
 
 ERROR_TEXTS = {
     "max_uses_exceeded": "the searches one request may make were used up (raise "
@@ -198,7 +198,7 @@ def _marker_html(mark: Mark) -> str:
     href = web_link(mark.source.citation.url)
     if href is None:
         return f"<sup>[{number}]</sup>"
-    hover = escape_html(cut(" ".join(mark.cited_text.split()), QUOTE_CHARS))
+    hover = escape_html(one_line(mark.cited_text, QUOTE_CHARS))
     return (
         f'<sup><a href="{escape_html(href)}" title="{hover}" target="_blank" '
         f'rel="noopener noreferrer">[{number}]</a></sup>'

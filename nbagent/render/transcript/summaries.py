@@ -17,6 +17,7 @@ from nbagent.core.text import (
     cut_start,
     first_line,
     first_line_noting_more,
+    one_line,
     plural,
 )
 from nbagent.render.codeview import short_id, words_of
@@ -362,7 +363,7 @@ def brief(value: Any, limit: int) -> str:
         text = result_text(value)
     else:
         text = str(value)
-    return cut(" ".join(text.split()), limit)
+    return one_line(text, limit)
 
 
 def seconds(duration: float) -> str:
