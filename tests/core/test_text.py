@@ -6,7 +6,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.core.text import Units, cjk_grams, description_line, split_name, words
+from nbagent.core.text import (
+    Units,
+    cjk_grams,
+    collapse_whitespace,
+    cut,
+    cut_start,
+    description_line,
+    first_line,
+    first_line_noting_more,
+    one_line,
+    plural,
+    split_name,
+    words,
+)
 
 
 @pytest.mark.parametrize(
@@ -66,3 +79,49 @@ def test_description_line_is_the_first_sentence_of_the_first_paragraph() -> None
     assert description_line("no full stop at all") == "no full stop at all"
     assert description_line("  \n\n  ") == "" and description_line(None) == ""
     assert description_line("x" * 200, width=10) == "x" * 9 + "…"
+
+
+@pytest.mark.parametrize(
+    ("text", "end", "start"),
+    [("abcdef", "abcdef", "abcdef"), ("abcdefgh", "abcde…", "…defgh"), ("", "", "")],
+)
+def test_a_text_is_cut_at_its_end_or_at_its_start(text: str, end: str, start: str) -> None:
+    assert cut(text, 6) == end and cut_start(text, 6) == start
+
+
+@given(st.text(), st.integers(1, 50))
+def test_a_cut_text_fits_its_limit(text: str, limit: int) -> None:
+    assert len(cut(text, limit)) <= limit and len(cut_start(text, limit)) <= limit
+
+
+@pytest.mark.parametrize(
+    ("text", "collapsed"),
+    [(" a\n\tb  c ", "a b c"), ("", ""), ("one", "one")],
+)
+def test_white_space_collapses_to_single_spaces(text: str, collapsed: str) -> None:
+    assert collapse_whitespace(text) == collapsed
+
+
+@given(st.text(), st.integers(1, 50))
+def test_one_line_is_a_single_line_within_its_width(text: str, width: int) -> None:
+    line = one_line(text, width)
+    assert len(line) <= width and not any(c.isspace() and c != " " for c in line)
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "noting_more"),
+    [
+        ("\n  pytest -q  \n\n pytest -x\n", "pytest -q  ", "pytest -q …"),
+        ("ls", "ls", "ls"),
+        ("  \n ", "", ""),
+    ],
+)
+def test_the_first_line_with_or_without_a_note_of_more(
+    text: str, first: str, noting_more: str
+) -> None:
+    assert first_line(text) == first and first_line_noting_more(text) == noting_more
+
+
+def test_a_count_takes_its_noun_in_the_singular_or_the_plural() -> None:
+    assert plural(1, "tool") == "1 tool" and plural(1200, "tool") == "1,200 tools"
+    assert plural(2, "match", "matches") == "2 matches"
