@@ -49,7 +49,7 @@ from nbagent.mcp.budget import ToolBudget
 from nbagent.mcp.config import HttpSpec, ServerSpec, StdioSpec
 from nbagent.mcp.content import resource_content, tool_result
 from nbagent.mcp.listing import ListingGuard
-from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus, one_line
+from nbagent.mcp.state import ConnectionSettings, ServerState, ServerStatus, error_line
 from nbagent.mcp.stdio import StdioProcess
 from nbagent.mcp.tools import Listing, ServerTools, build_tools
 from nbagent.mcp.transports import HttpStatus, describe_failure, http_transport
@@ -323,19 +323,19 @@ class Connection:
             if not self._ever_connected or restarts >= policy.max_restarts:
                 if self._ever_connected:
                     reason = f"{reason} (gave up after {restarts} restarts)"
-                self._record(f"failed: {one_line(reason)}")
+                self._record(f"failed: {error_line(reason)}")
                 self._update(state="failed", error=reason, protocol=None)
-                self._tell(f"failed: {plain_markdown(one_line(reason))}")
+                self._tell(f"failed: {plain_markdown(error_line(reason))}")
                 return
             restarts += 1
             delay = policy.delay(restarts)
             logger.warning(
                 "MCP server %r went away (%s); restarting in %.1f s", self.name, reason, delay
             )
-            self._record(f"lost: {one_line(reason)}")
+            self._record(f"lost: {error_line(reason)}")
             self._record(f"restart {restarts} of at most {policy.max_restarts} in {delay:g} s")
             self._update(state="connecting", error=reason, restarts=restarts, protocol=None)
-            self._tell(f"went away ({plain_markdown(one_line(reason))}); restarting it")
+            self._tell(f"went away ({plain_markdown(error_line(reason))}); restarting it")
             await anyio.sleep(delay)
 
     async def _connect_and_serve(self) -> str:

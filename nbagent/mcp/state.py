@@ -56,10 +56,10 @@ class ServerStatus:
         """The last error in one line: how it ended, with the last line of its stderr (which
         for a crashed Python server names the exception), e.g. ``exited with code 1:
         ImportError: cannot import name 'FastMCP'``; empty when there is none."""
-        return one_line(self.last_error or "")
+        return error_line(self.last_error or "")
 
 
-def one_line(error: str) -> str:
+def error_line(error: str) -> str:
     """Put an error in one line: how it ended, with the last line of the stderr it quotes.
 
     Args:
