@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from nbagent.core.errors import ToolError
+from nbagent.core.text import cut
 from nbagent.tools.files.stamps import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.notebook.images import ImageBudget
 
@@ -208,9 +209,7 @@ def source_of(cell: Any) -> str:
 
 def _first_line(cell: Any) -> str:
     lines = source_of(cell).splitlines()
-    first = next((line for line in lines if line.strip()), "")
-    if len(first) > _FIRST_LINE_CHARS:
-        first = first[: _FIRST_LINE_CHARS - 1] + "…"
+    first = cut(next((line for line in lines if line.strip()), ""), _FIRST_LINE_CHARS)
     more = len(lines) - 1
     return first + (f"  (+{more} lines)" if more > 0 else "")
 
@@ -309,7 +308,7 @@ def render_outputs(
     parts = []
     for number, output in enumerate(outputs, 1):
         kind, text = _output_text(output, images, f"cell {cell_id}, output {number}")
-        text = _cut(text.rstrip("\n"), output_chars)
+        text = _cut_noting_rest(text.rstrip("\n"), output_chars)
         parts.append(f'<output type="{kind}">\n{text}\n</output>')
     return parts
 
@@ -348,7 +347,8 @@ def _joined(value: Any) -> str:
     return value if isinstance(value, str) else str(value or "")
 
 
-def _cut(text: str, limit: int) -> str:
+def _cut_noting_rest(text: str, limit: int) -> str:
+    """Cut a text (an output) to ``limit`` characters, noting how many more there were."""
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n[output cut: {len(text) - limit:,} more characters]"
