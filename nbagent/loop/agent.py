@@ -48,6 +48,7 @@ from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
 from nbagent.loop.context import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
+from nbagent.loop.history import SUMMARY_TAG
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode, content_blocks
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
@@ -83,9 +84,6 @@ SERVER_MIN_TRIGGER = 50_000
 
 SUMMARY_MAX_TOKENS = 4096
 """The output limit of a summary."""
-
-SUMMARY_TAG = "conversation-summary"
-"""The tag around a summary that replaces the earlier turns."""
 
 Compaction = Literal["server", "client", "off"]
 """How a long conversation is kept inside the context window."""
@@ -269,7 +267,7 @@ class Agent:
         """Replace the agent's conversation by a state (:meth:`snapshot`'s, or a saved one's).
 
         The history is taken as it is: the next run repairs it first
-        (:func:`~nbagent.loop.repair.repaired`) if the API would refuse it.
+        (:func:`~nbagent.loop.history.repaired`) if the API would refuse it.
 
         Args:
             state: The state.

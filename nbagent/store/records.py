@@ -48,7 +48,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 from nbagent.catalogue.delta import LEGACY_TAG
 from nbagent.core.text import cut, plural
 from nbagent.core.tool import NAME_PATTERN
-from nbagent.loop.agent import SUMMARY_TAG
+from nbagent.loop.history import SUMMARY_TAG
 
 MAX_LINE = 32 * 2**20
 """The most bytes a line may take (32 MiB, what the API takes in a whole request)."""

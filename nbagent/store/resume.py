@@ -1,6 +1,6 @@
 """Resuming a saved conversation: its history repaired, and the agent's state restored.
 
-:func:`~nbagent.loop.repair.repaired` makes a saved history one the API accepts
+:func:`~nbagent.loop.history.repaired` makes a saved history one the API accepts
 again (every ``tool_use`` answered, an unanswered one as interrupted; roles alternating from a
 user message; a compaction block whose summary lost a secret, and so its signature, replaced by
 that summary), and :func:`resume` puts it into an agent with the state of the last record.
@@ -14,7 +14,7 @@ from nbagent.api.server_tools import SERVER_TOOLS
 from nbagent.core.events import Usage
 from nbagent.core.tool import Tool
 from nbagent.loop.agent import Agent
-from nbagent.loop.repair import Repair, loaded_in, repaired
+from nbagent.loop.history import Repair, loaded_in, repaired
 from nbagent.loop.state import AgentState
 from nbagent.store.records import State
 from nbagent.store.saved import SavedConversation, UnsignedConversationError, unsigned_message

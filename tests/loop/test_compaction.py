@@ -9,8 +9,9 @@ from typing import Any
 from nbagent.catalogue.delta import ADDED_HEADER, announced_names, since_compaction
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.events import Notice, ToolSetAnnounced
-from nbagent.loop.agent import SUMMARY_REQUEST, SUMMARY_TAG, Agent
+from nbagent.loop.agent import SUMMARY_REQUEST, Agent
 from nbagent.loop.context import context_line
+from nbagent.loop.history import SUMMARY_TAG
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.loop.test_agent import FORECAST, echo, forecast_tool
 from tests.shells import run

@@ -22,7 +22,7 @@ from nbagent.core.errors import NbAgentError
 from nbagent.core.tool import Tool
 from nbagent.frontend.channel import FrontEndChannel
 from nbagent.loop.execution import INTERRUPTED_MESSAGE
-from nbagent.loop.repair import loaded_in, repaired
+from nbagent.loop.history import loaded_in, repaired
 from nbagent.store import saved as conversations
 from nbagent.store.folders import notebook_folder, notebook_path
 from nbagent.store.journal import Chain, ConversationLog, verify

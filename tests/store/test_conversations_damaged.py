@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from nbagent.loop.repair import loaded_in, repaired
+from nbagent.loop.history import loaded_in, repaired
 from nbagent.store.folders import notebook_folder
 from nbagent.store.journal import ConversationLog
 from nbagent.store.records import MAX_DEPTH, MAX_LINE, parse_line

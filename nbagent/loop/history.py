@@ -18,9 +18,11 @@ from typing import Any
 from nbagent.catalogue.delta import COMPACTION
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME
 from nbagent.core.tool import NAME_PATTERN
-from nbagent.loop.agent import SUMMARY_TAG
 from nbagent.loop.execution import interrupted
 from nbagent.loop.request import content_blocks
+
+SUMMARY_TAG = "conversation-summary"
+"""The tag around a summary that replaces the earlier turns."""
 
 _REDACTED = re.compile(r"\[redacted [A-Za-z_][A-Za-z0-9_]*\]")
 """What :func:`nbagent.core.secrets.redact` leaves of a secret."""
