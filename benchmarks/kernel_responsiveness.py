@@ -81,9 +81,9 @@ project's file would wait for approval and start nothing."""
 
 REPORT = """\
 import json as _json
-from nbagent.jupyter.extension import _loaded
+from nbagent.jupyter.session import Session
 
-_manager = next(iter(_loaded.values())).manager
+_manager = Session.of(get_ipython()).mcp_manager
 _ready = _manager.wait_ready({timeout})
 print("REPORT" + _json.dumps({{
     "ready": _ready,

@@ -43,10 +43,10 @@ CASES = {
 
 IN_KERNEL = """
 import json, statistics, time, nbagent
-from nbagent.jupyter.extension import _loaded
-loaded = next(iter(_loaded.values()))
-loaded.agent_magics.wait_for()
-loaded.frontend.open()
+from nbagent.jupyter.session import Session
+session = Session.of(get_ipython())
+session.ready()
+session.frontend.open()
 run = nbagent.registry.get("NotebookRun")
 shell = get_ipython()
 figures = {}

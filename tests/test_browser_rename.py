@@ -42,8 +42,8 @@ pytestmark = pytest.mark.slow
 SETUP = "%load_ext nbagent\n%config NbAgent.permission_mode = 'bypassPermissions'"
 DATA = "data = [3, 1, 4]"
 WHERE = (
-    "from nbagent.jupyter.extension import _loaded\n"
-    "print(next(iter(_loaded.values())).frontend.stated())"
+    "from nbagent.jupyter.session import Session\n"
+    "print(Session.of(get_ipython()).frontend.stated())"
 )
 FIRST = "%%agent\nWhat is in this notebook?"
 SECOND = "%%agent\nAdd a cell that sums the data."

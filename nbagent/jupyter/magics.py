@@ -6,7 +6,7 @@ Type ``%%agent?`` (or ``%tools?``, ``%tool_search?``) in a notebook for the opti
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from functools import partial
 from typing import Any
 
@@ -29,8 +29,9 @@ from nbagent.core.events import (
 )
 from nbagent.core.markup import Markdown, code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.core.secrets import redact
-from nbagent.core.text import cut, description_line, plural
+from nbagent.core.text import cut, description_line
 from nbagent.core.tool import Tool
+from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
 from nbagent.jupyter.display import CellTranscript, show_notices
 from nbagent.jupyter.session import Session
@@ -39,10 +40,14 @@ from nbagent.loop.context import context_line
 from nbagent.loop.request import MODES
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.schema_view import parameters_markdown
-from nbagent.render.transcript.items import Search, Tasks
-from nbagent.render.transcript.markdown import item_markdown, tasks_markdown
-from nbagent.render.transcript.summaries import usage_line
-from nbagent.store.folders import notebook_path
+from nbagent.render.transcript import (
+    Search,
+    Tasks,
+    item_markdown,
+    plural,
+    tasks_markdown,
+    usage_line,
+)
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
 from nbagent.store.recorder import Recorder
 from nbagent.store.resume import resume
@@ -53,7 +58,6 @@ from nbagent.store.saved import (
     newest_first,
     saved_conversations,
 )
-from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.shell import sandbox
 
 COMMANDS = (
@@ -77,39 +81,33 @@ changes just before each: a prompt or tool results, a model's answer, its end)."
 
 @magics_class
 class AgentMagics(Magics):
-    """The nbagent magics of one shell, over its :class:`~nbagent.jupyter.session.Session`.
+    """The nbagent magics of one shell, over its :class:`~nbagent.jupyter.session.Session`
+    (they hold nothing of their own).
 
     Args:
         shell: The IPython shell.
-        session: The settings, agent, tasks and servers of the shell. Its channel to
-            nbagent's JupyterLab extension is opened anew at each ``%%agent`` cell (so a
-            reloaded page or a new tab answers too).
+        session: The shell's session. Its channel to nbagent's JupyterLab extension is
+            opened anew at each ``%%agent`` cell (so a reloaded page or a new tab answers too).
     """
 
     def __init__(self, shell: Any, session: Session) -> None:
         super().__init__(shell)
         self.session = session
-        self.settings = session.settings
-        """The ``c.NbAgent`` configuration."""
-        self.registry = session.registry
-        """The tools."""
-        self.wait_for: Callable[[], None] = lambda: None
-        """Waits until the extension's background set-up (the built-in tools) is done."""
-        self._front_path = ""
-        self.recorder = Recorder(self._notebook)
-        """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
-        self.log_file: LogFile | None = None
-        """The file taking nbagent's log records (in a kernel; set by the extension)."""
 
-    def _notebook(self) -> str:
-        """The notebook's path, the key of its saved conversations: where a front end shows
-        it (its name now, after a rename; the last one said when no front end shows it
-        now), else the name the kernel started with."""
-        frontend = self.session.frontend
-        front = frontend.stated(running_client(self.shell)) if frontend is not None else None
-        if front is not None and front.path:
-            self._front_path = str(front_end_file(front.path, self.shell))
-        return self._front_path or notebook_path(self.shell)
+    @property
+    def settings(self) -> NbAgent:
+        """The session's ``c.NbAgent`` configuration."""
+        return self.session.settings
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The session's tools."""
+        return self.session.registry
+
+    @property
+    def recorder(self) -> Recorder:
+        """The session's recorder, which saves the conversation as it goes."""
+        return self.session.recorder
 
     @magic_arguments()
     @argument(
@@ -170,7 +168,7 @@ class AgentMagics(Magics):
         continues the last one (or the one named), after a kernel restart too. A file that
         nbagent did not write (unsigned or changed) is resumed only with ``--trust``.
         """
-        self.wait_for()
+        self.session.ready()
         args = parse_argstring(self.agent, line)
         if cell is None:
             if args.command is None:
@@ -222,7 +220,7 @@ class AgentMagics(Magics):
     @line_magic
     def tools(self, line: str) -> None:
         """Show the registry as a table, or one tool's card with its parameters."""
-        self.wait_for()
+        self.session.ready()
         args = parse_argstring(self.tools, line)
         loaded = self.session.loaded_by_search()
         if args.pattern in self.registry:
@@ -244,7 +242,7 @@ class AgentMagics(Magics):
     @line_magic
     def tool_search(self, line: str) -> None:
         """Run ToolSearch as the model would and show the ranked hits and why each matched."""
-        self.wait_for()
+        self.session.ready()
         args = parse_argstring(self.tool_search, line)
         query = " ".join(args.query).strip("'\"")
         search_tool = self.agent_instance.search
@@ -332,7 +330,7 @@ class AgentMagics(Magics):
             f"**permissions**: {_permissions(agent.runner.policy)}",
             f"**server tools**: {_server_tools(self.session.server_tools())}",
             f"**Bash sandbox**: {sandbox.status()}",
-            f"**log**: {_log_status(self.log_file)}",
+            f"**log**: {_log_status(self.session.log_file)}",
         ]
         if agent.usage_store is not None:
             used = ", ".join(
@@ -393,7 +391,7 @@ class AgentMagics(Magics):
         display(Markdown(table))
 
     def _sessions(self) -> None:
-        notebook = self._notebook()
+        notebook = self.session.notebook()
         found = saved_conversations(notebook)
         if not found:
             display(Markdown(f"No saved conversation for {code_markdown(str(notebook))} yet."))
@@ -413,7 +411,7 @@ class AgentMagics(Magics):
         )
 
     def _resume(self, ident: str | None, trust: bool = False) -> None:
-        notebook = self._notebook()
+        notebook = self.session.notebook()
         try:
             saved = find_conversation(notebook, ident, trust=trust)
         except NbAgentError as exc:
@@ -461,12 +459,13 @@ class AgentMagics(Magics):
         """Print the last lines of nbagent's log, or say where it is and why it is empty."""
         if count < 1:
             raise UsageError("%agent log -n takes a number of lines of 1 or more.")
-        path = self.log_file.path if self.log_file is not None else log_path()
+        log_file = self.session.log_file
+        path = log_file.path if log_file is not None else log_path()
         try:
             lines = last_lines(path, count)
         except OSError as exc:
             raise UsageError(f"nbagent's log {path} cannot be read: {exc}") from None
-        failure = self.log_file.failure if self.log_file is not None else None
+        failure = log_file.failure if log_file is not None else None
         if failure:
             print(f"nbagent's log is not written any more ({failure}).")
         if not lines:

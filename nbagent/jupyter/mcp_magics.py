@@ -16,6 +16,7 @@ from IPython.display import display
 from nbagent.core.errors import NbAgentError
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown, table_cell
 from nbagent.jupyter.display import notices_markdown, show_notices
+from nbagent.jupyter.session import Session
 from nbagent.mcp.report import approval_request, problems, server_log, waiting_list
 
 USAGE = (
@@ -48,16 +49,22 @@ _URL = re.compile(r"https?://")
 
 @magics_class
 class McpMagics(Magics):
-    """``%mcp``, bound to one shell and one :class:`~nbagent.mcp.McpManager`.
+    """``%mcp``, over one shell's :class:`~nbagent.jupyter.session.Session` (they hold nothing
+    of their own).
 
     Args:
         shell: The IPython shell.
-        manager: The kernel's MCP manager.
+        session: The shell's session, whose :class:`~nbagent.mcp.McpManager` they drive.
     """
 
-    def __init__(self, shell: Any, manager: Any) -> None:
+    def __init__(self, shell: Any, session: Session) -> None:
         super().__init__(shell)
-        self.manager = manager
+        self.session = session
+
+    @property
+    def manager(self) -> Any:
+        """The session's MCP manager."""
+        return self.session.mcp_manager
 
     @line_magic
     def mcp(self, line: str) -> None:

@@ -304,8 +304,7 @@ def test_a_front_end_too_old_is_told_in_the_cell_and_to_the_model_what_it_needs(
     try:
         # As at %load_ext: the old front end's hello reaches the kernel after the cell.
         reopen = (
-            "from nbagent.jupyter.extension import _loaded\n"
-            "next(iter(_loaded.values())).frontend.open()"
+            "from nbagent.jupyter.session import Session\nSession.of(get_ipython()).frontend.open()"
         )
         assert execute(client, reopen).status == "ok"
         fake_api.enqueue(Reply.tool_use("NotebookRead", {}), Reply.text("Read."))

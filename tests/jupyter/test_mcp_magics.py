@@ -44,9 +44,9 @@ def ip(
 
 
 def manager(shell: InteractiveShell):  # type: ignore[no-untyped-def]
-    from nbagent.jupyter.extension import _loaded
+    from nbagent.jupyter.session import Session
 
-    return _loaded[id(shell)].manager
+    return Session.of(shell).mcp_manager  # type: ignore[union-attr]
 
 
 @pytest.fixture

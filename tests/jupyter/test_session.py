@@ -289,9 +289,9 @@ def test_the_default_ranker_is_the_best_installed_one(ip: InteractiveShell) -> N
 
 
 def test_tool_search_indexes_in_the_background_once_a_cell_has_run(ip: InteractiveShell) -> None:
-    from nbagent.jupyter.extension import _loaded
+    from nbagent.jupyter.session import Session
 
-    search = _loaded[id(ip)].session.agent.search
+    search = Session.of(ip).agent.search  # type: ignore[union-attr]
     ip.run_cell("1 + 1")
     if search.ranker.name == "hybrid":
         assert search.ranker.wait(120), search.ranker.ranking  # nobody searched

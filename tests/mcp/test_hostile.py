@@ -145,9 +145,9 @@ def test_max_tools_keeps_a_servers_first_tools_without_a_notice(make_manager: Ma
 def test_a_cell_works_beside_a_huge_catalogue_and_is_told_once(
     ip: InteractiveShell, fake_api: FakeAnthropicServer
 ) -> None:
-    from nbagent.jupyter.extension import _loaded
+    from nbagent.jupyter.session import Session
 
-    manager = _loaded[id(ip)].manager
+    manager = Session.of(ip).mcp_manager  # type: ignore[union-attr]
     manager.add("huge", fixture("hostile.py", "many"))
     try:
         assert manager.wait_ready(READY)

@@ -13,7 +13,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from nbagent.core.secrets import get_logger
-from nbagent.jupyter import extension
+from nbagent.jupyter.session import Session
 from nbagent.store.logfile import LOG_ENV, LogFile, last_lines, stop_writing, write_to_file
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.kernels import execute, kernel
@@ -63,9 +63,9 @@ def test_a_tool_error_in_a_kernel_shows_one_line_and_logs_its_traceback(
 
 @pytest.fixture
 def ip_log(ip: InteractiveShell, log_file: Path) -> Iterator[LogFile]:
-    """The shell's magics writing to the test's log file, as in a kernel."""
+    """The shell's session writing to the test's log file, as in a kernel."""
     handler = write_to_file(log_file)
-    extension._loaded[id(ip)].agent_magics.log_file = handler
+    Session.of(ip).log_file = handler  # type: ignore[union-attr]
     yield handler
     stop_writing(handler)
 
@@ -125,7 +125,7 @@ def test_a_log_that_cannot_be_written_breaks_nothing_and_status_says_so(
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     handler = write_to_file(blocker / "nbagent.log")  # its folder cannot be made
-    extension._loaded[id(ip)].agent_magics.log_file = handler
+    Session.of(ip).log_file = handler  # type: ignore[union-attr]
     try:
         get_logger("nbagent.test-log").error("lost")
         get_logger("nbagent.test-log").error("lost too")

@@ -175,9 +175,9 @@ def test_a_figure_is_whole_when_the_front_end_answers_while_it_is_drawn(
     _, client, peer = world
     code = (
         "import matplotlib.pyplot as plt\n"
-        "from nbagent.jupyter.extension import _loaded\n"
+        "from nbagent.jupyter.session import Session\n"
         "plt.figure(figsize=(4, 3))\n"
-        "channel = next(iter(_loaded.values())).frontend\n"
+        "channel = Session.of(get_ipython()).frontend\n"
         "channel.request(channel.front_end(), 'read')  # the front end answers meanwhile\n"
         "plt.plot([1, 3, 2]);"
     )
