@@ -29,7 +29,7 @@ from nbagent.core.events import (
 )
 from nbagent.core.markup import Markdown, code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.core.secrets import redact
-from nbagent.core.text import cut, description_line
+from nbagent.core.text import cut, description_line, plural
 from nbagent.core.tool import Tool
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
@@ -40,14 +40,9 @@ from nbagent.loop.context import context_line
 from nbagent.loop.request import MODES
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.schema_view import parameters_markdown
-from nbagent.render.transcript import (
-    Search,
-    Tasks,
-    item_markdown,
-    plural,
-    tasks_markdown,
-    usage_line,
-)
+from nbagent.render.transcript.items import Search, Tasks
+from nbagent.render.transcript.markdown import item_markdown, tasks_markdown
+from nbagent.render.transcript.summaries import usage_line
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
 from nbagent.store.recorder import Recorder
 from nbagent.store.resume import resume
