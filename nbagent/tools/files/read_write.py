@@ -26,7 +26,7 @@ from nbagent.tools.files.stamps import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.notebook.file import header, render_cells
 from nbagent.tools.notebook.locate import snapshot
 from nbagent.tools.output import counted
-from nbagent.tools.python.summary import human_bytes
+from nbagent.tools.python.sizes import human_bytes
 
 _PROBE = 8192
 _QUOTE_CHARS = 500

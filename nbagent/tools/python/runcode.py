@@ -27,7 +27,8 @@ from nbagent.render.codeview import capped, fenced
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.notebook.images import ImageBudget
 from nbagent.tools.output import HeadTail, counted
-from nbagent.tools.python.summary import safe_repr, type_label
+from nbagent.tools.python.reprs import safe_repr
+from nbagent.tools.python.safe_access import type_label
 
 _runs = itertools.count(1)
 

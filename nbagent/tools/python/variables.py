@@ -21,39 +21,32 @@ from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.output import cap_text, counted
-from nbagent.tools.python.summary import (
-    PANDAS_UNKNOWN,
-    ReprTimeout,
-    array_text,
-    array_view,
-    bounded,
-    cell_text,
+from nbagent.tools.python.arrays import array_view, pandas_kind, pandas_view
+from nbagent.tools.python.reprs import cell_text, inert_repr, routine_text
+from nbagent.tools.python.routines import class_doc, is_routine, python_function, routine_doc
+from nbagent.tools.python.safe_access import (
     class_attribute,
     class_bases,
     class_dict,
-    class_doc,
     class_name,
-    dtype_name,
-    inert_repr,
     instance_dict,
     is_a,
     is_data_descriptor,
     is_descriptor,
     is_exactly,
-    is_routine,
     is_trusted,
     library_of,
-    pandas_kind,
-    pandas_values_text,
-    pandas_view,
-    preview,
-    python_function,
-    routine_doc,
-    routine_text,
-    shape_of,
-    summarize,
     type_label,
 )
+from nbagent.tools.python.sizes import dtype_name, shape_of
+from nbagent.tools.python.summary import (
+    PANDAS_UNKNOWN,
+    array_text,
+    pandas_values_text,
+    preview,
+    summarize,
+)
+from nbagent.tools.python.timelimit import ReprTimeout, bounded
 
 IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 """Names IPython puts in the user namespace."""

@@ -14,19 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pandas.api.extensions import ExtensionArray, ExtensionDtype
 
-from nbagent.tools.python.summary import (
-    PANDAS_UNKNOWN,
-    ReprTimeout,
-    Summary,
-    bounded,
-    human_bytes,
-    inert_repr,
-    instance_dict,
-    safe_repr,
-    shape_of,
-    summarize,
-    type_label,
-)
+from nbagent.tools.python.reprs import inert_repr, safe_repr
+from nbagent.tools.python.safe_access import instance_dict, type_label
+from nbagent.tools.python.sizes import human_bytes, shape_of
+from nbagent.tools.python.summary import PANDAS_UNKNOWN, Summary, summarize
+from nbagent.tools.python.timelimit import ReprTimeout, bounded
 
 
 class Point:
