@@ -18,14 +18,14 @@ from __future__ import annotations
 import bisect
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
 
 from nbagent.catalogue import rankers
-from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
-from nbagent.core.errors import ConfigurationError, SearchQueryError, ToolError
+from nbagent.catalogue.registry import TOOL_SEARCH_NAME, RegistryChange, ToolRegistry
+from nbagent.core.errors import ConfigurationError, SearchQueryError, ToolError, UnknownToolError
 from nbagent.core.secrets import get_logger
 from nbagent.core.text import MCP_PREFIX, Units, split_name
 from nbagent.core.tool import Tool, ToolResult
@@ -108,6 +108,10 @@ class Ranker(Protocol):
 
     def index(self, tools: Sequence[Tool]) -> None:
         """Make ``tools`` the searched set, reusing what is already indexed where it can."""
+
+    def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
+        """Remove ``removed`` from the searched set, then add ``added``, at the cost of those
+        tools only (a re-registered tool is removed as the old one and added as the new)."""
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for work :meth:`index` left to a thread; whether it finished in time."""
@@ -206,11 +210,12 @@ def parse_terms(query: str) -> list[Term]:
 class ToolSearch:
     """Searches a registry's deferred tools; also available to the model as a Tool.
 
-    The ranker's index is built once per set of deferred tools and refreshed when the
-    registry's deferred set changes (tools already indexed are not analysed again): at the
-    latest on the next search, and, once :meth:`prepare` was called, on a thread of its own
-    right after the change, so that the embedding rankers embed new tools before anyone
-    searches.
+    The ranker's index is built once, then kept up to date change by change: the registry's
+    change events name the tools added, removed or re-flagged, and only those are looked at
+    again and passed to :meth:`Ranker.update`, so a change costs the size of the tools
+    changed, never of the catalogue. Changes are applied at the latest on the next search,
+    and, once :meth:`prepare` was called, on a thread of its own right after the change, so
+    that the embedding rankers embed new tools before anyone searches.
 
     Args:
         registry: The registry to search.
@@ -224,12 +229,13 @@ class ToolSearch:
         self.registry = registry
         self.ranker: Ranker = make_ranker(ranker) if isinstance(ranker, str) else ranker
         self._lock = threading.Lock()
-        self._version = -1
-        self._deferred: list[Tool] = []
-        self._deferred_lower: list[str] = []
-        self._deferred_names: list[str] = []
+        self._built = False
+        self._pending: set[str] = set()
+        self._pending_lock = threading.Lock()
+        self._deferred: dict[str, Tool] = {}
+        self._deferred_lower: list[tuple[str, str]] = []
         self._by_name: dict[str, Tool] = {}
-        self._lower_names: dict[str, str] = {}
+        self._lower_names: dict[str, list[str]] = {}
         self._changed = threading.Event()
         self._prepared = threading.Event()
         registry.subscribe(_refresh_later(self))
@@ -245,7 +251,7 @@ class ToolSearch:
         """
         chosen = make_ranker(ranker) if isinstance(ranker, str) else ranker
         with self._lock:
-            self.ranker, self._version, self._deferred = chosen, -1, []
+            self.ranker, self._built = chosen, False
         self._changed.set()
 
     def search(self, query: str, max_results: int = DEFAULT_MAX_RESULTS) -> list[SearchHit]:
@@ -263,15 +269,16 @@ class ToolSearch:
                 range, or no name given to ``select:`` is a tool.
         """
         query, max_results = _check(query, max_results)
-        self._refresh()
-        if query.lower().startswith(SELECT_PREFIX):
-            return self._select(query[len(SELECT_PREFIX) :], max_results)
-        exact = self._lookup(query)
-        if exact is not None:
-            return [SearchHit(exact.name, 1.0, ("exact name",))]
-        if query.lower().startswith(MCP_PREFIX) and len(query.split()) == 1:
-            return self._prefix(query, max_results)
-        return self.ranker.rank(parse_terms(query), max_results)
+        with self._lock:
+            self._refresh()
+            if query.lower().startswith(SELECT_PREFIX):
+                return self._select(query[len(SELECT_PREFIX) :], max_results)
+            exact = self._lookup(query)
+            if exact is not None:
+                return [SearchHit(exact.name, 1.0, ("exact name",))]
+            if query.lower().startswith(MCP_PREFIX) and len(query.split()) == 1:
+                return self._prefix(query, max_results)
+            return self.ranker.rank(parse_terms(query), max_results)
 
     @property
     def fallback(self) -> str:
@@ -301,7 +308,8 @@ class ToolSearch:
         Returns:
             Whether the ranker finished in time.
         """
-        self._refresh()
+        with self._lock:
+            self._refresh()
         return self.ranker.wait(timeout)
 
     @cached_property
@@ -379,11 +387,9 @@ class ToolSearch:
         prefix = query.lower()
         if "__" not in prefix[len(MCP_PREFIX) :]:
             prefix += "__"
-        start = bisect.bisect_left(self._deferred_lower, prefix)
+        start = bisect.bisect_left(self._deferred_lower, (prefix,))
         hits: list[SearchHit] = []
-        for lower, name in zip(
-            self._deferred_lower[start:], self._deferred_names[start:], strict=True
-        ):
+        for lower, name in self._deferred_lower[start:]:
             if not lower.startswith(prefix) or len(hits) == max_results:
                 break
             hits.append(SearchHit(name, 1.0, (f"name starts with {prefix!r}",)))
@@ -391,35 +397,90 @@ class ToolSearch:
 
     def _lookup(self, name: str) -> Tool | None:
         """Find a tool by exact name, else by name ignoring case (ToolSearch itself excluded)."""
-        return self._by_name.get(name) or self._by_name.get(self._lower_names.get(name.lower(), ""))
+        exact = self._by_name.get(name)
+        if exact is not None:
+            return exact
+        same = self._lower_names.get(name.lower())
+        if not same:
+            return None
+        if len(same) > 1:
+            order = {n: i for i, n in enumerate(self.registry.names())}
+            same.sort(key=lambda n: order.get(n, len(order)))
+        return self._by_name.get(same[0])
+
+    def _note(self, change: RegistryChange) -> None:
+        """Remember the names a registry change touched, for the next refresh."""
+        with self._pending_lock:
+            self._pending.update(change.added, change.removed, change.reflagged)
 
     def _refresh(self) -> None:
-        """Re-index when the registry changed since the last search."""
-        with self._lock:
-            if self._version == self.registry.version:
-                return
-            self._version = self.registry.version
-            tools = [t for t in self.registry.tools() if t.name != TOOL_SEARCH_NAME]
-            self._by_name = {t.name: t for t in tools}
-            self._lower_names = {t.name.lower(): t.name for t in reversed(tools)}
-            deferred = [t for t in tools if self.registry.is_deferred(t)]
-            if [id(t) for t in deferred] != [id(t) for t in self._deferred]:
-                self._deferred = deferred
-                ordered = sorted(deferred, key=lambda t: t.name.lower())
-                self._deferred_lower = [t.name.lower() for t in ordered]
-                self._deferred_names = [t.name for t in ordered]
-                self.ranker.index(deferred)
+        """Apply the registry's changes since the last refresh (index everything the first
+        time and after :meth:`use`); call with the lock held, which searches hold too, so that
+        a ranker is never changed while it ranks."""
+        with self._pending_lock:
+            names, self._pending = self._pending, set()
+        if not self._built:
+            self._built = True
+            self._by_name, self._lower_names, self._deferred = {}, {}, {}
+            self._apply(self.registry.names(), keep_sorted=False)
+            self._deferred_lower = sorted((name.lower(), name) for name in self._deferred)
+            self.ranker.index(list(self._deferred.values()))
+        elif names:
+            self.ranker.update(*self._apply(names))
+
+    def _apply(
+        self, names: Iterable[str], keep_sorted: bool = True
+    ) -> tuple[list[Tool], list[Tool]]:
+        """Bring these names' state up to the registry's; return the deferred tools to add to
+        the ranker's index and those to remove from it (``keep_sorted`` false: the caller
+        sorts the deferred names afterwards)."""
+        added: list[Tool] = []
+        removed: list[Tool] = []
+        for name in names:
+            try:
+                tool: Tool | None = self.registry.get(name)
+            except UnknownToolError:
+                tool = None
+            if name == TOOL_SEARCH_NAME:
+                tool = None
+            old = self._by_name.pop(name, None)
+            if old is None and tool is not None:
+                self._lower_names.setdefault(name.lower(), []).append(name)
+            elif old is not None and tool is None:
+                same = self._lower_names[name.lower()]
+                same.remove(name)
+                if not same:
+                    del self._lower_names[name.lower()]
+            if tool is not None:
+                self._by_name[name] = tool
+            deferred = tool if tool is not None and self.registry.is_deferred(tool) else None
+            indexed = self._deferred.get(name)
+            if indexed is deferred:
+                continue
+            if indexed is not None:
+                removed.append(indexed)
+                del self._deferred[name]
+                if keep_sorted:
+                    at = bisect.bisect_left(self._deferred_lower, (name.lower(), name))
+                    del self._deferred_lower[at]
+            if deferred is not None:
+                added.append(deferred)
+                self._deferred[name] = deferred
+                if keep_sorted:
+                    bisect.insort(self._deferred_lower, (name.lower(), name))
+        return added, removed
 
 
 def _refresh_later(search: ToolSearch) -> Callable[[Any], None]:
     """Make the registry subscriber that re-indexes ``search`` on a thread after a change.
 
     The thread starts indexing once :meth:`ToolSearch.prepare` was called; it holds the search
-    weakly and ends once it is collected; the subscriber only sets an event, so the registry's
-    caller never waits for indexing.
+    weakly and ends once it is collected; the subscriber only notes the changed names and sets
+    an event, so the registry's caller never waits for indexing.
     """
     reference = weakref.ref(search)
     changed, prepared = search._changed, search._prepared
+    note = weakref.WeakMethod(search._note)
 
     def run() -> None:
         while not prepared.wait(60):
@@ -433,12 +494,16 @@ def _refresh_later(search: ToolSearch) -> Callable[[Any], None]:
             if fired:
                 changed.clear()
                 try:
-                    current._refresh()
+                    with current._lock:
+                        current._refresh()
                 except Exception:
                     log.exception("ToolSearch could not index the deferred tools")
             del current
 
-    def on_change(change: Any) -> None:
+    def on_change(change: RegistryChange) -> None:
+        method = note()
+        if method is not None:
+            method(change)
         changed.set()
 
     threading.Thread(target=run, name="nbagent-search-index", daemon=True).start()

@@ -1,7 +1,7 @@
 """ToolSearch rankers: one module each, registered by name in
 ``nbagent.catalogue.toolsearch.RANKERS``.
 
-The factories below import their ranker (and ``bm25s``, NumPy, the embedding models) only
+The factories below import their ranker (and NumPy, the embedding models) only
 when called, so importing this package costs nothing; each first checks that the packages it
 needs are installed and says how to install them if not. :func:`best_available` names the
 ranker a kernel uses by default.

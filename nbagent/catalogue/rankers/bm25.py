@@ -1,22 +1,28 @@
-"""The BM25 ranker: one ``bm25s`` index per tool field, scores summed with field weights.
+"""The BM25 ranker: one BM25 index per tool field, scores summed with field weights.
 
 A tool's score is ``sum over fields f of FIELD_WEIGHTS[f] * BM25_f(query)``, where ``BM25_f``
-is Lucene's BM25 (k1 1.5, b 0.75, as ``bm25s`` computes it) over that field alone (fields
+is Lucene's BM25 (k1 1.5, b 0.75, the formula of ``bm25s``' default, in float32) over that
+field alone (fields
 and tokens: :mod:`nbagent.catalogue.rankers.fields`). A tool lacking a required (``+``) term is
 dropped; zero scores are never returned; ties break by name.
 
-Each tool is analysed once (its tokens become ids in a vocabulary that only grows) and the
-analysis is kept while the tool stays in the searched set. When the set changes, the
-per-field score matrices are recomputed from those cached ids, since BM25's document
-frequencies and average lengths are properties of the whole set.
+The index keeps, per field, each token's postings (the tools that have it and how often) and
+each tool's length, and scores a query from them: BM25's document frequencies and average
+lengths are properties of the whole set, so nothing that depends on them is stored. Adding or
+removing a tool updates the postings of its own tokens only (see
+:mod:`nbagent.catalogue.rankers.slots`); a token's postings are turned into arrays at its
+first search after they changed. A query's tokens are summed in a fixed order, so an index
+grown by changes scores exactly like one built afresh.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from nbagent.catalogue.rankers.fields import FIELDS, ToolFields, requirement, term_tokens
+from nbagent.catalogue.rankers.slots import Slots, difference
 from nbagent.catalogue.toolsearch import IndexedAtOnce, SearchHit, Term
 from nbagent.core.tool import Tool
 
@@ -35,6 +41,11 @@ FIELD_WEIGHTS: Mapping[str, float] = {
 sets (43 keyword queries, 74 task-style queries, 103 MCP-Bench tasks), except ``hint``, which
 no dev tool has, set by hand to the description's weight."""
 
+K1 = 1.5
+"""BM25's term-frequency saturation (Lucene's and ``bm25s``' default)."""
+B = 0.75
+"""BM25's length normalisation (Lucene's and ``bm25s``' default)."""
+
 
 class BM25Ranker(IndexedAtOnce):
     """Field-weighted BM25 over the deferred tools (see the module docstring).
@@ -51,44 +62,66 @@ class BM25Ranker(IndexedAtOnce):
 
     def __init__(self, weights: Mapping[str, float] = FIELD_WEIGHTS) -> None:
         self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS}
-        self._cache: dict[int, tuple[Tool, ToolFields, list[list[int]]]] = {}
-        self._vocabulary: dict[str, int] = {}
-        self._docs: list[ToolFields] = []
-        self._names: list[str] = []
-        self._fields: list[tuple[int, object]] = []
+        self.slots = Slots()
+        self._docs: list[ToolFields | None] = []
+        self._indexed = [p for p, field in enumerate(FIELDS) if self.weights[field] > 0]
+        self._postings: list[dict[str, dict[int, int]]] = [{} for _ in FIELDS]
+        self._arrays: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+        self._lengths: np.ndarray | None = None
+        self._total = [0] * len(FIELDS)
 
     def index(self, tools: Sequence[Tool]) -> None:
-        """Index the tools to search; tools indexed before are not analysed again.
+        """Make ``tools`` the searched set; tools indexed before are not analysed again.
 
         Args:
             tools: The deferred tools.
         """
-        import bm25s
+        self.update(*difference(self.slots.indexed(), tools))
 
-        cache: dict[int, tuple[Tool, ToolFields, list[list[int]]]] = {}
-        for tool in tools:
-            cached = self._cache.get(id(tool))
-            if not cached or cached[0] is not tool:
-                fields = ToolFields.of(tool)
-                ids = [[self._id(token) for token in field] for field in fields.fields]
-                cached = (tool, fields, ids)
-            cache[id(tool)] = cached
-        self._cache = cache
-        entries = [cache[id(tool)] for tool in tools]
-        self._docs = [fields for _, fields, _ in entries]
-        self._names = [fields.name for fields in self._docs]
-        self._fields = []
-        for position, field in enumerate(FIELDS):
-            corpus = [ids[position] for _, _, ids in entries]
-            if self.weights[field] <= 0 or not any(corpus):
-                continue
-            retriever = bm25s.BM25()
-            retriever.scores = retriever.build_index_from_ids(
-                unique_token_ids=list(range(len(self._vocabulary))),
-                corpus_token_ids=corpus,
-                show_progress=False,
-            )
-            self._fields.append((position, retriever))
+    def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
+        """Remove tools from the searched set, then add tools, at the cost of those tools.
+
+        Args:
+            added: Tools to search from now on (their names are not indexed, or are removed).
+            removed: Indexed tools to forget.
+        """
+        import numpy as np
+
+        for tool in removed:
+            position = self.slots.remove(tool.name)
+            doc = self._docs[position]
+            assert doc is not None
+            self._docs[position] = None
+            for field in self._indexed:
+                for token in set(doc.fields[field]):
+                    postings = self._postings[field][token]
+                    del postings[position]
+                    if not postings:
+                        del self._postings[field][token]
+                    self._arrays.pop((field, token), None)
+                self._total[field] -= len(doc.fields[field])
+                self._lengths[field, position] = 0  # type: ignore[index]
+        for tool in added:
+            position = self.slots.add(tool)
+            doc = ToolFields.of(tool)
+            if position == len(self._docs):
+                self._docs.append(doc)
+            else:
+                self._docs[position] = doc
+            lengths = self._lengths
+            if lengths is None or position >= lengths.shape[1]:
+                self._lengths = np.zeros((len(FIELDS), max(64, 2 * position)), dtype=np.float32)
+                if lengths is not None:
+                    self._lengths[:, : lengths.shape[1]] = lengths
+            for field in self._indexed:
+                counts: dict[str, int] = {}
+                for token in doc.fields[field]:
+                    counts[token] = counts.get(token, 0) + 1
+                for token, count in counts.items():
+                    self._postings[field].setdefault(token, {})[position] = count
+                    self._arrays.pop((field, token), None)
+                self._total[field] += len(doc.fields[field])
+                self._lengths[field, position] = len(doc.fields[field])  # type: ignore[index]
 
     def field_scores(self, terms: Sequence[Term]) -> np.ndarray:
         """Score every indexed tool field by field, unweighted (required terms not applied).
@@ -97,16 +130,29 @@ class BM25Ranker(IndexedAtOnce):
             terms: The query's terms.
 
         Returns:
-            An array of shape ``(len(FIELDS), tools)``; rows of unindexed fields are 0.
+            An array of shape ``(len(FIELDS), positions)`` (a free position scores 0); rows of
+            unindexed fields are 0.
         """
         import numpy as np
 
-        wanted = {t for term in terms for t in term_tokens(term)}
-        ids = sorted(self._vocabulary[t] for t in wanted if t in self._vocabulary)
-        out = np.zeros((len(FIELDS), len(self._docs)), dtype=np.float32)
-        if ids:
-            for position, retriever in self._fields:
-                out[position] = retriever.get_scores_from_ids(ids)  # type: ignore[attr-defined]
+        wanted = sorted({t for term in terms for t in term_tokens(term)})
+        out = np.zeros((len(FIELDS), len(self.slots)), dtype=np.float32)
+        count = self.slots.count
+        for field in self._indexed:
+            if not self._total[field]:
+                continue
+            average = self._total[field] / count
+            for token in wanted:
+                postings = self._postings[field].get(token)
+                if not postings:
+                    continue
+                idf = math.log(1 + (count - len(postings) + 0.5) / (len(postings) + 0.5))
+                positions, frequencies = self._postings_arrays(field, token)
+                lengths = self._lengths[field, positions]  # type: ignore[index]
+                saturation = K1 * ((1 - B) + B * lengths / average)
+                out[field, positions] += np.float32(idf) * (
+                    frequencies / (saturation + frequencies)
+                )
         return out
 
     def scores(self, terms: Sequence[Term]) -> np.ndarray:
@@ -120,8 +166,11 @@ class BM25Ranker(IndexedAtOnce):
         """
         import numpy as np
 
-        weights = np.array([self.weights[f] for f in FIELDS], dtype=np.float32)
-        return weights @ self.field_scores(terms)
+        fields = self.field_scores(terms)
+        total = np.zeros(fields.shape[1], dtype=np.float32)
+        for position in self._indexed:
+            total += np.float32(self.weights[FIELDS[position]]) * fields[position]
+        return total
 
     def allowed(self, terms: Sequence[Term]) -> np.ndarray | None:
         """Tell which tools have every required term in an indexed field.
@@ -140,7 +189,8 @@ class BM25Ranker(IndexedAtOnce):
         required = [term for term in terms if term.required]
         if not required:
             return None
-        mask = np.ones(len(self._docs), dtype=bool)
+        mask = np.zeros(len(self.slots), dtype=bool)
+        mask[list(self.slots.positions.values())] = True
         for term in required:
             words, grams = requirement(term)
             if not words and not grams:
@@ -153,18 +203,27 @@ class BM25Ranker(IndexedAtOnce):
         return mask
 
     def _containing(self, token: str) -> np.ndarray:
-        """Mark the tools that have a token in an indexed field (from the score matrices)."""
+        """Mark the tools that have a token in an indexed field."""
         import numpy as np
 
-        mask = np.zeros(len(self._docs), dtype=bool)
-        token_id = self._vocabulary.get(token)
-        if token_id is None:
-            return mask
-        for _, retriever in self._fields:
-            matrix = retriever.scores  # type: ignore[attr-defined]
-            start, end = matrix["indptr"][token_id], matrix["indptr"][token_id + 1]
-            mask[matrix["indices"][start:end]] = True
+        mask = np.zeros(len(self.slots), dtype=bool)
+        for field in self._indexed:
+            if token in self._postings[field]:
+                mask[self._postings_arrays(field, token)[0]] = True
         return mask
+
+    def _postings_arrays(self, field: int, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """Return a token's postings in a field as arrays: positions and term frequencies."""
+        import numpy as np
+
+        arrays = self._arrays.get((field, token))
+        if arrays is None:
+            postings = self._postings[field][token]
+            arrays = self._arrays[(field, token)] = (
+                np.fromiter(postings.keys(), dtype=np.int64, count=len(postings)),
+                np.fromiter(postings.values(), dtype=np.float32, count=len(postings)),
+            )
+        return arrays
 
     def rank(self, terms: Sequence[Term], limit: int) -> list[SearchHit]:
         """Rank the indexed tools against the terms.
@@ -182,24 +241,22 @@ class BM25Ranker(IndexedAtOnce):
         if mask is not None:
             scores[~mask] = 0.0
         wanted = [t for term in terms for t in term_tokens(term)]
+        names = self.slots.names
         return [
-            SearchHit(self._names[p], round(float(scores[p]), 3), self._reasons(p, wanted))
-            for p in top(scores, self._names, limit)
+            SearchHit(names[p], round(float(scores[p]), 3), self._reasons(p, wanted))
+            for p in top(scores, names, limit)
         ]
 
     def _reasons(self, position: int, wanted: Sequence[str]) -> tuple[str, ...]:
         """Say which query tokens a tool matched, field by field."""
         doc = self._docs[position]
+        assert doc is not None
         reasons = []
         for index, field in enumerate(FIELDS):
             found = [t for t in dict.fromkeys(wanted) if t in doc.fields[index]]
             if found and self.weights[field] > 0:
                 reasons.append(f"{field}: {', '.join(found)}")
         return tuple(reasons)
-
-    def _id(self, token: str) -> int:
-        """Return a token's id in the vocabulary, adding it if new."""
-        return self._vocabulary.setdefault(token, len(self._vocabulary))
 
 
 def top(scores: np.ndarray, names: Sequence[str], limit: int) -> list[int]:

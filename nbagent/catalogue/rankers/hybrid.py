@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from nbagent.catalogue.rankers.bm25 import BM25Ranker, top
 from nbagent.catalogue.rankers.semantic import SemanticIndex, Similarity, only_cjk
+from nbagent.catalogue.rankers.slots import difference
 from nbagent.catalogue.toolsearch import SearchHit, Term
 from nbagent.core.tool import Tool
 
@@ -65,7 +66,6 @@ class HybridRanker:
         self.semantic = semantic or SemanticIndex()
         self.lexical_weight = lexical_weight
         self.cutoff = cutoff
-        self._names: list[str] = []
 
     @property
     def ranking(self) -> str:
@@ -86,14 +86,27 @@ class HybridRanker:
         return self.semantic.wait(timeout)
 
     def index(self, tools: Sequence[Tool]) -> None:
-        """Index the tools for BM25 now and for the embeddings on the index's thread.
+        """Make ``tools`` the searched set: for BM25 now, for the embeddings on the index's
+        thread (tools indexed before are not analysed or embedded again).
 
         Args:
             tools: The deferred tools.
         """
-        self.lexical.index(tools)
-        self.semantic.index(tools)
-        self._names = [tool.name for tool in tools]
+        self.update(*difference(self.lexical.slots.indexed(), tools))
+
+    def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
+        """Remove tools from the searched set, then add tools: BM25 at once, at the cost of
+        those tools; the embedding index at the same positions, embedding the new tools only.
+
+        Args:
+            added: Tools to search from now on (their names are not indexed, or are removed).
+            removed: Indexed tools to forget.
+        """
+        slots = self.lexical.slots
+        changes: dict[int, Tool | None] = {slots.positions[tool.name]: None for tool in removed}
+        self.lexical.update(added, removed)
+        changes.update((slots.positions[tool.name], tool) for tool in added)
+        self.semantic.place(len(slots), changes)
 
     def rank(self, terms: Sequence[Term], limit: int) -> list[SearchHit]:
         """Rank the indexed tools by the combined score.
@@ -109,7 +122,8 @@ class HybridRanker:
         """
         import numpy as np
 
-        if not self._names:
+        names = self.lexical.slots.names
+        if not self.lexical.slots.count:
             return []
         lexical = self.lexical.scores(terms)
         best = float(lexical.max())
@@ -131,13 +145,13 @@ class HybridRanker:
             combined[combined < self.cutoff * float(combined.max())] = 0.0
         return [
             SearchHit(
-                self._names[p],
+                names[p],
                 round(float(combined[p]), 3),
                 (f"bm25 {lexical[p]:.3f} (normalised)", *alone)
                 if found is None
                 else (f"bm25 {lexical[p]:.3f} (normalised)", *_similarity(found, p)),
             )
-            for p in top(combined, self._names, limit)
+            for p in top(combined, names, limit)
         ]
 
 

@@ -16,7 +16,10 @@ at least a third of its character bigrams are present, and scores in proportion.
 is the sum over terms; a tool lacking a required (``+``) term is dropped; ties break by name.
 
 Inverted indexes over name parts, hint and description units make a warm search cost
-roughly the size of the postings it touches, not the size of the catalogue.
+roughly the size of the postings it touches, not the size of the catalogue; the name parts
+that contain a word are found through an index of their character n-grams (up to three). A
+tool added or removed updates the postings of its own units only (see
+:mod:`nbagent.catalogue.rankers.slots`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from nbagent.catalogue.rankers.slots import Slots, difference
 from nbagent.catalogue.toolsearch import IndexedAtOnce, SearchHit, Term, parse_tool_name
 from nbagent.core.text import cjk_grams, words
 from nbagent.core.tool import Tool
@@ -40,6 +44,8 @@ DESCRIPTION = 2.0
 """Score of a description match."""
 MIN_GRAM_COVERAGE = 1 / 3
 """Share of a CJK term's bigrams that must be present for it to match."""
+PART_GRAM = 3
+"""The longest character n-gram of the name parts' substring index."""
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,26 @@ class _Doc:
 class _Field:
     """An inverted index of one text field: unit -> positions of the docs that have it."""
 
-    def __init__(self, units_of_docs: Iterable[Iterable[str]]) -> None:
-        self.postings: dict[str, list[int]] = defaultdict(list)
-        for position, units in enumerate(units_of_docs):
-            for unit in units:
-                self.postings[unit].append(position)
+    def __init__(self) -> None:
+        self.postings: dict[str, set[int]] = {}
+
+    def add(self, position: int, units: Iterable[str]) -> None:
+        """Index a doc's units at its position."""
+        for unit in units:
+            self.postings.setdefault(unit, set()).add(position)
+
+    def remove(self, position: int, units: Iterable[str]) -> None:
+        """Forget a doc's units (those it was indexed with)."""
+        for unit in units:
+            postings = self.postings[unit]
+            postings.discard(position)
+            if not postings:
+                del self.postings[unit]
+
+    def having(self, units: Sequence[str]) -> set[int]:
+        """Return the docs that have every one of the units."""
+        postings = sorted((self.postings.get(unit, set()) for unit in units), key=len)
+        return postings[0].intersection(*postings[1:])
 
     def coverage(self, term: Term) -> dict[int, float]:
         """Return, for each doc the term matches, the share of the term's units it has."""
@@ -99,41 +120,73 @@ class _Field:
         return {pos: n / total for pos, n in counts.items() if n >= threshold}
 
 
+def part_grams(part: str) -> set[str]:
+    """Return a name part's distinct substrings of 1 to :data:`PART_GRAM` characters."""
+    return {
+        part[start : start + size]
+        for size in range(1, PART_GRAM + 1)
+        for start in range(len(part) - size + 1)
+    }
+
+
 class KeywordRanker(IndexedAtOnce):
     """The reference scoring of ToolSearch (see the module docstring)."""
 
     name = "keyword"
 
     def __init__(self) -> None:
-        self._docs: list[_Doc] = []
-        self._cache: dict[int, tuple[Tool, _Doc]] = {}
-        self._parts: dict[str, list[int]] = {}
-        self._exact: list[float] = []
-        self._partial: list[float] = []
-        self._hints = _Field(())
-        self._descriptions = _Field(())
+        self._slots = Slots()
+        self._docs: list[_Doc | None] = []
+        self._mcp: set[int] = set()
+        self._parts = _Field()
+        self._part_grams = _Field()
+        self._part_names: list[str] = []
+        self._part_positions: dict[str, int] = {}
+        self._hints = _Field()
+        self._descriptions = _Field()
 
     def index(self, tools: Sequence[Tool]) -> None:
-        """Index the tools to search; tools indexed before are not analysed again.
+        """Make ``tools`` the searched set; tools indexed before are not analysed again.
 
         Args:
             tools: The deferred tools.
         """
-        cache: dict[int, tuple[Tool, _Doc]] = {}
-        for tool in tools:
-            cached = self._cache.get(id(tool))
-            cache[id(tool)] = cached if cached and cached[0] is tool else (tool, _Doc.of(tool))
-        self._cache = cache
-        self._docs = [cache[id(tool)][1] for tool in tools]
-        parts: dict[str, list[int]] = defaultdict(list)
-        for position, doc in enumerate(self._docs):
+        self.update(*difference(self._slots.indexed(), tools))
+
+    def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
+        """Remove tools from the searched set, then add tools, at the cost of those tools.
+
+        Args:
+            added: Tools to search from now on (their names are not indexed, or are removed).
+            removed: Indexed tools to forget.
+        """
+        for tool in removed:
+            position = self._slots.remove(tool.name)
+            doc = self._docs[position]
+            assert doc is not None
+            self._docs[position] = None
+            self._mcp.discard(position)
+            self._parts.remove(position, doc.parts)
             for part in doc.parts:
-                parts[part].append(position)
-        self._parts = dict(parts)
-        self._exact = [NAME_EXACT[not doc.is_mcp] for doc in self._docs]
-        self._partial = [NAME_PARTIAL[not doc.is_mcp] for doc in self._docs]
-        self._hints = _Field(d.hint_words | d.hint_grams for d in self._docs)
-        self._descriptions = _Field(d.description_words | d.description_grams for d in self._docs)
+                if part not in self._parts.postings:
+                    self._part_grams.remove(self._part_positions[part], part_grams(part))
+            self._hints.remove(position, doc.hint_words | doc.hint_grams)
+            self._descriptions.remove(position, doc.description_words | doc.description_grams)
+        for tool in added:
+            position = self._slots.add(tool)
+            doc = _Doc.of(tool)
+            if position == len(self._docs):
+                self._docs.append(doc)
+            else:
+                self._docs[position] = doc
+            if doc.is_mcp:
+                self._mcp.add(position)
+            for part in doc.parts:
+                if part not in self._parts.postings:
+                    self._part_grams.add(self._part_position(part), part_grams(part))
+            self._parts.add(position, doc.parts)
+            self._hints.add(position, doc.hint_words | doc.hint_grams)
+            self._descriptions.add(position, doc.description_words | doc.description_grams)
 
     def rank(self, terms: Sequence[Term], limit: int) -> list[SearchHit]:
         """Score every indexed tool against the terms.
@@ -146,17 +199,43 @@ class KeywordRanker(IndexedAtOnce):
             Hits with a positive score, best first, ties broken by name; each hit's reasons
             say where each term matched.
         """
-        totals: dict[int, float] = defaultdict(float)
+        totals: dict[int, float] = {}
         required: set[int] | None = None
         for term in terms:
             scores = self._score_term(term)
-            for position, score in scores.items():
-                totals[position] += score
+            if not totals:
+                totals = dict(scores)
+            else:
+                for position, score in scores.items():
+                    totals[position] = totals.get(position, 0.0) + score
             if term.required:
                 required = set(scores) if required is None else required & scores.keys()
-        positions = totals.keys() if required is None else required
-        best = heapq.nsmallest(limit, positions, key=lambda p: (-totals[p], self._docs[p].name))
-        return [self._hit(self._docs[p], terms, totals[p]) for p in best]
+        if required is not None:
+            totals = {position: totals[position] for position in required}
+        if not totals:
+            return []
+        cut = heapq.nlargest(limit, totals.values())[-1]
+        names = self._slots.names
+        best = sorted(
+            (p for p, total in totals.items() if total >= cut), key=lambda p: (-totals[p], names[p])
+        )[:limit]
+        return [self._hit(self._docs[p], terms, totals[p]) for p in best]  # type: ignore[arg-type]
+
+    def _part_position(self, part: str) -> int:
+        """Return a name part's number in the substring index, numbering new parts."""
+        position = self._part_positions.get(part)
+        if position is None:
+            position = self._part_positions[part] = len(self._part_names)
+            self._part_names.append(part)
+        return position
+
+    def _containing(self, word: str) -> list[str]:
+        """Return the indexed name parts that contain a word and are not that word."""
+        grams = [word[i : i + PART_GRAM] for i in range(max(1, len(word) - PART_GRAM + 1))]
+        postings = sorted((self._part_grams.postings.get(g, set()) for g in grams), key=len)
+        candidates = postings[0].intersection(*postings[1:])
+        parts = (self._part_names[p] for p in candidates)
+        return [part for part in parts if word in part and part != word]
 
     def _hit(self, doc: _Doc, terms: Sequence[Term], total: float) -> SearchHit:
         """Build a hit, explaining each term's match (for the few hits returned only)."""
@@ -169,25 +248,29 @@ class KeywordRanker(IndexedAtOnce):
 
     def _score_term(self, term: Term) -> dict[int, float]:
         """Return the best score of one term for every tool it matches."""
-        best: dict[int, float] = {}
         term_words = term.units.words
         if term_words and not term.units.grams:
-            exact = set(self._parts.get(term_words[0], ()))
-            for word in term_words[1:]:
-                exact.intersection_update(self._parts.get(word, ()))
-            for position in exact:
-                best[position] = self._exact[position]
-            if len(term_words) == 1:
-                word = term_words[0]
-                for part, positions in self._parts.items():
-                    if word in part and part != word:
-                        for position in positions:
-                            if position not in best:
-                                best[position] = self._partial[position]
+            return self._score_words(term_words)
+        best: dict[int, float] = {}
         for field, weight in ((self._hints, HINT), (self._descriptions, DESCRIPTION)):
             for position, share in field.coverage(term).items():
                 if weight * share > best.get(position, 0.0):
                     best[position] = weight * share
+        return best
+
+    def _score_words(self, term_words: Sequence[str]) -> dict[int, float]:
+        """Score a term of words only: each match scores its place's whole weight, so the
+        places are applied from the lowest weight up, each overriding the ones below."""
+        best = dict.fromkeys(self._descriptions.having(term_words), DESCRIPTION)
+        best.update(dict.fromkeys(self._hints.having(term_words), HINT))
+        if len(term_words) == 1:
+            postings = self._parts.postings
+            inside = set().union(*(postings[part] for part in self._containing(term_words[0])))
+            best.update(dict.fromkeys(inside - self._mcp, NAME_PARTIAL[1]))
+            best.update(dict.fromkeys(inside & self._mcp, NAME_PARTIAL[0]))
+        exact = self._parts.having(term_words)
+        best.update(dict.fromkeys(exact - self._mcp, NAME_EXACT[1]))
+        best.update(dict.fromkeys(exact & self._mcp, NAME_EXACT[0]))
         return best
 
 

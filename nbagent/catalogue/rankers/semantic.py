@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -92,8 +92,8 @@ class _Job:
 
     generation: int
     """Counts the calls of ``index``; a newer job supersedes an older one."""
-    texts: tuple[str, ...]
-    """The tools' texts, in indexing order."""
+    texts: tuple[str | None, ...]
+    """The tools' texts by position (``None`` for a free position)."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,7 @@ class SemanticIndex:
         self._wake = threading.Event()
         self._idle = threading.Event()
         self._job = _Job(0, ())
+        self._texts: list[str | None] = []
         self._vectors: _Vectors | None = None
         self._done: list[int] = []
         self._error: str | None = None
@@ -161,7 +162,7 @@ class SemanticIndex:
         if not self._caches:
             return "loading the embedding models"
         done = sum(self._done) / max(1, len(self._done))
-        return f"embedding the tools: {done:.0f} of {len(set(self._job.texts))} done"
+        return f"embedding the tools: {done:.0f} of {len(set(self._job.texts) - {None})} done"
 
     @property
     def caches(self) -> list[EmbeddingCache]:
@@ -169,14 +170,33 @@ class SemanticIndex:
         return list(self._caches)
 
     def index(self, tools: Sequence[Tool]) -> None:
-        """Make these tools the searched set; their vectors are computed on the index's thread.
+        """Make these tools the searched set, at positions ``0, 1, ...`` in their order; their
+        vectors are computed on the index's thread.
 
         Args:
             tools: The deferred tools.
         """
-        texts = tuple(ToolFields.of(tool).text for tool in tools)
+        self._texts = [ToolFields.of(tool).text for tool in tools]
+        self._submit()
+
+    def place(self, size: int, changes: Mapping[int, Tool | None]) -> None:
+        """Change the tools at some positions (the rest stay); vectors are computed for the new
+        texts only, on the index's thread.
+
+        Args:
+            size: How many positions there are now (free ones included).
+            changes: The tool now at each changed position, ``None`` where it became free.
+        """
+        del self._texts[size:]
+        self._texts += [None] * (size - len(self._texts))
+        for position, tool in changes.items():
+            self._texts[position] = None if tool is None else ToolFields.of(tool).text
+        self._submit()
+
+    def _submit(self) -> None:
+        """Make the current texts the newest job and wake the thread (or embed now)."""
         with self._lock:
-            self._job = _Job(self._job.generation + 1, texts)
+            self._job = _Job(self._job.generation + 1, tuple(self._texts))
             self._idle.clear()
             self._wake.set()
             if self._background and self._thread is None:
@@ -260,23 +280,30 @@ class SemanticIndex:
             self._idle.set()
             return
         job = self._job
-        distinct = list(dict.fromkeys(job.texts))
+        rows = [row for row, text in enumerate(job.texts) if text is not None]
+        texts = [job.texts[row] for row in rows]
+        distinct = list(dict.fromkeys(texts))
         self._done = [sum(v is not None for v in c.lookup(distinct)) for c in self._caches]
 
         def superseded() -> bool:
             return self._job.generation != job.generation
 
         for position, cache in enumerate(self._caches):
-            cache.fill(
-                job.texts, stop=superseded, progress=partial(self._done.__setitem__, position)
-            )
+            cache.fill(texts, stop=superseded, progress=partial(self._done.__setitem__, position))
         if superseded():
             return
-        matrices, present = zip(*(cache.stacked(job.texts) for cache in self._caches), strict=True)
-        embedded = np.logical_and.reduce(present)
+        matrices = []
+        embedded = np.zeros(len(job.texts), dtype=bool)
+        embedded[rows] = True
+        for cache in self._caches:
+            stacked, present = cache.stacked(texts)  # type: ignore[arg-type]
+            matrix = np.zeros((len(job.texts), cache.embedder.dimension), dtype=np.float32)
+            matrix[rows] = stacked
+            matrices.append(matrix)
+            embedded[rows] &= present
         with self._lock:
             if not superseded():
-                self._vectors = _Vectors(job.generation, matrices, embedded)
+                self._vectors = _Vectors(job.generation, tuple(matrices), embedded)
                 self._idle.set()
 
 

@@ -94,10 +94,10 @@ def test_reasons_name_the_fields_that_matched() -> None:
 
 def test_reindexing_analyses_only_new_tools_and_forgets_removed_ones() -> None:
     r = default(ISSUE, PR)
-    analysed = r._cache[id(ISSUE)][1]
+    position = r.slots.positions[ISSUE.name]
     r.index([ISSUE, TIME])
-    assert r._cache[id(ISSUE)][1] is analysed
-    assert id(PR) not in r._cache
+    assert r.slots.positions[ISSUE.name] == position
+    assert PR.name not in r.slots.positions
     assert ranked(r, "pull") == []
     assert ranked(r, "time") == [TIME.name]
 
