@@ -5,6 +5,14 @@ Set options in ``ipython_kernel_config.py`` (``c.NbAgent.model = "..."``) or in 
 conversation going on (:class:`~nbagent.jupyter.session.Session` observes them); a bad value is
 refused when it is set, with what to write instead. ``%agent config`` shows the values in
 force.
+
+A setting that configures the agent names, in its trait's ``agent`` tag, the keyword
+parameter of :class:`~nbagent.loop.agent.Agent` it sets: building the agent and applying a
+changed setting both read the tag (:meth:`NbAgent.agent_values`), so adding such a setting is
+one trait. A parameter made from its settings otherwise than as their value is in
+:data:`AGENT_VALUES`. The other settings configure the session itself
+(:class:`~nbagent.jupyter.session.Session`) or are read at each cell (``stream``,
+``verbose``).
 """
 
 from __future__ import annotations
@@ -38,27 +46,44 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
 }
 """The options checked by a parser, which says what is wrong (a ConfigurationError)."""
 
+AGENT_VALUES: dict[str, Callable[[NbAgent], Any]] = {
+    "system": lambda settings: settings.system_prompt or None,
+    "preload_budget": lambda settings: settings.preload_budget if settings.preload else None,
+    "usage_store": lambda settings: _usage_store(settings),
+    "context_windows": lambda settings: parse_windows(settings.context_windows),
+}
+"""The Agent parameters whose value is not their one setting's own value, by parameter:
+how the settings tagged with it make it."""
+
 
 class NbAgent(Configurable):
     """Options of the ``%%agent`` magics (``c.NbAgent.*``)."""
 
-    model = Unicode(DEFAULT_MODEL, help="The Claude model the agent uses.").tag(config=True)
-    max_turns = Int(25, help="Model requests per %%agent cell at most.").tag(config=True)
-    max_tokens = Int(8192, help="The output limit of one model response.").tag(config=True)
+    model = Unicode(DEFAULT_MODEL, help="The Claude model the agent uses.").tag(
+        config=True, agent="model"
+    )
+    max_turns = Int(25, help="Model requests per %%agent cell at most.").tag(
+        config=True, agent="max_turns"
+    )
+    max_tokens = Int(8192, help="The output limit of one model response.").tag(
+        config=True, agent="max_tokens"
+    )
     mode = Enum(
         list(MODES),
         default_value="native",
         help="How deferred tools reach the model: native (tool_reference), client (the "
         "client sends loaded definitions), server (the API's own tool search) or off "
         "(everything loaded).",
-    ).tag(config=True)
+    ).tag(config=True, agent="mode")
     ranker = Unicode(
         best_available(),
         help=f"The ToolSearch ranker: {', '.join(sorted(RANKERS))}; by default hybrid when the "
         "semantic extra and the MiniLM weights are installed, else keyword.",
     )
-    ranker.tag(config=True)
-    system_prompt = Unicode(DEFAULT_SYSTEM, help="The agent's system prompt.").tag(config=True)
+    ranker.tag(config=True, agent="ranker")
+    system_prompt = Unicode(DEFAULT_SYSTEM, help="The agent's system prompt.").tag(
+        config=True, agent="system"
+    )
     loaded_tools = List(
         Unicode(), help="Tools always sent in full, whatever their flags (names)."
     ).tag(config=True)
@@ -69,7 +94,7 @@ class NbAgent(Configurable):
         ["plain", "compact"],
         default_value="plain",
         help="How deferred-tool names are announced: one a line, or grouped by MCP server.",
-    ).tag(config=True)
+    ).tag(config=True, agent="announcement_style")
     permission_mode = Enum(
         list(PERMISSION_MODES),
         default_value="default",
@@ -96,21 +121,23 @@ class NbAgent(Configurable):
         DEFAULT_CALL_TIMEOUT,
         help="Seconds a tool call may run before the model is told it timed out (the time a "
         "person takes to answer a permission question does not count).",
-    ).tag(config=True)
+    ).tag(config=True, agent="call_timeout")
     preload = Bool(
         False,
         help="Before a conversation's first request, load the deferred tools the "
         "prompt clearly needs (a server it names, a very confident search hit).",
-    ).tag(config=True)
-    preload_budget = Int(3000, help="Tokens of definitions preloading may add.").tag(config=True)
+    ).tag(config=True, agent="preload_budget")
+    preload_budget = Int(3000, help="Tokens of definitions preloading may add.").tag(
+        config=True, agent="preload_budget"
+    )
     promotion = Bool(
         False,
         help="Count calls of deferred tools per user and load the ones used often "
         "from the start of each conversation.",
-    ).tag(config=True)
+    ).tag(config=True, agent="usage_store")
     usage_db = Unicode(
         "", help="The SQLite file of tool use counts; ~/.nbagent/usage.sqlite3 by default."
-    ).tag(config=True)
+    ).tag(config=True, agent="usage_store")
 
     prices = Dict(
         help="Your price table, over the built-in one (list prices read on "
@@ -124,14 +151,14 @@ class NbAgent(Configurable):
         help="How a long conversation is kept inside the context window: server (the API "
         "compacts it, beta compact-2026-01-12; a client summary where the endpoint has none), "
         "client (nbagent asks the model for a summary) or off.",
-    ).tag(config=True)
+    ).tag(config=True, agent="compaction")
     compact_threshold = Int(
         150_000, help="Input tokens of a request from which the conversation is compacted."
-    ).tag(config=True)
+    ).tag(config=True, agent="compact_threshold")
     context_windows = Dict(
         help="Context windows in tokens by model id, over the built-in table, "
         'e.g. {"my-model": 500000}.',
-    ).tag(config=True)
+    ).tag(config=True, agent="context_windows")
 
     server_tools = List(
         Unicode(),
@@ -158,6 +185,33 @@ class NbAgent(Configurable):
         help="Folders sandboxed Bash commands may write besides the working folder "
         "(absolute or ~ paths).",
     ).tag(config=True)
+
+    def agent_values(self) -> dict[str, Any]:
+        """The agent's parameters the settings give (those tagged ``agent``), by name.
+
+        Returns:
+            Each parameter's value, made by :data:`AGENT_VALUES` or else the value of the
+            one setting tagged with it.
+        """
+        tagged = self.traits(agent=lambda parameter: parameter is not None)
+        return {
+            parameter: self.agent_value(parameter)
+            for parameter in dict.fromkeys(trait.metadata["agent"] for trait in tagged.values())
+        }
+
+    def agent_value(self, parameter: str) -> Any:
+        """The value the settings give one of the agent's parameters.
+
+        Args:
+            parameter: The parameter, as a setting's ``agent`` tag names it.
+
+        Returns:
+            Its value.
+        """
+        if parameter in AGENT_VALUES:
+            return AGENT_VALUES[parameter](self)
+        (name,) = self.traits(agent=parameter)
+        return getattr(self, name)
 
     def _load_config(
         self, cfg: Config, section_names: list[str] | None = None, traits: Any = None
@@ -249,3 +303,12 @@ class NbAgent(Configurable):
                 'holding {"mcpServers": {...}}, or "" for .mcp.json beside the notebook.'
             )
         return value
+
+
+def _usage_store(settings: NbAgent) -> Any:
+    """The usage store when promotion is on, else None."""
+    if not settings.promotion:
+        return None
+    from nbagent.catalogue.promotion import DEFAULT_PATH, UsageStore
+
+    return UsageStore(Path(settings.usage_db).expanduser() if settings.usage_db else DEFAULT_PATH)

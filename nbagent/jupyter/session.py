@@ -34,7 +34,6 @@ from nbagent.core.text import cut
 from nbagent.jupyter.config import NbAgent
 from nbagent.loop import cellthread
 from nbagent.loop.agent import Agent
-from nbagent.loop.context import parse_windows
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.policy.decisions import Answer
 from nbagent.policy.permissions import PermissionPolicy
@@ -53,6 +52,21 @@ logger = get_logger("nbagent.jupyter.session")
 
 SANDBOX_SETTINGS = ("sandbox", "sandbox_network", "sandbox_write_paths")
 """The settings of Bash's sandbox (:mod:`nbagent.tools.shell.sandbox`)."""
+
+POLICY_SETTINGS = ("permission_mode", "allow_rules", "deny_rules")
+"""The settings of the agent's permission policy (changed in place: it keeps the rules added
+with ``%agent allow`` and the plan mode the agent entered)."""
+
+SETTERS: dict[str, Callable[[Agent, Any], None]] = {
+    "ranker": lambda agent, ranker: agent.search.use(ranker),
+    "call_timeout": lambda agent, seconds: setattr(agent.runner, "call_timeout", seconds),
+}
+"""How a changed setting reaches an agent built, for the parameters that are not an
+attribute of the agent of their name (the others are set as that attribute)."""
+
+SET_ONCE_BUILT = ("call_timeout",)
+"""The parameters a setting names that ``Agent(...)`` takes no keyword for (the timeout is
+its ToolRunner's): set by :data:`SETTERS` once the agent is built."""
 
 ANSWERS: dict[str, Answer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no"}
 """What a person may type at a permission question, and what it means ("a" is added when
@@ -297,6 +311,8 @@ class Session:
     def _build_agent(self) -> Agent:
         """Make the agent from the settings, with the session's own tools registered."""
         settings = self.settings
+        values = settings.agent_values()
+        later = {parameter: values.pop(parameter) for parameter in SET_ONCE_BUILT}
         agent = Agent(
             registry=self.registry,
             policy=PermissionPolicy(
@@ -305,21 +321,11 @@ class Session:
                 deny=settings.deny_rules,
                 root=self.root,
             ),
-            model=settings.model,
-            system=settings.system_prompt or None,
-            max_turns=settings.max_turns,
-            mode=settings.mode,
-            max_tokens=settings.max_tokens,
-            ranker=settings.ranker,
             asker=self._asker,
-            announcement_style=settings.announcement_style,
-            preload_budget=settings.preload_budget if settings.preload else None,
-            usage_store=_usage_store(settings),
-            compaction=settings.compaction,
-            compact_threshold=settings.compact_threshold,
-            context_windows=parse_windows(settings.context_windows),
+            **values,
         )
-        agent.runner.call_timeout = settings.call_timeout
+        for parameter, value in later.items():
+            set_parameter(agent, parameter, value)
         # setattr: the attribute is PermissionPolicy's own only in newer versions.
         setattr(agent.runner.policy, "sandboxed", sandbox.runs_sandboxed())  # noqa: B010
         tools = session_tools(agent, self.tasks, mcp_manager=self.mcp_manager)
@@ -328,9 +334,17 @@ class Session:
         return agent
 
     def _changed(self, change: Bunch) -> None:
-        """Apply a setting that changed to what it configures."""
+        """Apply a setting that changed to what it configures (settings read at each cell,
+        ``stream`` and ``verbose``, need nothing here)."""
         name = change["name"]
-        if name in ("loaded_tools", "deferred_tools"):
+        parameter = self.settings.trait_metadata(name, "agent")
+        if parameter is not None:
+            with self._lock:  # an agent being built meanwhile is built first, then changed
+                if self._agent is not None:
+                    set_parameter(self._agent, parameter, self.settings.agent_value(parameter))
+        elif name in POLICY_SETTINGS:
+            self._apply_policy(name)
+        elif name in ("loaded_tools", "deferred_tools"):
             self._apply_overrides()
         elif name == "mcp_config":
             self._restart_servers()
@@ -340,41 +354,17 @@ class Session:
             self._apply_server_tools()
         elif name in SANDBOX_SETTINGS:
             self._apply_sandbox()
-        else:
-            with self._lock:  # an agent being built meanwhile is built first, then changed
-                if self._agent is not None:
-                    self._apply(self._agent, name)
 
-    def _apply(self, agent: Agent, name: str) -> None:
-        """Set one option on the agent (options read at each cell need nothing here)."""
-        settings = self.settings
-        policy = agent.runner.policy
-        if name in (
-            "model",
-            "max_turns",
-            "max_tokens",
-            "mode",
-            "announcement_style",
-            "compaction",
-            "compact_threshold",
-        ):
-            setattr(agent, name, getattr(settings, name))
-        elif name == "context_windows":
-            agent.context_windows = parse_windows(settings.context_windows)
-        elif name == "system_prompt":
-            agent.system = settings.system_prompt or None
-        elif name == "ranker":
-            agent.search.use(settings.ranker)
-        elif name == "call_timeout":
-            agent.runner.call_timeout = settings.call_timeout
-        elif name in ("preload", "preload_budget"):
-            agent.preload_budget = settings.preload_budget if settings.preload else None
-        elif name in ("promotion", "usage_db"):
-            agent.usage_store = _usage_store(settings)
-        elif name == "permission_mode" and isinstance(policy, PermissionPolicy):
-            policy.mode = settings.permission_mode
-        elif name in ("allow_rules", "deny_rules") and isinstance(policy, PermissionPolicy):
-            policy.configure(settings.allow_rules, settings.deny_rules)
+    def _apply_policy(self, name: str) -> None:
+        """Set the permission mode, or the rules, of the settings on the agent's policy."""
+        with self._lock:
+            policy = self._agent.runner.policy if self._agent is not None else None
+            if not isinstance(policy, PermissionPolicy):
+                return
+            if name == "permission_mode":
+                policy.mode = self.settings.permission_mode
+            else:
+                policy.configure(self.settings.allow_rules, self.settings.deny_rules)
 
     def _apply_overrides(self) -> None:
         """Make the registry's loaded and deferred overrides those of the settings."""
@@ -519,10 +509,17 @@ def ask_on_stdin(request: PermissionRequested) -> Answer | None:
         return None
 
 
-def _usage_store(settings: NbAgent) -> Any:
-    """The usage store when promotion is on, else None."""
-    if not settings.promotion:
-        return None
-    from nbagent.catalogue.promotion import DEFAULT_PATH, UsageStore
+def set_parameter(agent: Agent, parameter: str, value: Any) -> None:
+    """Set one of the agent's parameters on an agent built: by :data:`SETTERS`, or else as
+    the agent's attribute of the parameter's name.
 
-    return UsageStore(Path(settings.usage_db).expanduser() if settings.usage_db else DEFAULT_PATH)
+    Args:
+        agent: The agent.
+        parameter: The parameter, as a setting's ``agent`` tag names it.
+        value: Its value (:meth:`~nbagent.jupyter.config.NbAgent.agent_value`).
+    """
+    setter = SETTERS.get(parameter)
+    if setter is None:
+        setattr(agent, parameter, value)
+    else:
+        setter(agent, value)

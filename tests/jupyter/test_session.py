@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -333,3 +334,13 @@ def test_an_edit_is_asked_with_its_diff_and_one_that_cannot_be_made_is_not_asked
     assert calls[2].error.startswith("No cell with id '0f3c9a2f' in circle.ipynb. Its cell ids")
     assert "NotebookEdit 0f3c9a2e → refused by you" in out and cell not in out
     assert nbformat.read(path, as_version=4).cells[0].source.startswith("import math\nr = 2")
+
+
+def test_each_setting_tagged_agent_names_one_of_the_agents_parameters() -> None:
+    from nbagent.jupyter.config import NbAgent
+    from nbagent.jupyter.session import SET_ONCE_BUILT
+    from nbagent.loop.agent import Agent
+
+    values = NbAgent().agent_values()
+    assert {"model", "system", "preload_budget", "usage_store", "call_timeout"} <= set(values)
+    assert set(values) - set(SET_ONCE_BUILT) <= set(inspect.signature(Agent).parameters)
