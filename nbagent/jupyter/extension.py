@@ -87,7 +87,7 @@ def load(shell: Any) -> Session:
 
 def _not_started_notice(config: McpConfig) -> str:
     """The notice naming each bad entry of a configuration and its faults (the rest start)."""
-    from nbagent.mcp.config import fault_text
+    from nbagent.mcp.config_file import fault_text
 
     where = f" (in {plain_markdown(str(config.source))})" if config.source else ""
     names = dict.fromkeys(str(problem.server) for problem in config.problems)

@@ -2,7 +2,9 @@
 
 Modules, each with one job:
 
-- :mod:`~nbagent.mcp.config`: the ``mcpServers`` JSON of Claude Code and Claude Desktop;
+- :mod:`~nbagent.mcp.config`: the configuration's values (server specs, :class:`McpConfig`);
+- :mod:`~nbagent.mcp.config_file`: the ``mcpServers`` JSON of Claude Code and Claude Desktop,
+  found and read into them; :mod:`~nbagent.mcp.config_entry`: one entry's fields checked;
 - :mod:`~nbagent.mcp.approvals`: the person's approval of a project's ``.mcp.json`` servers,
   kept in ``~/.nbagent/mcp-approvals.json``;
 - :mod:`~nbagent.mcp.manager`: :class:`McpManager`, the servers on one background thread;
@@ -21,15 +23,8 @@ thread when the first server starts.
 from __future__ import annotations
 
 from nbagent.mcp.approvals import Approvals, ProjectServer, ProjectServers
-from nbagent.mcp.config import (
-    HttpSpec,
-    McpConfig,
-    ServerSpec,
-    StdioSpec,
-    find_config,
-    load_config,
-    parse_config,
-)
+from nbagent.mcp.config import HttpSpec, McpConfig, ServerSpec, StdioSpec
+from nbagent.mcp.config_file import find_config, load_config, parse_config
 from nbagent.mcp.errors import ApprovalsError, McpConfigError, UnknownServerError
 from nbagent.mcp.manager import McpManager
 from nbagent.mcp.state import RestartPolicy, ServerState, ServerStatus

@@ -4,7 +4,7 @@ Neither a cloned folder nor the model (which can write files) is trusted: a ``.m
 found in the notebook's folder could run any program at ``%load_ext nbagent``, or hand
 ``${ANTHROPIC_API_KEY}`` to any URL. So each of its servers waits until the person, having
 seen its command line or URL (:func:`written`) and the names of the variables it would read
-(:func:`~nbagent.mcp.config.variables_of`), approves it by name (``%mcp approve NAME``);
+(:func:`~nbagent.mcp.config_entry.variables_of`), approves it by name (``%mcp approve NAME``);
 until then it is not started and its ``${VAR}`` are not expanded. ``%mcp deny NAME`` keeps
 one stopped without asking again. The user's own configuration (``~/.nbagent/mcp.json``,
 ``c.NbAgent.mcp_config``, ``%mcp add``) needs no approval.
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nbagent.core.secrets import redact
-from nbagent.mcp.config import variables_of
+from nbagent.mcp.config_entry import variables_of
 from nbagent.mcp.errors import ApprovalsError
 
 Decision = Literal["approved", "denied"]

@@ -37,12 +37,8 @@ from nbagent.core.notices import Notices
 from nbagent.core.tool import Tool
 from nbagent.mcp.approvals import Approvals, Decision, ProjectServer, ProjectServers, screen
 from nbagent.mcp.budget import DEFAULT_MAX_TOOLS, ToolBudget
-from nbagent.mcp.config import (
-    PROJECT_FILE,
-    HttpSpec,
-    McpConfig,
-    ServerSpec,
-    StdioSpec,
+from nbagent.mcp.config import PROJECT_FILE, HttpSpec, McpConfig, ServerSpec, StdioSpec
+from nbagent.mcp.config_file import (
     check_names,
     fault_text,
     find_config,
@@ -146,7 +142,7 @@ class McpManager:
 
         Args:
             config: A parsed configuration, a ``{"mcpServers": ...}`` mapping, or a file;
-                by default the file :func:`~nbagent.mcp.config.find_config` finds.
+                by default the file :func:`~nbagent.mcp.config_file.find_config` finds.
             folder: The notebook's folder, where the lookup starts (the current folder by
                 default).
 

@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-from nbagent.mcp.config import parse_server
+from nbagent.mcp.config_file import parse_server
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.mcp.servers import FIXTURES, alive, http_server, wait_until
 from tests.shells import error_of, run, shown

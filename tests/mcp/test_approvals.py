@@ -21,7 +21,7 @@ from nbagent.mcp.approvals import (
     screen,
     written,
 )
-from nbagent.mcp.config import variables_of
+from nbagent.mcp.config_entry import variables_of
 from nbagent.mcp.errors import ApprovalsError
 
 GIT = {"command": "npx", "args": ["-y", "server git"], "env": {"TOKEN": "${GITHUB_TOKEN}"}}

@@ -11,15 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nbagent.core.errors import ConfigurationError
-from nbagent.mcp.config import (
-    HttpSpec,
-    StdioSpec,
-    expand,
-    find_config,
-    load_config,
-    parse_config,
-    parse_server,
-)
+from nbagent.mcp.config import HttpSpec, StdioSpec
+from nbagent.mcp.config_entry import expand
+from nbagent.mcp.config_file import find_config, load_config, parse_config, parse_server
 from nbagent.mcp.errors import McpConfigError
 
 ENV = {"HOME": "/home/ada", "TOKEN": "s3cret", "EMPTY": ""}

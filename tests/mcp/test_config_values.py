@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from nbagent.mcp.config import HttpSpec, StdioSpec, parse_server
+from nbagent.mcp.config import HttpSpec, StdioSpec
+from nbagent.mcp.config_file import parse_server
 from nbagent.mcp.errors import McpConfigError
 
 ENV = {"TOKEN": "s3cret"}

@@ -11,7 +11,8 @@ from mcp.shared.message import SessionMessage
 
 from nbagent.core.notices import Notices
 from nbagent.mcp.budget import ToolBudget
-from nbagent.mcp.config import StdioSpec, parse_config, parse_server
+from nbagent.mcp.config import StdioSpec
+from nbagent.mcp.config_file import parse_config, parse_server
 from nbagent.mcp.errors import McpConfigError
 from nbagent.mcp.limits import MAX_DESCRIPTION, cut_description, schema_fault
 from nbagent.mcp.listing import ListingGuard

@@ -26,7 +26,7 @@ from nbagent.core.errors import SearchQueryError, ToolDefinitionError, ToolError
 from nbagent.core.tool import RESULT_BLOCK_TYPES, Tool, ToolResult
 from nbagent.loop.execution import CallOutcome, ToolRunner
 from nbagent.mcp import HttpSpec, McpConfigError, ServerSpec, parse_config
-from nbagent.mcp.config import parse_server
+from nbagent.mcp.config_file import parse_server
 from tests.reliability.helpers import EXAMPLES
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
