@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nbagent.core.text import one_line
 from nbagent.core.tokens import compact_json
 from nbagent.testing.fakeapi.rules import (
     COMPACT_EDIT,
@@ -147,12 +148,6 @@ class CompactionSigner:
         return block
 
 
-def _quote(text: str, limit: int = QUOTE_CHARS) -> str:
-    """A text on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _prompts(messages: list[dict[str, Any]]) -> list[str]:
     """The text the user typed in each user message (tool results left out)."""
     prompts = []
@@ -179,12 +174,14 @@ def summarize(messages: list[dict[str, Any]], instructions: str | None = None) -
     parts = [f"Summary of the conversation so far: {len(messages)} messages"]
     first = messages[0]["content"][:1] if messages else []
     if first and is_compaction(first[0]):
-        parts.append(f"it continues an earlier summary: {_quote(str(first[0]['content']))}")
+        parts.append(
+            f"it continues an earlier summary: {one_line(str(first[0]['content']), QUOTE_CHARS)}"
+        )
     prompts = _prompts(messages)
     if prompts:
-        parts.append(f'the user asked: "{_quote(prompts[0])}"')
+        parts.append(f'the user asked: "{one_line(prompts[0], QUOTE_CHARS)}"')
     if len(prompts) > 1:
-        parts.append(f'and last: "{_quote(prompts[-1])}"')
+        parts.append(f'and last: "{one_line(prompts[-1], QUOTE_CHARS)}"')
     called: list[str] = []
     for message in messages:
         for block in message["content"]:
@@ -195,7 +192,7 @@ def summarize(messages: list[dict[str, Any]], instructions: str | None = None) -
         more = f" and {len(called) - NAMED_TOOLS} more" if len(called) > NAMED_TOOLS else ""
         parts.append("tools called: " + ", ".join(called[:NAMED_TOOLS]) + more)
     if instructions:
-        parts.append(f'focus: "{_quote(instructions)}"')
+        parts.append(f'focus: "{one_line(instructions, QUOTE_CHARS)}"')
     return "; ".join(parts) + "."
 
 

@@ -48,6 +48,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from nbagent.core.text import collapse_whitespace
+
 PROTECTED = (
     ".git/hooks",
     ".git/config",
@@ -206,7 +208,7 @@ def problem() -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"`bwrap` did not run ({exc}): {TURN_OFF}."
     if ran.returncode != 0:
-        said = " ".join(ran.stderr.split()) or f"exit {ran.returncode}"
+        said = collapse_whitespace(ran.stderr) or f"exit {ran.returncode}"
         return (
             f"`bwrap` cannot make its namespaces here ({said}). User namespaces are probably "
             "off: in Docker run the container with `--security-opt seccomp=unconfined`; on "
