@@ -1,4 +1,4 @@
-"""nbagent.mcp.config: values no process or HTTP client could use are refused when read.
+"""nbagent.mcp.config_entry: values no process or HTTP client could use are refused when read.
 
 A bad value is an McpConfigError naming the server and the field, at once, not an
 exception of another kind (RuntimeError from ``~nobody``, ValueError from a NUL) or a failure

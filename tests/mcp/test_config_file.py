@@ -1,4 +1,4 @@
-"""nbagent.mcp.config: the mcpServers JSON of Claude Code and Claude Desktop."""
+"""nbagent.mcp.config_file: the mcpServers JSON of Claude Code and Claude Desktop."""
 
 from __future__ import annotations
 
