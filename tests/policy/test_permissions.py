@@ -1,4 +1,4 @@
-"""Tests of nbagent.policy.permissions: rules, modes, touches, and how decisions combine."""
+"""Tests of nbagent.policy.permissions: the policy over what calls touch, by mode and rules."""
 
 from __future__ import annotations
 
@@ -13,50 +13,22 @@ from hypothesis import strategies as st
 from nbagent.core.access import Touch, paths
 from nbagent.core.errors import ConfigurationError
 from nbagent.core.tool import Tool
-from nbagent.policy.calls import describe_request
-from nbagent.policy.combining import decide
-from nbagent.policy.decisions import allow, ask, deny, explain
+from nbagent.policy.decisions import allow
 from nbagent.policy.modes import PLAN_MESSAGE
 from nbagent.policy.permissions import PermissionPolicy
-from nbagent.policy.rules import Rule
-
-READ = Tool(name="Read", read_only=True, touches=paths("read", "file_path"))
-GREP = Tool(name="Grep", read_only=True, touches=lambda i: [Touch("read", i.get("path") or ".")])
-WRITE = Tool(name="Write", touches=paths("write", "file_path"))
-EDIT = Tool(name="Edit", touches=paths("write", "file_path"))
-NOTEBOOK_READ = Tool(name="NotebookRead", read_only=True, touches=paths("read", "notebook_path"))
-NOTEBOOK_EDIT = Tool(name="NotebookEdit", touches=paths("write", "notebook_path"))
-BARE_EDIT = Tool(name="Edit")
-BASH = Tool(name="Bash")
-MCP_READ = Tool(name="mcp__github__get_issue", read_only=True, is_mcp=True, server="github")
-RESOURCES = Tool(
-    name="ReadMcpResource", read_only=True, touches=lambda i: [Touch("mcp", i["server"])]
+from tests.policy.helpers import (
+    BARE_EDIT,
+    BASH,
+    EDIT,
+    FETCH,
+    GREP,
+    MCP_READ,
+    NOTEBOOK_EDIT,
+    NOTEBOOK_READ,
+    READ,
+    RESOURCES,
+    WRITE,
 )
-FETCH = Tool(name="WebFetch", read_only=True, touches=lambda i: [Touch("fetch", i["url"])])
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder of the test's own, holding an SSH key and AWS credentials."""
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
-    (home / ".aws").mkdir()
-    (home / ".aws" / "credentials").write_text("aws_secret_access_key = x")
-    monkeypatch.setenv("HOME", str(home))
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A working folder with a denied ``secrets`` folder beside open data."""
-    root = tmp_path / "project"
-    (root / "secrets").mkdir(parents=True)
-    (root / "secrets" / "db.txt").write_text("password=hunter2")
-    (root / "secrets" / "nb.ipynb").write_text("{}")
-    (root / "data").mkdir()
-    (root / "data" / "a.csv").write_text("x\n1\n")
-    return root
 
 
 def denying(project: Path, mode: str = "default") -> PermissionPolicy:
@@ -333,18 +305,6 @@ def test_web_fetch_asks_per_domain_and_always_stores_the_domain(tmp_path: Path) 
     assert sub(FETCH, {"url": "https://notpython.org/"}).behavior == "ask"
 
 
-@pytest.mark.parametrize("text", ["", "Bash(", "Bash()", "Two words", "(x)"])
-def test_malformed_rules_are_clear_errors(text: str) -> None:
-    with pytest.raises(ConfigurationError, match="is not of the form Tool or Tool"):
-        Rule(text)
-
-
-@given(st.from_regex(r"[A-Za-z_*][A-Za-z0-9_*-]{0,20}(\([^()]{1,20}\))?", fullmatch=True))
-def test_every_well_formed_rule_parses(text: str) -> None:
-    rule = Rule(text)
-    assert rule.tool and (rule.specifier is None or rule.specifier)
-
-
 def test_rules_added_later_apply(tmp_path: Path) -> None:
     policy = PermissionPolicy(root=tmp_path)
     assert policy(READ, {"file_path": "x"}).behavior == "allow"
@@ -358,52 +318,11 @@ def test_unknown_mode_is_a_clear_error() -> None:
         PermissionPolicy("yolo")
 
 
-def hooked(decision: object) -> Tool:
-    return Tool(name="RunCode", check_permission=lambda _input: decision)
-
-
-def test_decisions_combine_deny_then_explicit_allow_then_strictest() -> None:
-    assert decide(hooked(None), {}, None) == allow()
-    asked = decide(hooked(ask("sure?")), {}, lambda t, i: allow("mode default"))
-    assert asked.behavior == "ask" and asked.always == "RunCode"
-    assert (
-        decide(hooked(ask("sure?")), {}, lambda t, i: allow("rule", explicit=True)).rule == "rule"
-    )
-    assert decide(hooked(deny("no")), {}, lambda t, i: allow("rule", explicit=True)).message == "no"
-    assert decide(hooked(True), {}, None).behavior == "allow"
-    assert decide(hooked(False), {}, None).behavior == "deny"
-    with pytest.raises(TypeError, match="return a PermissionDecision"):
-        decide(hooked("yes"), {}, None)
-
-
-def test_a_hook_that_explains_adds_its_words_to_a_question_and_decides_nothing(
-    tmp_path: Path,
-) -> None:
-    words = explain("```python\nx = 1\n```", "insert a code cell")
-    explained = Tool(name="NotebookEdit", check_permission=lambda _input: words)
-    asked = decide(explained, {}, PermissionPolicy("default", root=tmp_path))
-    assert (asked.behavior, asked.rule, asked.always) == ("ask", "mode default", "NotebookEdit")
-    assert (asked.message, asked.request) == (words.message, "insert a code cell")
-    outside = decide(explained, {}, lambda t, i: ask("Outside the folder.", "outside", "E(x)"))
-    assert outside.message == "Outside the folder.\n\n```python\nx = 1\n```"
-    assert (outside.rule, outside.always) == ("outside", "E(x)")
-    allowed = decide(explained, {}, PermissionPolicy("acceptEdits", root=tmp_path))
-    assert allowed == allow("mode acceptEdits")
-    assert decide(explained, {}, None) == allow()
-    assert decide(explained, {}, lambda t, i: deny("no", "rule")) == deny("no", "rule")
-
-
 def test_plan_mode_beats_allow_rules(tmp_path: Path) -> None:
     policy = PermissionPolicy("plan", allow=["Edit"], root=tmp_path)
     assert policy(BARE_EDIT, {}).behavior == "deny"
     policy.mode = "default"
     assert policy(BARE_EDIT, {}).behavior == "allow"
-
-
-def test_a_request_reads_as_the_command_the_path_or_the_input() -> None:
-    assert describe_request(BASH, {"command": "git status", "timeout": 5}) == "git status"
-    assert describe_request(EDIT, {"file_path": "a.py", "old_string": "x"}) == "a.py"
-    assert describe_request(Tool(name="T"), {"city": "Rome", "days": 3}) == "city='Rome', days=3"
 
 
 def test_configured_rules_are_replaced_and_added_ones_stay(tmp_path: Path) -> None:
@@ -421,16 +340,6 @@ def test_an_odd_declaration_is_judged_by_the_tool(tmp_path: Path) -> None:
     broken = Tool(name="Odd", touches=lambda i: [Touch("read", i["missing"])])
     assert PermissionPolicy(root=tmp_path)(broken, {}).behavior == "ask"
     assert os.path.isdir(tmp_path)
-
-
-def test_without_a_policy_credentials_and_the_working_folder_still_hold(
-    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(project)
-    assert decide(READ, {"file_path": "~/.ssh/id_rsa"}, None).behavior == "deny"
-    assert decide(READ, {"file_path": "../elsewhere.txt"}, None).behavior == "ask"
-    assert decide(WRITE, {"file_path": "notes.txt"}, None).behavior == "allow"
-    assert decide(FETCH, {"url": "http://127.0.0.1/"}, None).behavior == "deny"
 
 
 def test_in_the_sandbox_bash_runs_unasked_but_deny_rules_and_credentials_hold(
@@ -514,13 +423,6 @@ def test_the_key_that_signs_conversations_is_a_credential(home: Path, project: P
     (home / ".nbagent" / "conversations.key").write_bytes(b"k" * 32)
     policy = PermissionPolicy("bypassPermissions", root=project)
     assert policy(READ, {"file_path": "~/.nbagent/conversations.key"}).behavior == "deny"
-
-
-def test_a_question_names_what_the_call_touches() -> None:
-    assert describe_request(FETCH, {"url": "https://docs.python.org/3/"}) == (
-        "https://docs.python.org/3/"
-    )
-    assert describe_request(RESOURCES, {"server": "github", "uri": "x"}) == "github"
 
 
 def test_a_credential_refusal_names_the_rule_that_would_unlock_that_path(
