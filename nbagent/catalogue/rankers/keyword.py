@@ -135,7 +135,7 @@ class KeywordRanker(IndexedAtOnce):
     name = "keyword"
 
     def __init__(self) -> None:
-        self._slots = Slots()
+        self.slots = Slots()
         self._docs: list[_Doc | None] = []
         self._mcp: set[int] = set()
         self._parts = _Field()
@@ -151,7 +151,7 @@ class KeywordRanker(IndexedAtOnce):
         Args:
             tools: The deferred tools.
         """
-        self.update(*difference(self._slots.indexed(), tools))
+        self.update(*difference(self.slots.indexed(), tools))
 
     def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
         """Remove tools from the searched set, then add tools, at the cost of those tools.
@@ -161,7 +161,7 @@ class KeywordRanker(IndexedAtOnce):
             removed: Indexed tools to forget.
         """
         for tool in removed:
-            position = self._slots.remove(tool.name)
+            position = self.slots.remove(tool.name)
             doc = self._docs[position]
             assert doc is not None
             self._docs[position] = None
@@ -173,7 +173,7 @@ class KeywordRanker(IndexedAtOnce):
             self._hints.remove(position, doc.hint_words | doc.hint_grams)
             self._descriptions.remove(position, doc.description_words | doc.description_grams)
         for tool in added:
-            position = self._slots.add(tool)
+            position = self.slots.add(tool)
             doc = _Doc.of(tool)
             if position == len(self._docs):
                 self._docs.append(doc)
@@ -215,7 +215,7 @@ class KeywordRanker(IndexedAtOnce):
         if not totals:
             return []
         cut = heapq.nlargest(limit, totals.values())[-1]
-        names = self._slots.names
+        names = self.slots.names
         best = sorted(
             (p for p, total in totals.items() if total >= cut), key=lambda p: (-totals[p], names[p])
         )[:limit]
