@@ -60,14 +60,13 @@ from nbagent.core.access import Touch
 from nbagent.core.errors import ConfigurationError
 from nbagent.policy.calls import PATH_FIELDS
 from nbagent.policy.credentials import (
-    RECURSIVE_READERS,
     credential_refusal,
-    has_flag,
     names_home_credential,
+    walked_credential_folder,
 )
 from nbagent.policy.decisions import RANK, PermissionDecision, allow, ask, deny
 from nbagent.policy.hosts import host_matches, normal_host, private_literal, url_host
-from nbagent.policy.modes import EDIT_TOOLS, MODES, PLAN_MESSAGE
+from nbagent.policy.modes import MODES, PLAN_MESSAGE, by_mode
 from nbagent.policy.pathrules import (
     PathPattern,
     credential_paths,
@@ -196,7 +195,7 @@ class PermissionPolicy:
             )
             if whole is not None:
                 return allow(f"allow rule {whole.text}", explicit=True)
-            return self._by_mode(tool)
+            return by_mode(self.mode, tool)
         decisions = [self._touch(tool, touch) for touch in touches]
         worst = max(decisions, key=lambda d: RANK[d.behavior])
         if worst.behavior == "ask":
@@ -453,7 +452,7 @@ class PermissionPolicy:
         line = commandline.parse(touch.target)
         opaque = line.opaque
         bash_denies = any(r.tool == "Bash" for r in self.deny_rules)
-        walked = None if self.sandboxed else self._walks_credentials(line.commands)
+        walked = None if self.sandboxed else walked_credential_folder(line.commands, self.root)
         if walked:
             return ask(
                 f"This line reads the whole of {walked}, which holds credentials.",
@@ -481,29 +480,6 @@ class PermissionPolicy:
         if self.sandboxed:
             return allow("sandbox")
         return ask("", f"mode {self.mode}", self._always(tool, touch))
-
-    def _walks_credentials(self, commands: Iterable[Any]) -> str:
-        """The folder holding credentials that a recursive reader in the line walks, if any."""
-        for command in commands:
-            words = command.words
-            flags = RECURSIVE_READERS.get(words[0]) if words else ()
-            if words and words[0] in RECURSIVE_READERS:
-                if flags is not None and not any(has_flag(w, flags) for w in words[1:]):
-                    continue
-                operands = [w for w in words[1:] if not w.startswith("-")]
-                existing = [w for w in operands if os.path.exists(spellings(w, self.root)[-1])]
-                for word in existing or ["."]:
-                    if self._holds_credentials(spellings(word, self.root)):
-                        return word
-        return ""
-
-    def _holds_credentials(self, names: Sequence[str]) -> bool:
-        """Tell whether a folder holds a credential place (or is one)."""
-        for pattern in credential_paths(self.root):
-            for fixed in pattern.fixed:
-                if any(fixed == n or fixed.startswith(n.rstrip("/") + "/") for n in names):
-                    return True
-        return False
 
     def _protected(self, target: str) -> str:
         """Why writing a path asks in every mode but bypass (empty: it does not)."""
@@ -534,19 +510,6 @@ class PermissionPolicy:
         if touch.access == "mcp":
             return ""
         return tool.name
-
-    def _by_mode(self, tool: Tool, always: str | None = None) -> PermissionDecision:
-        reason = f"mode {self.mode}"
-        safe = tool.read_only and not tool.is_mcp
-        if self.mode == "bypassPermissions":
-            return allow(reason, explicit=True)
-        if safe:
-            return allow(reason)
-        if self.mode == "plan":
-            return deny(PLAN_MESSAGE, reason)
-        if self.mode == "acceptEdits" and tool.name in EDIT_TOOLS:
-            return allow(reason)
-        return ask("", reason, tool.name if always is None else always)
 
 
 def _inside(path: str, root: Path) -> bool:
