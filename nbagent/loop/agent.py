@@ -48,7 +48,7 @@ from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
 from nbagent.loop.context import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
-from nbagent.loop.history import SUMMARY_TAG
+from nbagent.loop.history import SUMMARY_TAG, repaired
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode, content_blocks
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
@@ -365,14 +365,9 @@ class Agent:
         return drained
 
     def _repair_history(self) -> None:
-        """Answer tool calls left without results (a run stopped between two steps)."""
-        if not self.messages or self.messages[-1]["role"] != "assistant":
-            return
-        calls = [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
-        if calls:
-            self.messages.append(
-                {"role": "user", "content": [interrupted(c).block() for c in calls]}
-            )
+        """Make the history one the API accepts again (:func:`~nbagent.loop.history.repaired`):
+        a run stopped between two steps leaves tool calls without results."""
+        self.messages[:] = repaired(self.messages, redacted=False).messages
 
     def events(self, prompt: str) -> Generator[Event, None, None]:
         """Run the agent on a prompt, yielding what happens.
@@ -637,18 +632,13 @@ class Agent:
                         yield from self._after_call(outcome)
         except (KeyboardInterrupt, Cancelled):
             stopped = time.perf_counter()
-            unfinished = [
-                interrupted(c, stopped - started.get(c["id"], stopped))
-                for c in calls
-                if c["id"] not in outcomes
-            ]
-            outcomes.update((outcome.id, outcome) for outcome in unfinished)
-            self.messages.append(
-                {"role": "user", "content": [outcomes[c["id"]].block() for c in calls]}
-            )
-            for outcome in unfinished:
-                if outcome.id in started:
-                    yield outcome.finished()
+            results = [outcomes[c["id"]].block() for c in calls if c["id"] in outcomes]
+            if results:
+                self.messages.append({"role": "user", "content": results})
+            self._repair_history()  # answers the calls that did not finish as interrupted
+            for call in calls:
+                if call["id"] in started and call["id"] not in outcomes:
+                    yield interrupted(call, stopped - started[call["id"]]).finished()
             return False
         results = [outcomes[c["id"]].block() for c in calls]
         yield from self._add_user_content(results)

@@ -1,11 +1,14 @@
-"""Making a saved history one the API accepts again.
+"""A conversation's history, and the one repair that makes it one the API accepts again.
 
-A history read back from its file (:mod:`nbagent.store.saved`) may end where a kernel was
-killed, with a tool call left unanswered, or hold what the API refuses (beside the blocks
-that do not have its shape, which reading left out: :mod:`nbagent.store.records`):
-empty texts, roles that do not alternate, a compaction block whose summary lost a secret (and
-so its signature).
-:func:`repaired` makes it valid; :func:`loaded_in` reads back the deferred tools it loaded.
+A history is a list of messages, ``{"role": "user" | "assistant", "content": ...}``. The agent
+keeps its own valid as it goes, but a run stopped between two steps (an interrupt after the
+model called tools) leaves tool calls unanswered; and a history read back from its file
+(:mod:`nbagent.store.saved`) may end where a kernel was killed, or hold what the API refuses
+(beside the blocks that do not have its shape, which reading left out:
+:mod:`nbagent.store.records`): empty texts, roles that do not alternate, a compaction block
+whose summary lost a secret (and so its signature). :func:`repaired` makes either valid, for
+the agent before each run and for resuming; :func:`loaded_in` reads back the deferred tools
+a history loaded.
 """
 
 from __future__ import annotations
@@ -44,27 +47,31 @@ class Repair:
     compaction writes one."""
 
 
-def repaired(messages: Sequence[Mapping[str, Any]]) -> Repair:
-    """Make a saved history one the API accepts.
+def repaired(messages: Sequence[Mapping[str, Any]], *, redacted: bool = True) -> Repair:
+    """Make a history one the API accepts again.
 
     The history starts with a user message and the roles alternate (consecutive messages of
     a role are merged); empty texts and messages are left out; every ``tool_use`` is answered
     by a ``tool_result`` first in the next user message (a call without one gets the
     "interrupted" result of :func:`nbagent.loop.execution.interrupted`) and every ``tool_result``
     answers a call of the message before. A last assistant message is kept without its
-    server tool calls left unanswered (and left out when nothing else remains).
+    server tool calls left unanswered (and left out when nothing else remains). A message
+    that needs no change is kept as the same object.
 
     Args:
-        messages: The history as read back: every block has the API's shape of its type, in
-            a message of a role that holds it, as reading keeps them
-            (:func:`~nbagent.store.records.replayed`).
+        messages: The history: every block has the API's shape of its type, in a message of
+            a role that holds it (the agent's own, or as reading keeps them:
+            :func:`~nbagent.store.records.replayed`).
+        redacted: The history may have had its secrets redacted, as a saved one has: a
+            compaction block whose summary shows a redaction lost its signature, and is
+            replaced by its summary. False for the agent's own history, which has not.
 
     Returns:
         The valid history and what was changed.
     """
     repair = Repair([])
     out = repair.messages
-    for message in _resigned(messages, repair):
+    for message in _resigned(messages, repair) if redacted else messages:
         blocks = _blocks(message["content"], repair)
         if message["role"] == "assistant":
             _push_assistant(repair, message, blocks)
@@ -82,7 +89,8 @@ def repaired(messages: Sequence[Mapping[str, Any]]) -> Repair:
         ]
         repair.dropped += len(last["content"]) - len(kept)
         if kept:
-            out[-1] = {**last, "content": kept}
+            if len(kept) < len(last["content"]):
+                out[-1] = {**last, "content": kept}
             _answer_calls(repair)
         else:
             out.pop()
@@ -166,7 +174,7 @@ def _push_assistant(repair: Repair, message: Mapping[str, Any], blocks: list[dic
         else:
             out[-1] = {**out[-1], "content": [*out[-1]["content"], *blocks]}
             return
-    out.append({**message, "role": "assistant", "content": blocks})
+    out.append(_kept(message, "assistant", blocks))
 
 
 def _push_user(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -> None:
@@ -193,7 +201,15 @@ def _push_user(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -
     if out and out[-1]["role"] == "user":
         out[-1] = {**out[-1], "content": [*out[-1]["content"], *others]}
     else:
-        out.append({**message, "role": "user", "content": content})
+        out.append(_kept(message, "user", blocks if content == blocks else content))
+
+
+def _kept(message: Mapping[str, Any], role: str, content: list[dict]) -> dict[str, Any]:
+    """A message of a role with a content: the message itself when it is one already."""
+    if isinstance(message, dict) and message.get("role") == role:
+        if message.get("content") is content:
+            return message
+    return {**message, "role": role, "content": content}
 
 
 def _answer_calls(repair: Repair) -> None:
@@ -212,11 +228,12 @@ def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[str, Any]]:
-    """A valid message's content as blocks, without the empty texts the API refuses."""
+    """A valid message's content as blocks, without the empty texts the API refuses (the
+    same list when it has none)."""
     blocks = content_blocks(content)
-    kept = [dict(b) for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
+    kept = [b for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
     repair.dropped += len(blocks) - len(kept)
-    return kept
+    return content if isinstance(content, list) and len(kept) == len(blocks) else kept
 
 
 def loaded_in(messages: Sequence[Mapping[str, Any]]) -> list[str]:
