@@ -369,3 +369,29 @@ def _jupyter_config_dirs() -> list[str]:
     except ImportError:
         return []
     return [*jupyter_config_path(), os.path.join(jupyter_data_dir(), "kernels")]
+
+
+def inside(path: str, root: Path) -> bool:
+    """Tell whether a path is a folder or lies inside it.
+
+    Args:
+        path: An absolute path.
+        root: The folder.
+    """
+    return path == str(root) or path.startswith(str(root).rstrip("/") + "/")
+
+
+def protected_reason(target: str, root: Path) -> str:
+    """Say why writing a path asks in every mode but bypass (empty: it does not).
+
+    Args:
+        target: The path written, absolute or relative to ``root``.
+        root: The working folder.
+    """
+    names = spellings(target, root)
+    if any(p.matches(names) for p in protected_paths(root)):
+        return f"{target} is a protected place (start-up, configuration or git files)"
+    module = shadows_a_module(names[-1], [root])
+    if module is not None:
+        return f"{target} would be imported instead of the module {module!r}"
+    return ""

@@ -51,7 +51,6 @@ each address it connects to). Asked in every mode but bypass: writes to protecte
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -70,11 +69,11 @@ from nbagent.policy.modes import MODES, PLAN_MESSAGE, by_mode
 from nbagent.policy.pathrules import (
     PathPattern,
     credential_paths,
-    protected_paths,
-    shadows_a_module,
+    inside,
+    protected_reason,
     spellings,
 )
-from nbagent.policy.rules import READ_NAMES, WRITE_NAMES, Rule
+from nbagent.policy.rules import READ_NAMES, WRITE_NAMES, Rule, narrowest_rule
 
 if TYPE_CHECKING:
     from nbagent.core.tool import Tool
@@ -220,7 +219,7 @@ class PermissionPolicy:
                 return refusal
             if touch.access in ("read", "write"):
                 real = spellings(touch.target, self.root)[-1]
-                if not _inside(real, self.root):
+                if not inside(real, self.root):
                     return self._outside(tool, touch, real)
         return None
 
@@ -412,13 +411,13 @@ class PermissionPolicy:
             None,
         )
         if touch.access == "write":
-            protected = self._protected(touch.target)
+            protected = protected_reason(touch.target, self.root)
             named = rule is not None and rule.specifier is not None
             if protected and self.mode != "bypassPermissions" and not named:
                 return ask(
                     f"{protected}: writing it can run code later.",
                     "protected path",
-                    self._always(tool, touch),
+                    narrowest_rule(tool, touch, self.root),
                 )
         if rule is not None:
             return allow(f"allow rule {rule.text}", explicit=True)
@@ -427,13 +426,13 @@ class PermissionPolicy:
         reason = f"mode {self.mode}"
         if touch.access in ("read", "write"):
             real = spellings(touch.target, self.root)[-1]
-            if not _inside(real, self.root):
+            if not inside(real, self.root):
                 return self._outside(tool, touch, real)
             if touch.access == "read" and tool.read_only and not tool.is_mcp:
                 return allow(reason)
             if touch.access == "write" and self.mode == "acceptEdits":
                 return allow(reason)
-        return ask("", reason, self._always(tool, touch))
+        return ask("", reason, narrowest_rule(tool, touch, self.root))
 
     def _outside(self, tool: Tool, touch: Touch, real: str) -> PermissionDecision:
         """Ask before a path outside the working folder is read or written."""
@@ -441,7 +440,7 @@ class PermissionPolicy:
         return ask(
             f"Allow the agent to {verb} {real}? It is outside the working folder {self.root}.",
             "outside the working folder",
-            self._always(tool, touch),
+            narrowest_rule(tool, touch, self.root),
         )
 
     def _run(self, tool: Tool, touch: Touch) -> PermissionDecision:
@@ -457,13 +456,13 @@ class PermissionPolicy:
             return ask(
                 f"This line reads the whole of {walked}, which holds credentials.",
                 "folder with credentials",
-                self._always(tool, touch),
+                narrowest_rule(tool, touch, self.root),
             )
         if opaque and not (self.sandboxed and not bash_denies):
             return ask(
                 f"nbagent cannot tell everything this line runs ({opaque[0]}).",
                 "unreadable command",
-                self._always(tool, touch),
+                narrowest_rule(tool, touch, self.root),
             )
         rules = [r for r in self.allow_rules if r.covers(tool, touch)]
         whole = next((r for r in rules if r.specifier is None), None)
@@ -479,41 +478,7 @@ class PermissionPolicy:
             return allow(f"mode {self.mode}", explicit=True)
         if self.sandboxed:
             return allow("sandbox")
-        return ask("", f"mode {self.mode}", self._always(tool, touch))
-
-    def _protected(self, target: str) -> str:
-        """Why writing a path asks in every mode but bypass (empty: it does not)."""
-        names = spellings(target, self.root)
-        if any(p.matches(names) for p in protected_paths(self.root)):
-            return f"{target} is a protected place (start-up, configuration or git files)"
-        module = shadows_a_module(names[-1], [self.root])
-        if module is not None:
-            return f"{target} would be imported instead of the module {module!r}"
-        return ""
-
-    def _always(self, tool: Tool, touch: Touch) -> str:
-        """The narrowest allow rule that covers what the person is shown."""
-        if touch.access == "run":
-            from nbagent.policy import commandline
-
-            return f"{tool.name}({commandline.always_spec(touch.target)})"
-        if touch.access == "fetch":
-            host = url_host(touch.target)
-            return f"WebFetch(domain:{host})" if host else ""
-        if touch.access in ("read", "write"):
-            path = spellings(touch.target, self.root)[0]
-            if _inside(path, self.root):
-                path = "./" + os.path.relpath(path, self.root)
-            if touch.access == "read" and os.path.isdir(spellings(touch.target, self.root)[-1]):
-                path = path.rstrip("/") + "/**"
-            return f"{tool.name}({path})"
-        if touch.access == "mcp":
-            return ""
-        return tool.name
-
-
-def _inside(path: str, root: Path) -> bool:
-    return path == str(root) or path.startswith(str(root).rstrip("/") + "/")
+        return ask("", f"mode {self.mode}", narrowest_rule(tool, touch, self.root))
 
 
 class _AnyTool:

@@ -1,5 +1,6 @@
-"""Allow and deny rules as written (``Tool`` or ``Tool(specifier)``), and what a rule's name
-reaches: a tool, an MCP server, or every read, write, command line or URL.
+"""Allow and deny rules as written (``Tool`` or ``Tool(specifier)``), what a rule's name
+reaches (a tool, an MCP server, or every read, write, command line or URL), and the narrowest
+rule an "always" answer adds.
 
 How a rule's specifier matches a path, a command line or a host is the policy's
 (:mod:`nbagent.policy.permissions`); Bash specifiers are :mod:`nbagent.policy.commandline`'s.
@@ -8,12 +9,16 @@ How a rule's specifier matches a path, a command line or a host is the policy's
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nbagent.core.access import Touch
 from nbagent.core.errors import ConfigurationError
+from nbagent.policy.hosts import url_host
+from nbagent.policy.pathrules import inside, spellings
 
 if TYPE_CHECKING:
     from nbagent.core.tool import Tool
@@ -100,3 +105,34 @@ class Rule:
         if touch.access == "mcp":
             return self.names_server(touch.target)
         return self.names_tool(tool)
+
+
+def narrowest_rule(tool: Tool, touch: Touch, root: Path) -> str:
+    """Return the narrowest allow rule that covers what the person is shown.
+
+    Args:
+        tool: The tool called.
+        touch: The thing the call touches that is asked about.
+        root: The working folder (a path inside it is written ``./…``).
+
+    Returns:
+        The rule an "always" answer adds; empty when none is offered (an MCP server, a URL
+        without a host).
+    """
+    if touch.access == "run":
+        from nbagent.policy import commandline
+
+        return f"{tool.name}({commandline.always_spec(touch.target)})"
+    if touch.access == "fetch":
+        host = url_host(touch.target)
+        return f"WebFetch(domain:{host})" if host else ""
+    if touch.access in ("read", "write"):
+        path = spellings(touch.target, root)[0]
+        if inside(path, root):
+            path = "./" + os.path.relpath(path, root)
+        if touch.access == "read" and os.path.isdir(spellings(touch.target, root)[-1]):
+            path = path.rstrip("/") + "/**"
+        return f"{tool.name}({path})"
+    if touch.access == "mcp":
+        return ""
+    return tool.name
