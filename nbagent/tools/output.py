@@ -1,24 +1,11 @@
-"""Keeping tool output within bounds, saying what was cut, and counting in words.
+"""Keeping tool output within bounds, saying what was cut.
 
 A result's summary (``ToolResult.metadata["summary"]``) is the few words the transcript shows
-after the call, such as ``42 lines`` or ``7 matches in 3 files``: :func:`counted` makes them.
+after the call, such as ``42 lines`` or ``7 matches in 3 files``:
+:func:`nbagent.core.text.plural` makes them.
 """
 
 from __future__ import annotations
-
-
-def counted(count: int, noun: str, nouns: str = "") -> str:
-    """Say how many: ``1 line``, ``1,024 lines``, ``2 matches``.
-
-    Args:
-        count: How many.
-        noun: The singular noun.
-        nouns: The plural noun, when it is not ``noun`` with an ``s``.
-
-    Returns:
-        The count and the noun.
-    """
-    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def cap_text(text: str, limit: int, hint: str) -> str:

@@ -125,3 +125,4 @@ def test_the_first_line_with_or_without_a_note_of_more(
 def test_a_count_takes_its_noun_in_the_singular_or_the_plural() -> None:
     assert plural(1, "tool") == "1 tool" and plural(1200, "tool") == "1,200 tools"
     assert plural(2, "match", "matches") == "2 matches"
+    assert plural(1024, "line") == "1,024 lines" and plural(0, "match", "matches") == "0 matches"

@@ -5,13 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.tools.output import HeadTail, cap_text, counted
-
-
-def test_counted_says_how_many_in_words() -> None:
-    assert counted(1, "line") == "1 line"
-    assert counted(1024, "line") == "1,024 lines"
-    assert counted(0, "match", "matches") == "0 matches"
+from nbagent.tools.output import HeadTail, cap_text
 
 
 def test_cap_text_cuts_at_a_line_and_says_so() -> None:

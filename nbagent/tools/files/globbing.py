@@ -22,10 +22,10 @@ from pathlib import Path
 
 from nbagent.core.access import Touch
 from nbagent.core.errors import ToolError
+from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.paths import inside_root, readable, resolve, shown, skipped_note
-from nbagent.tools.output import counted
 
 SKIPPED_NAMES = frozenset(
     {
@@ -221,7 +221,7 @@ def glob_tool(context: ToolContext) -> Tool:
             lines.insert(0, f"(Paths under {folder}, outside the working folder.)")
         if note:
             lines.append(note)
-        said = counted(len(found), "file")
+        said = plural(len(found), "file")
         if len(found) > limit:
             said = f"{limit:,} of {said}"
         return ToolResult("\n".join(lines), metadata={"summary": said})

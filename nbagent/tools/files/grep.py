@@ -23,11 +23,12 @@ from typing import Literal
 
 from nbagent.core.access import Touch
 from nbagent.core.errors import ToolError
+from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.globbing import SKIPPED_NAMES, glob_regex, walk_files
 from nbagent.tools.files.paths import readable, resolve, shown, skipped_note
-from nbagent.tools.output import cap_text, counted
+from nbagent.tools.output import cap_text
 
 OutputMode = Literal["files_with_matches", "content", "count"]
 
@@ -282,11 +283,11 @@ def summarize_results(results: Results, mode: OutputMode) -> str:
     """
     if not results:
         return "no matches"
-    files = counted(len(results), "file")
+    files = plural(len(results), "file")
     if mode == "files_with_matches":
         return files
     matches = sum(line.match for lines in results.values() for line in lines)
-    return f"{counted(matches, 'match', 'matches')} in {files}"
+    return f"{plural(matches, 'match', 'matches')} in {files}"
 
 
 def _limited(head: list[str], entries: list[str], limit: int | None, unit: str) -> str:

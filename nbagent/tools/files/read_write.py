@@ -15,6 +15,7 @@ from typing import Any
 
 from nbagent.core.access import paths
 from nbagent.core.errors import ToolError
+from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.paths import (
@@ -25,7 +26,6 @@ from nbagent.tools.files.paths import (
 from nbagent.tools.files.stamps import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.notebook.file import header, render_cells
 from nbagent.tools.notebook.locate import snapshot
-from nbagent.tools.output import counted
 from nbagent.tools.python.sizes import human_bytes
 
 _PROBE = 8192
@@ -221,7 +221,7 @@ def _read_text(context: ToolContext, path: Path, name: str, start: int, count: i
     if undecodable:
         notes.append("[The file is not valid UTF-8: bytes that are not are shown as �.]")
     whole = start == 1 and end == total
-    said = counted(total, "line") if whole else f"lines {start}-{end} of {total:,}"
+    said = plural(total, "line") if whole else f"lines {start}-{end} of {total:,}"
     return ToolResult("\n".join(lines + notes), metadata={"summary": said})
 
 
@@ -277,7 +277,7 @@ def _read_notebook(
             "or use NotebookRead.]"
         )
     said = (
-        counted(total, "cell")
+        plural(total, "cell")
         if start == 1 and last >= total
         else f"cells {start}-{last} of {total}"
     )
@@ -322,7 +322,7 @@ def write_tool(context: ToolContext) -> Tool:
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Wrote" if existed else "Created"
         size = f"{len(data):,} byte{'s' if len(data) != 1 else ''}"
-        said = f"{'replaced' if existed else 'created'}, {counted(lines, 'line')}"
+        said = f"{'replaced' if existed else 'created'}, {plural(lines, 'line')}"
         return ToolResult(
             f"{verb} {name} ({lines} line{'s' if lines != 1 else ''}, {size}).",
             metadata={"summary": said},
@@ -380,11 +380,11 @@ def edit_tool(context: ToolContext) -> Tool:
         data = new_text.encode("utf-8")
         _write_over(path, name, data, stamp, "edit it")
         context.reads.note(path, FileStamp.of_bytes(data))
-        plural = "s" if count != 1 else ""
+        ending = "s" if count != 1 else ""
         return ToolResult(
-            f"Edited {name}: replaced {count} occurrence{plural}.\n"
+            f"Edited {name}: replaced {count} occurrence{ending}.\n"
             + _snippet(new_text, first, new),
-            metadata={"summary": counted(count, "replacement")},
+            metadata={"summary": plural(count, "replacement")},
         )
 
     return edit

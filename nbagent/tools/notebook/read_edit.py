@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from nbagent.core.access import paths
 from nbagent.core.errors import ToolError
+from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.policy.decisions import PermissionDecision, explain
 from nbagent.render.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
@@ -41,7 +42,7 @@ from nbagent.tools.notebook.file import (
 )
 from nbagent.tools.notebook.images import ImageBudget, with_images
 from nbagent.tools.notebook.locate import Unseen, route, snapshot, target
-from nbagent.tools.output import cap_text, counted
+from nbagent.tools.output import cap_text
 
 CellType = Literal["code", "markdown", "raw"]
 EditMode = Literal["replace", "insert", "delete"]
@@ -128,7 +129,7 @@ def notebook_read_tool(context: ToolContext) -> Tool:
             )
         said = "1 cell" if cell_id is not None else _cells(indices.start, end, total)
         if images.blocks:
-            said += f", {counted(len(images.blocks), 'image')}"
+            said += f", {plural(len(images.blocks), 'image')}"
         result = with_images("\n".join(parts), images)
         content = result.content if isinstance(result, ToolResult) else result
         return ToolResult(content, metadata={"summary": said})
@@ -156,7 +157,7 @@ class _Request:
 def _cells(start: int, stop: int, total: int) -> str:
     """Which cells a read showed: ``12 cells`` (all of them) or ``cells 0-9 of 40``."""
     if start == 0 and stop >= total:
-        return counted(total, "cell")
+        return plural(total, "cell")
     return f"cells {start}-{stop - 1} of {total}"
 
 
@@ -336,7 +337,7 @@ def _question(notebook: LoadedNotebook, name: str, edit: CellEdit) -> Permission
     cell = notebook.cells[edit.index]
     if edit.action == "delete":
         outputs = len(cell.get("outputs", ()))
-        extra = f", with its {counted(outputs, 'output')}" if outputs else ""
+        extra = f", with its {plural(outputs, 'output')}" if outputs else ""
         request = f"delete {cell.cell_type} cell {short_id(cell.id)}{extra} from {name}"
         code = source_of(cell)
         language = _language(notebook, cell.cell_type)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nbagent.core.errors import ToolError
+from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.policy.decisions import PermissionDecision, ask
 from nbagent.render.codeview import capped, fenced, short_id
@@ -26,7 +27,7 @@ from nbagent.tools.notebook.file import Document, LoadedNotebook, render_outputs
 from nbagent.tools.notebook.images import ImageBudget, with_images
 from nbagent.tools.notebook.locate import NO_NOTEBOOK, NotebookSnapshot, snapshot
 from nbagent.tools.notebook.read_edit import cell_index
-from nbagent.tools.output import cap_text, counted
+from nbagent.tools.output import cap_text
 from nbagent.tools.python.cellrun import CellRun, run_source, running_count
 
 
@@ -183,7 +184,7 @@ def _report(
         ended = said = f"raised {type(run.error).__name__}"
     else:
         ended = "finished"
-        said = f"finished, {counted(len(run.outputs), 'output')}"
+        said = f"finished, {plural(len(run.outputs), 'output')}"
     label = f"In [{count}]" if count is not None else "no execution count"
     head = f"Ran cell {cell_id} ({label}) in {elapsed:.2f} s: {ended}. {where}"
     images = ImageBudget(limits.images, limits.image_bytes)
@@ -194,5 +195,5 @@ def _report(
     result = with_images(text, images)
     content = result.content if isinstance(result, ToolResult) else result
     if images.blocks:
-        said += f", {counted(len(images.blocks), 'image')}"
+        said += f", {plural(len(images.blocks), 'image')}"
     return ToolResult(content=content, is_error=run.error is not None, metadata={"summary": said})

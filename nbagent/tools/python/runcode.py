@@ -21,12 +21,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nbagent.core.errors import ToolError
+from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.policy.decisions import PermissionDecision, ask
 from nbagent.render.codeview import capped, fenced
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.notebook.images import ImageBudget
-from nbagent.tools.output import HeadTail, counted
+from nbagent.tools.output import HeadTail
 from nbagent.tools.python.reprs import safe_repr
 from nbagent.tools.python.safe_access import type_label
 
@@ -178,11 +179,11 @@ def _summary(raised: str, result: Any, printed: int, images: int) -> str:
     """A run in a few words: ``raised KeyError``, ``printed 3 lines, returned int``."""
     parts = [f"raised {raised}"] if raised else []
     if printed:
-        parts.append(f"printed {counted(printed, 'line')}")
+        parts.append(f"printed {plural(printed, 'line')}")
     if result is not None:
         parts.append(f"returned {type_label(result)}")
     if images:
-        parts.append(counted(images, "image"))
+        parts.append(plural(images, "image"))
     return ", ".join(parts) or "no output"
 
 

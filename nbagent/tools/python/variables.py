@@ -18,9 +18,10 @@ from collections import Counter
 from typing import Any
 
 from nbagent.core.errors import ToolError
+from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.context import Limits, ToolContext
-from nbagent.tools.output import cap_text, counted
+from nbagent.tools.output import cap_text
 from nbagent.tools.python.arrays import array_view, pandas_kind, pandas_view
 from nbagent.tools.python.reprs import cell_text, inert_repr, routine_text
 from nbagent.tools.python.routines import class_doc, is_routine, python_function, routine_doc
@@ -126,7 +127,7 @@ def list_variables_tool(context: ToolContext) -> Tool:
             for row in rows
         ]
         more = len(variables) - len(shown)
-        said = counted(len(variables), "variable")
+        said = plural(len(variables), "variable")
         if more:
             lines.append(f"(… {more} more; narrow the list with name_contains.)")
             said = f"{len(shown):,} of {said}"
