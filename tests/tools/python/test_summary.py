@@ -1,10 +1,9 @@
-"""Safe summaries of values: bounded reprs, no properties run, numpy and pandas understood."""
+"""Safe summaries of values: no properties run, numpy and pandas understood, through
+nbagent.tools.python.summary and the modules it reads values with."""
 
 from __future__ import annotations
 
 import re
-import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -14,11 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pandas.api.extensions import ExtensionArray, ExtensionDtype
 
-from nbagent.tools.python.reprs import inert_repr, safe_repr
+from nbagent.tools.python.reprs import inert_repr
 from nbagent.tools.python.safe_access import instance_dict, type_label
-from nbagent.tools.python.sizes import human_bytes, shape_of
+from nbagent.tools.python.sizes import shape_of
 from nbagent.tools.python.summary import PANDAS_UNKNOWN, Summary, summarize
-from nbagent.tools.python.timelimit import ReprTimeout, bounded
 
 
 class Point:
@@ -27,20 +25,6 @@ class Point:
     def __init__(self) -> None:
         self.x = 1
         self.y = [1, 2]
-
-
-class Hangs:
-    """A repr that spins for 3 s (long enough to be stopped, short enough not to hang tests)."""
-
-    def __repr__(self) -> str:
-        end = time.monotonic() + 3
-        while time.monotonic() < end: pass  # noqa: E701 (one line: no line events)  # fmt: skip
-        return "Hangs()"
-
-
-class Fails:
-    def __repr__(self) -> str:
-        raise ValueError("no")
 
 
 class Watched:
@@ -119,40 +103,6 @@ def test_unknown_code_never_runs() -> None:
     assert summary.type == "tests.Watched" and summary.shape == "" and summary.dtype == ""
     assert instance_dict(value) == {}
     assert Watched.runs == 0
-
-
-def test_reprs_are_bounded_in_time_and_size() -> None:
-    started = time.monotonic()
-    assert safe_repr(Hangs(), 80, 0.2) == "<tests.Hangs object: its repr took longer than 0.2 s>"
-    assert safe_repr([Hangs()], 80, 0.2) == "<list object: its repr took longer than 0.2 s>"
-    assert time.monotonic() - started < 2
-    assert safe_repr(Fails(), 80, 1) == "<tests.Fails object: its repr failed (ValueError)>"
-    cut = safe_repr("x" * 1000, 50, 1)
-    assert len(cut) <= 50 and cut.startswith("'xxx") and "..." in cut
-
-
-def test_bounded_restores_the_trace_function() -> None:
-    def debugger(frame: Any, event: str, arg: Any) -> None:
-        return None
-
-    sys.settrace(debugger)
-    try:
-        with pytest.raises(ReprTimeout):
-            bounded(lambda: repr(Hangs()), 0.1)
-        assert bounded(lambda: 1 + 1, 1) == 2
-        assert sys.gettrace() is debugger
-    finally:
-        sys.settrace(None)
-
-
-@settings(max_examples=30)
-@given(st.integers(0, 2**50))
-def test_human_bytes(count: int) -> None:
-    text = human_bytes(count)
-    number, unit = text.split()
-    assert unit in ("B", "KB", "MB", "GB")
-    scale = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}[unit]
-    assert abs(float(number) * scale - count) <= 0.05 * scale + 1
 
 
 # -- no code of the user's runs ---------------------------------------------------------------
