@@ -48,7 +48,14 @@ from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
 from nbagent.loop.context import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
-from nbagent.loop.history import SUMMARY_TAG, repaired
+from nbagent.loop.history import (
+    SUMMARY_TAG,
+    compaction_keeps,
+    ends_with,
+    last_answer,
+    repaired,
+    role_of,
+)
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode, content_blocks
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
@@ -427,7 +434,7 @@ class Agent:
                 yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
                 return
         yield Notice(f"Stopped after {self.max_turns} turns (max_turns).", level="warning")
-        yield RunFinished("max_turns", _last_text(self.messages), usage)
+        yield RunFinished("max_turns", last_answer(self.messages), usage)
 
     def _ask_model(self) -> Generator[Event, None, ModelResponse]:
         """Stream one response, sending the turn again if the stream breaks off.
@@ -543,13 +550,13 @@ class Agent:
         tool_reference results that loaded them are gone), and the deferred names are
         announced again in the kept user turn.
         """
-        start = _tail_start(self.messages)
+        start = compaction_keeps(self.messages)
         head, tail = self.messages[:start], self.messages[start:]
         if not head:
             yield Notice("Nothing to compact yet.")
             return
         ask = {"type": "text", "text": SUMMARY_REQUEST}
-        if head[-1]["role"] == "user":
+        if ends_with(head, "user"):
             last = head[-1]
             head = [*head[:-1], {**last, "content": [*content_blocks(last["content"]), ask]}]
         else:
@@ -568,7 +575,7 @@ class Agent:
         yield UsageReported(response.usage)
         text = f"<{SUMMARY_TAG}>\n{_text(response)}\n</{SUMMARY_TAG}>"
         summary = {"type": "text", "text": text}
-        if tail and tail[0]["role"] == "user":
+        if tail and role_of(tail[0]) == "user":
             first = tail[0]
             tail = [{**first, "content": [summary, *content_blocks(first["content"])]}, *tail[1:]]
         else:
@@ -576,7 +583,7 @@ class Agent:
         before, replaced = self.last_prompt_tokens, start
         self.messages = tail
         self._expand_loaded(kept=set())
-        if self.messages[-1]["role"] == "user":
+        if ends_with(self.messages, "user"):
             yield from self._add_user_content([])
         self.last_prompt_tokens = request_tokens(self._request())
         yield Notice(
@@ -703,7 +710,7 @@ class Agent:
 
     def _add_assistant_content(self, blocks: list[dict[str, Any]]) -> None:
         """Append the model's answer; after a ``pause_turn`` it continues the paused message."""
-        if self.messages and self.messages[-1]["role"] == "assistant":
+        if ends_with(self.messages, "assistant"):
             last = self.messages[-1]
             self.messages[-1] = {**last, "content": [*last["content"], *blocks]}
         else:
@@ -719,7 +726,7 @@ class Agent:
                 yield ToolSetAnnounced(
                     delta.added_names, delta.removed_names, text, initial=not self.messages
                 )
-        if self.messages and self.messages[-1]["role"] == "user":
+        if ends_with(self.messages, "user"):
             last = self.messages[-1]
             self.messages[-1] = {**last, "content": [*last["content"], *blocks]}
         else:
@@ -767,29 +774,6 @@ def _stop_reason(reason: str) -> StopReason:
 def _text(response: ModelResponse) -> str:
     """The text blocks of a response, joined."""
     return "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
-
-
-def _last_text(messages: list[dict[str, Any]]) -> str:
-    """The text of the last assistant message."""
-    for message in reversed(messages):
-        if message["role"] == "assistant":
-            return _text(ModelResponse(message["content"], "", Usage()))
-    return ""
-
-
-def _tail_start(messages: list[dict[str, Any]]) -> int:
-    """Where the part of a history that a compaction keeps starts.
-
-    The last user turn is kept, with the assistant turn before it when that one called tools
-    (its calls and their results stay together); after a final answer nothing is kept.
-    """
-    if not messages or messages[-1]["role"] != "user":
-        return len(messages)
-    previous = messages[-2] if len(messages) > 1 else None
-    calls = content_blocks(previous["content"]) if previous is not None else []
-    if any(b.get("type") == "tool_use" for b in calls):
-        return len(messages) - 2
-    return len(messages) - 1
 
 
 def _refuses_compaction(exc: ModelAPIError) -> bool:

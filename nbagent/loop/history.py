@@ -16,13 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from nbagent.catalogue.delta import COMPACTION
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME
 from nbagent.core.tool import NAME_PATTERN
 from nbagent.loop.execution import interrupted
 from nbagent.loop.request import content_blocks
+
+Role = Literal["user", "assistant"]
+"""Who a message is from."""
 
 SUMMARY_TAG = "conversation-summary"
 """The tag around a summary that replaces the earlier turns."""
@@ -73,11 +76,11 @@ def repaired(messages: Sequence[Mapping[str, Any]], *, redacted: bool = True) ->
     out = repair.messages
     for message in _resigned(messages, repair) if redacted else messages:
         blocks = _blocks(message["content"], repair)
-        if message["role"] == "assistant":
+        if role_of(message) == "assistant":
             _push_assistant(repair, message, blocks)
         else:
             _push_user(repair, message, blocks)
-    if out and out[-1]["role"] == "assistant":
+    if ends_with(out, "assistant"):
         last = out[-1]
         answered = {
             b.get("tool_use_id") for b in last["content"] if b.get("type") != "server_tool_use"
@@ -168,8 +171,8 @@ def _push_assistant(repair: Repair, message: Mapping[str, Any], blocks: list[dic
     if not out:  # the history starts with the user
         repair.dropped += 1
         return
-    if out[-1]["role"] == "assistant":
-        if _calls(out[-1]):
+    if ends_with(out, "assistant"):
+        if tool_calls(out[-1]):
             _answer_calls(repair)
         else:
             out[-1] = {**out[-1], "content": [*out[-1]["content"], *blocks]}
@@ -185,7 +188,7 @@ def _push_user(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -
         if block.get("type") == "tool_result":
             results.setdefault(block.get("tool_use_id"), block)
     others = [b for b in blocks if b.get("type") != "tool_result"]
-    calls = _calls(out[-1]) if out and out[-1]["role"] == "assistant" else []
+    calls = tool_calls(out[-1]) if ends_with(out, "assistant") else []
     answers = []
     for call in calls:
         if call.get("id") in results:
@@ -198,7 +201,7 @@ def _push_user(repair: Repair, message: Mapping[str, Any], blocks: list[dict]) -
     if not content:
         repair.dropped += 1
         return
-    if out and out[-1]["role"] == "user":
+    if ends_with(out, "user"):
         out[-1] = {**out[-1], "content": [*out[-1]["content"], *others]}
     else:
         out.append(_kept(message, "user", blocks if content == blocks else content))
@@ -214,17 +217,12 @@ def _kept(message: Mapping[str, Any], role: str, content: list[dict]) -> dict[st
 
 def _answer_calls(repair: Repair) -> None:
     """Answer the last assistant message's calls as interrupted, in a user message."""
-    calls = _calls(repair.messages[-1])
+    calls = tool_calls(repair.messages[-1])
     if calls:
         repair.messages.append(
             {"role": "user", "content": [interrupted(call).block() for call in calls]}
         )
         repair.interrupted.extend(str(call.get("name")) for call in calls)
-
-
-def _calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The ``tool_use`` blocks of a message."""
-    return [b for b in message["content"] if b.get("type") == "tool_use"]
 
 
 def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[str, Any]]:
@@ -234,6 +232,63 @@ def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[st
     kept = [b for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
     repair.dropped += len(blocks) - len(kept)
     return content if isinstance(content, list) and len(kept) == len(blocks) else kept
+
+
+def role_of(message: Mapping[str, Any]) -> Role:
+    """Who a message is from.
+
+    Args:
+        message: A message of a history.
+    """
+    return message["role"]
+
+
+def ends_with(messages: Sequence[Mapping[str, Any]], role: Role) -> bool:
+    """Whether a history's last message is from ``role`` (False for an empty history).
+
+    Args:
+        messages: The history.
+        role: ``user`` or ``assistant``.
+    """
+    return bool(messages) and role_of(messages[-1]) == role
+
+
+def tool_calls(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_use`` blocks of a message, in order.
+
+    Args:
+        message: A message of a history.
+    """
+    return [b for b in content_blocks(message["content"]) if b.get("type") == "tool_use"]
+
+
+def last_answer(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The text of a history's last assistant message (empty when it has none).
+
+    Args:
+        messages: The history.
+    """
+    for message in reversed(messages):
+        if role_of(message) == "assistant":
+            blocks = content_blocks(message["content"])
+            return "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    return ""
+
+
+def compaction_keeps(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Where the part of a history that a compaction keeps starts.
+
+    The last user turn is kept, with the assistant turn before it when that one called tools
+    (its calls and their results stay together); after a final answer nothing is kept.
+
+    Args:
+        messages: The history.
+    """
+    if not ends_with(messages, "user"):
+        return len(messages)
+    if len(messages) > 1 and tool_calls(messages[-2]):
+        return len(messages) - 2
+    return len(messages) - 1
 
 
 def loaded_in(messages: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from nbagent.loop.execution import INTERRUPTED_MESSAGE
-from nbagent.loop.history import SUMMARY_TAG, repaired
+from nbagent.loop.history import (
+    SUMMARY_TAG,
+    compaction_keeps,
+    ends_with,
+    last_answer,
+    repaired,
+    role_of,
+    tool_calls,
+)
 from nbagent.loop.state import AgentState
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.loop.test_agent import FORECAST, agent_for, bodies
@@ -86,3 +94,14 @@ def test_empty_texts_and_doubled_roles_are_mended_for_the_agent_too() -> None:
         {"role": "assistant", "content": [text("answer")]},
     ]
     assert repair.dropped == 1
+
+
+def test_the_accessors_read_a_history_without_its_dicts() -> None:
+    assert ends_with(VALID, "assistant") and not ends_with(VALID, "user")
+    assert not ends_with([], "user")
+    assert [role_of(m) for m in VALID] == ["user", "assistant", "user", "assistant"]
+    assert tool_calls(VALID[1]) == [call("toolu_1")] and tool_calls(VALID[0]) == []
+    assert last_answer(VALID) == "Sunny in Paris." and last_answer(VALID[:1]) == ""
+    assert compaction_keeps(VALID) == 4  # after a final answer nothing is kept
+    assert compaction_keeps(VALID[:3]) == 1  # the call and its results stay together
+    assert compaction_keeps([*VALID, {"role": "user", "content": "next"}]) == 4
