@@ -19,10 +19,12 @@ whole text is about something else. A short query is embedded once, as before.
 Nobody waits for a model. :meth:`SemanticIndex.index` returns at once; a thread of the
 index's own loads the models and embeds the tools not in the cache (in memory and under
 ``~/.nbagent/embeddings``), in batches, dropping a batch's work for a tool set that a newer
-call replaced. Until the vectors of the latest set are ready :meth:`SemanticIndex.similarity`
-answers ``None`` and the rankers rank by BM25, saying so (:attr:`SemanticIndex.status`). A
-tool whose text no model could embed gets no similarity (``NaN``), and the rankers score it by
-BM25 alone.
+call replaced. A change of the set (:meth:`SemanticIndex.place`, which the hybrid ranker calls
+with the positions BM25 gave the tools added and removed) embeds the new texts only; the
+thread then stacks the matrices again. Until the vectors of the latest set are ready
+:meth:`SemanticIndex.similarity` answers ``None`` and the rankers rank by BM25, saying so
+(:attr:`SemanticIndex.status`). A tool whose text no model could embed gets no similarity
+(``NaN``), and the rankers score it by BM25 alone.
 """
 
 from __future__ import annotations

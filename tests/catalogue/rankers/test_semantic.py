@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nbagent.catalogue.rankers.fields import ToolFields
 from nbagent.catalogue.rankers.semantic import (
     WINDOW,
     SemanticIndex,
@@ -75,6 +76,16 @@ def test_each_tool_text_is_embedded_once(hashing: Any) -> None:
     index.wait(30)
     tool_texts = [t for t in hashing.embedded if t.startswith(("slack:", "fs:", "im:"))]
     assert len(tool_texts) == 3
+
+
+def test_placing_tools_embeds_only_the_new_ones_at_their_positions(hashing: Any) -> None:
+    index = ready([hashing], [SLACK, FILES])
+    hashing.embedded.clear()
+    index.place(3, {0: None, 2: ZH})
+    assert index.wait(30) and index.ready
+    assert [t for t in hashing.embedded if ":" in t] == [ToolFields.of(ZH).text]
+    scores = index.similarity(parse_terms("read file")).values
+    assert len(scores) == 3 and np.isnan(scores[0]) and scores[1] == 1.0
 
 
 def test_vectors_persist_on_disk_across_indexes(
