@@ -23,18 +23,18 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-def call(ident: str) -> dict[str, Any]:
-    return {"type": "tool_use", "id": ident, "name": FORECAST, "input": {"city": "Paris"}}
+def call(ident: str, name: str = "Read", **tool_input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": ident, "name": name, "input": tool_input}
 
 
-def result(ident: str) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": ident, "content": "Sunny"}
+def result(ident: str, content: Any = "ok") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": ident, "content": content}
 
 
 VALID = [
     {"role": "user", "content": [text("Weather in Paris?")]},
-    {"role": "assistant", "content": [text("Looking."), call("toolu_1")]},
-    {"role": "user", "content": [result("toolu_1"), text("and Oslo?")]},
+    {"role": "assistant", "content": [text("Looking."), call("toolu_1", FORECAST, city="Paris")]},
+    {"role": "user", "content": [result("toolu_1", "Sunny"), text("and Oslo?")]},
     {"role": "assistant", "content": [text("Sunny in Paris.")]},
 ]
 
@@ -100,7 +100,8 @@ def test_the_accessors_read_a_history_without_its_dicts() -> None:
     assert ends_with(VALID, "assistant") and not ends_with(VALID, "user")
     assert not ends_with([], "user")
     assert [role_of(m) for m in VALID] == ["user", "assistant", "user", "assistant"]
-    assert tool_calls(VALID[1]) == [call("toolu_1")] and tool_calls(VALID[0]) == []
+    assert tool_calls(VALID[1]) == [call("toolu_1", FORECAST, city="Paris")]
+    assert tool_calls(VALID[0]) == []
     assert last_answer(VALID) == "Sunny in Paris." and last_answer(VALID[:1]) == ""
     assert compaction_keeps(VALID) == 4  # after a final answer nothing is kept
     assert compaction_keeps(VALID[:3]) == 1  # the call and its results stay together
