@@ -10,13 +10,23 @@ from nbagent.loop.history import (
     compaction_keeps,
     ends_with,
     last_answer,
+    loaded_in,
     repaired,
     role_of,
     tool_calls,
 )
 from nbagent.loop.state import AgentState
 from nbagent.testing import FakeAnthropicServer, Reply
+from nbagent.testing.fakeapi.rules import ApiError, check_request
 from tests.loop.test_agent import FORECAST, agent_for, bodies
+
+
+def user(*texts: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
+
+
+def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks)}
 
 
 def text(value: str) -> dict[str, Any]:
@@ -29,6 +39,16 @@ def call(ident: str, name: str = "Read", **tool_input: Any) -> dict[str, Any]:
 
 def result(ident: str, content: Any = "ok") -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": ident, "content": content}
+
+
+def api_accepts(messages: list[dict[str, Any]]) -> ApiError | set[str]:
+    """What the fake API's validation says of a history (Read and Bash are the tools)."""
+    tools = [
+        {"name": n, "description": n, "input_schema": {"type": "object"}} for n in ("Read", "Bash")
+    ]
+    return check_request(
+        {"model": "claude-x", "max_tokens": 10, "messages": messages, "tools": tools}
+    )
 
 
 VALID = [
@@ -106,3 +126,80 @@ def test_the_accessors_read_a_history_without_its_dicts() -> None:
     assert compaction_keeps(VALID) == 4  # after a final answer nothing is kept
     assert compaction_keeps(VALID[:3]) == 1  # the call and its results stay together
     assert compaction_keeps([*VALID, {"role": "user", "content": "next"}]) == 4
+
+
+# -- repair ---------------------------------------------------------------------------------
+
+
+def test_an_unanswered_call_at_the_end_is_answered_as_interrupted() -> None:
+    history = [user("go"), assistant(text("Running."), call("t1"), call("t2", "Bash"))]
+    assert isinstance(api_accepts(history), ApiError)
+    repair = repaired(history)
+    assert not isinstance(api_accepts(repair.messages), ApiError)
+    assert repair.interrupted == ["Read", "Bash"]
+    last = repair.messages[-1]["content"]
+    assert [b["tool_use_id"] for b in last] == ["t1", "t2"]
+    assert all(b["is_error"] and b["content"] == INTERRUPTED_MESSAGE for b in last)
+
+
+def test_a_broken_history_is_made_valid() -> None:
+    history = [
+        assistant(text("an orphan answer")),  # the history must start with the user
+        user("first"),
+        user("", "second"),  # consecutive users merge; the empty text goes
+        assistant(call("t1"), call("t2")),
+        {"role": "user", "content": [text("typed"), result("t2"), result("zz")]},  # out of order
+        assistant(text("answered")),
+        assistant(text("continued")),  # pause_turn: the same message goes on
+        assistant({"type": "server_tool_use", "id": "s1", "name": "tool_search_tool_bm25"}),
+    ]
+    repair = repaired(history)
+    assert not isinstance(api_accepts(repair.messages), ApiError), repair.messages
+    roles = [m["role"] for m in repair.messages]
+    assert roles == ["user", "assistant", "user", "assistant"]
+    assert repair.messages[0]["content"] == [text("first"), text("second")]
+    assert [b.get("tool_use_id", b.get("text")) for b in repair.messages[2]["content"]] == [
+        "t1",
+        "t2",
+        "typed",
+    ]
+    assert repair.messages[3]["content"] == [text("answered"), text("continued")]
+    assert repair.interrupted == ["Read"]
+
+
+def test_the_tools_a_history_loaded_are_read_back() -> None:
+    reference = {"type": "tool_reference", "tool_name": FORECAST}
+    history = [
+        user("weather"),
+        assistant(call("s1", "ToolSearch", query="weather")),
+        {"role": "user", "content": [result("s1", [reference])]},
+        assistant(call("s2", "ToolSearch", query="mail")),
+        {"role": "user", "content": [result("s2", "Loaded: mcp__mail__send. Their definitions")]},
+        assistant(call("t3", "Read")),
+        {"role": "user", "content": [result("t3", "Loaded: not a search")]},
+    ]
+    assert loaded_in(history) == [FORECAST, "mcp__mail__send"]
+
+
+def test_a_compaction_block_that_lost_a_secret_becomes_a_summary_to_go_on_from() -> None:
+    signed = {"type": "compaction", "content": "Summary.", "signature": "sig"}
+    cut = {**signed, "content": "The user gave [redacted MY_TOKEN] and asked."}
+    history = [
+        user("first"),
+        assistant(signed, text("One.")),
+        user("second"),
+        assistant(cut, call("t1")),
+        {"role": "user", "content": [result("t1"), text("third")]},
+    ]
+    intact = repaired(history[:3])
+    assert intact.messages == history[:3] and not intact.summarised  # signed blocks stay
+    repair = repaired(history)
+    assert repair.summarised and not isinstance(api_accepts(repair.messages), ApiError)
+    assert repair.messages[0] == user(
+        "<conversation-summary>\nThe user gave [redacted MY_TOKEN] and asked.\n"
+        "</conversation-summary>"
+    )
+    assert repair.messages[1:] == [assistant(call("t1")), history[4]]  # from the block on
+    earlier = repaired([user("a"), assistant(cut, text("b")), user("c"), assistant(signed)])
+    assert earlier.messages[1]["content"][0] == text(cut["content"])  # dropped by the API anyway
+    assert earlier.messages[3]["content"] == [signed] and not earlier.summarised

@@ -22,7 +22,6 @@ from nbagent.core.errors import NbAgentError
 from nbagent.core.tool import Tool
 from nbagent.frontend.channel import FrontEndChannel
 from nbagent.loop.execution import INTERRUPTED_MESSAGE
-from nbagent.loop.history import loaded_in, repaired
 from nbagent.store import saved as conversations
 from nbagent.store.folders import notebook_folder, notebook_path
 from nbagent.store.journal import Chain, ConversationLog, verify
@@ -35,7 +34,6 @@ from nbagent.store.saved import (
     saved_conversations,
 )
 from nbagent.testing import FakeAnthropicServer, Reply
-from nbagent.testing.fakeapi.rules import ApiError, check_request
 from tests.frontend_peer import RecordingComm, hello
 from tests.kernels import execute, kernel
 from tests.shells import FORECAST, error_of, run
@@ -73,16 +71,6 @@ def lines(path: Path) -> list[dict[str, Any]]:
         {k: v for k, v in json.loads(line).items() if k != "mac"}
         for line in path.read_text().splitlines()
     ]
-
-
-def api_accepts(messages: list[dict[str, Any]]) -> ApiError | set[str]:
-    """What the fake API's validation says of a history (Read and Bash are the tools)."""
-    tools = [
-        {"name": n, "description": n, "input_schema": {"type": "object"}} for n in ("Read", "Bash")
-    ]
-    return check_request(
-        {"model": "claude-x", "max_tokens": 10, "messages": messages, "tools": tools}
-    )
 
 
 # -- the log --------------------------------------------------------------------------------
@@ -479,83 +467,6 @@ def test_flipping_any_byte_of_a_signed_file_fails_verification(
     flip = data.draw(st.integers(1, 255), label="xor")
     changed = good[:where] + bytes([good[where] ^ flip]) + good[where + 1 :]
     assert not verify(changed, path, conversation_key()).signed
-
-
-# -- repair ---------------------------------------------------------------------------------
-
-
-def test_an_unanswered_call_at_the_end_is_answered_as_interrupted() -> None:
-    history = [user("go"), assistant(text("Running."), call("t1"), call("t2", "Bash"))]
-    assert isinstance(api_accepts(history), ApiError)
-    repair = repaired(history)
-    assert not isinstance(api_accepts(repair.messages), ApiError)
-    assert repair.interrupted == ["Read", "Bash"]
-    last = repair.messages[-1]["content"]
-    assert [b["tool_use_id"] for b in last] == ["t1", "t2"]
-    assert all(b["is_error"] and b["content"] == INTERRUPTED_MESSAGE for b in last)
-
-
-def test_a_broken_history_is_made_valid() -> None:
-    history = [
-        assistant(text("an orphan answer")),  # the history must start with the user
-        user("first"),
-        user("", "second"),  # consecutive users merge; the empty text goes
-        assistant(call("t1"), call("t2")),
-        {"role": "user", "content": [text("typed"), result("t2"), result("zz")]},  # out of order
-        assistant(text("answered")),
-        assistant(text("continued")),  # pause_turn: the same message goes on
-        assistant({"type": "server_tool_use", "id": "s1", "name": "tool_search_tool_bm25"}),
-    ]
-    repair = repaired(history)
-    assert not isinstance(api_accepts(repair.messages), ApiError), repair.messages
-    roles = [m["role"] for m in repair.messages]
-    assert roles == ["user", "assistant", "user", "assistant"]
-    assert repair.messages[0]["content"] == [text("first"), text("second")]
-    assert [b.get("tool_use_id", b.get("text")) for b in repair.messages[2]["content"]] == [
-        "t1",
-        "t2",
-        "typed",
-    ]
-    assert repair.messages[3]["content"] == [text("answered"), text("continued")]
-    assert repair.interrupted == ["Read"]
-
-
-def test_the_tools_a_history_loaded_are_read_back() -> None:
-    reference = {"type": "tool_reference", "tool_name": FORECAST}
-    history = [
-        user("weather"),
-        assistant(call("s1", "ToolSearch", query="weather")),
-        {"role": "user", "content": [result("s1", [reference])]},
-        assistant(call("s2", "ToolSearch", query="mail")),
-        {"role": "user", "content": [result("s2", "Loaded: mcp__mail__send. Their definitions")]},
-        assistant(call("t3", "Read")),
-        {"role": "user", "content": [result("t3", "Loaded: not a search")]},
-    ]
-    assert loaded_in(history) == [FORECAST, "mcp__mail__send"]
-
-
-def test_a_compaction_block_that_lost_a_secret_becomes_a_summary_to_go_on_from() -> None:
-    signed = {"type": "compaction", "content": "Summary.", "signature": "sig"}
-    cut = {**signed, "content": "The user gave [redacted MY_TOKEN] and asked."}
-    history = [
-        user("first"),
-        assistant(signed, text("One.")),
-        user("second"),
-        assistant(cut, call("t1")),
-        {"role": "user", "content": [result("t1"), text("third")]},
-    ]
-    intact = repaired(history[:3])
-    assert intact.messages == history[:3] and not intact.summarised  # signed blocks stay
-    repair = repaired(history)
-    assert repair.summarised and not isinstance(api_accepts(repair.messages), ApiError)
-    assert repair.messages[0] == user(
-        "<conversation-summary>\nThe user gave [redacted MY_TOKEN] and asked.\n"
-        "</conversation-summary>"
-    )
-    assert repair.messages[1:] == [assistant(call("t1")), history[4]]  # from the block on
-    earlier = repaired([user("a"), assistant(cut, text("b")), user("c"), assistant(signed)])
-    assert earlier.messages[1]["content"][0] == text(cut["content"])  # dropped by the API anyway
-    assert earlier.messages[3]["content"] == [signed] and not earlier.summarised
 
 
 # -- the magics -----------------------------------------------------------------------------
