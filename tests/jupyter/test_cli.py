@@ -14,7 +14,7 @@ import pytest
 
 from nbagent.jupyter.cli import agent_cell, cell_text, main
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "example_notebooks"
+EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
 
 OFFLINE = {**os.environ, "ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}
 
