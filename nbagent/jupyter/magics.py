@@ -200,8 +200,7 @@ class AgentMagics(Magics):
         try:
             result = self._run(agent, prompt, args)
         finally:  # --model, --max-turns and --mode are this cell's only
-            agent.model, agent.max_turns = self.settings.model, self.settings.max_turns
-            agent.mode = self.settings.mode
+            self.session.for_cell(agent)
         if args.output:
             self.shell.user_ns[args.output] = result
 
@@ -267,9 +266,7 @@ class AgentMagics(Magics):
         if args.new:
             agent.reset()
             self.recorder.new()
-        agent.model = args.model or self.settings.model
-        agent.max_turns = args.max_turns or self.settings.max_turns
-        agent.mode = args.mode or self.settings.mode
+        self.session.for_cell(agent, model=args.model, max_turns=args.max_turns, mode=args.mode)
         policy = agent.runner.policy
         if isinstance(policy, PermissionPolicy) and policy.mode == "bypassPermissions":
             display(

@@ -64,6 +64,10 @@ SETTERS: dict[str, Callable[[Agent, Any], None]] = {
 """How a changed setting reaches an agent built, for the parameters that are not an
 attribute of the agent of their name (the others are set as that attribute)."""
 
+CELL_OPTIONS = ("model", "max_turns", "mode")
+"""The parameters one ``%%agent`` cell may set for itself (``--model``, ``--max-turns``,
+``--mode``): :meth:`Session.for_cell`."""
+
 SET_ONCE_BUILT = ("call_timeout",)
 """The parameters a setting names that ``Agent(...)`` takes no keyword for (the timeout is
 its ToolRunner's): set by :data:`SETTERS` once the agent is built."""
@@ -95,6 +99,7 @@ class Session:
         self,
         settings: NbAgent,
         registry: ToolRegistry,
+        *,
         shell: Any = None,
         mcp_manager: Any = None,
         frontend: FrontEndChannel | None = None,
@@ -221,6 +226,18 @@ class Session:
             if self._agent is None:
                 self._agent = self._build_agent()
         return self._agent
+
+    def for_cell(self, agent: Agent, **options: Any) -> None:
+        """Give the agent one cell's own values of the :data:`CELL_OPTIONS`; one not given
+        (or None) takes the settings' value again.
+
+        Args:
+            agent: The session's agent.
+            **options: Values by parameter (``model``, ``max_turns``, ``mode``).
+        """
+        for parameter in CELL_OPTIONS:
+            value = options.get(parameter) or self.settings.agent_value(parameter)
+            set_parameter(agent, parameter, value)
 
     def policy(self) -> PermissionPolicy | None:
         """The agent's permission policy, once the agent exists (what the tools' searches
