@@ -36,7 +36,7 @@ from nbagent.loop.context import parse_windows
 from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.loop.request import MODES
 from nbagent.policy.modes import MODES as PERMISSION_MODES
-from nbagent.policy.rules import Rule
+from nbagent.policy.permission_rules import Rule
 
 PARSERS: dict[str, Callable[[Any], Any]] = {
     "context_windows": parse_windows,

@@ -73,7 +73,7 @@ from nbagent.policy.pathrules import (
     protected_reason,
     spellings,
 )
-from nbagent.policy.rules import READ_NAMES, WRITE_NAMES, Rule, narrowest_rule
+from nbagent.policy.permission_rules import READ_NAMES, WRITE_NAMES, Rule, narrowest_rule
 
 if TYPE_CHECKING:
     from nbagent.core.tool import Tool

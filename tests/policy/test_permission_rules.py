@@ -1,4 +1,4 @@
-"""Tests of nbagent.policy.rules: permission rules as written."""
+"""Tests of nbagent.policy.permission_rules: permission rules as written."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nbagent.core.errors import ConfigurationError
-from nbagent.policy.rules import Rule
+from nbagent.policy.permission_rules import Rule
 
 
 @pytest.mark.parametrize("text", ["", "Bash(", "Bash()", "Two words", "(x)"])
