@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from nbagent.core.text import cut
+from nbagent.core.text import collapse_whitespace, cut
 from nbagent.tools.python.arrays import array_view, pandas_kind, pandas_view
 from nbagent.tools.python.reprs import PREVIEW_ITEMS, cell_text, inert_repr, routine_text
 from nbagent.tools.python.routines import is_routine
@@ -117,7 +117,7 @@ def preview(value: Any, chars: int, seconds: float) -> str:
         text = f"<its preview took longer than {seconds:g} s>"
     except Exception as exc:
         text = f"<no preview: {type(exc).__name__}>"
-    return cut(one_line(text), chars)
+    return cut(collapse_whitespace(text), chars)
 
 
 PANDAS_UNKNOWN = "(holds data of a type that is not numpy's or pandas' own: not read)"
@@ -163,12 +163,3 @@ def pandas_values_text(view: Any, threshold: int) -> str:
         inert_repr(x, 40) if type(x) is str else cell_text(x) for x in view[:threshold].tolist()
     ]
     return "[" + " ".join(shown) + (" …" if len(view) > threshold else "") + "]"
-
-
-def one_line(text: str) -> str:
-    """Collapse white space (newlines included) to single spaces.
-
-    Args:
-        text: Any text.
-    """
-    return " ".join(text.split())
