@@ -57,6 +57,10 @@ class StreamDropped(ModelAPIError):
     """The response stream broke off before the message was complete."""
 
 
+CLIENT_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+"""The environment variables :func:`default_client` reads."""
+
+
 def default_client(max_retries: int = DEFAULT_MAX_RETRIES) -> Any:
     """Build ``anthropic.Anthropic()`` from the environment.
 

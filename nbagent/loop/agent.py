@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import closing
@@ -200,6 +201,8 @@ class Agent:
             registry = process_registry()
         self.registry = registry
         self._client = client
+        self._default: tuple[tuple[str | None, ...], Any] | None = None
+        """The client built from the environment, with the variables it was built from."""
         self.model = model
         self.system = system
         self.max_turns = max_turns
@@ -229,12 +232,17 @@ class Agent:
 
     @property
     def client(self) -> Any:
-        """The API client, built on first use."""
-        if self._client is None:
-            from nbagent.api.anthropic import default_client
+        """The API client given, else one built from the environment on first use and built
+        again when the environment's key or address changed since (``%env
+        ANTHROPIC_API_KEY=...``, an offline demo model started again)."""
+        if self._client is not None:
+            return self._client
+        from nbagent.api.anthropic import CLIENT_VARIABLES, default_client
 
-            self._client = default_client()
-        return self._client
+        seen = tuple(os.environ.get(name) for name in CLIENT_VARIABLES)
+        if self._default is None or self._default[0] != seen:
+            self._default = (seen, default_client())
+        return self._default[1]
 
     @property
     def loaded_names(self) -> list[str]:

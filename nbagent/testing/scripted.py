@@ -91,8 +91,9 @@ def offline_unless_api_key(script: Iterable[ScriptItem]) -> OfflineModel | None:
     """Answer with a scripted model unless ``ANTHROPIC_API_KEY`` holds a real key.
 
     A key left by another offline model is not a real one: calling it again (a demo's first
-    cell run again) makes a new model, which the agent uses once it makes a new client
-    (``%reload_ext nbagent``); the one before keeps its server until it is closed.
+    cell run again) makes a new model, which the agent's next request goes to (an agent given
+    no client builds its client again when the variables change); the one before keeps its
+    server until it is closed.
 
     Args:
         script: The replies, in order (see :mod:`nbagent.testing`).

@@ -276,6 +276,19 @@ def test_a_hook_that_fails_fails_its_call_before_anyone_is_asked(
     assert asked == [] and ran == []  # nobody asked, nothing ran
 
 
+def test_a_client_from_the_environment_follows_its_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An offline model started again, or a new key: the next run uses the new address."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    with FakeAnthropicServer([Reply.text("first")]) as first:
+        with FakeAnthropicServer([Reply.text("second")]) as second:
+            agent = Agent(registry=ToolRegistry(), mode="off")
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", first.url)
+            assert agent.run("go").text == "first"
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", second.url)
+            assert agent.run("go").text == "second"
+            assert (len(first.requests), len(second.requests)) == (1, 1)
+
+
 def test_ask_without_an_asker_is_denied(fake_api: FakeAnthropicServer) -> None:
     asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
     fake_api.enqueue(Reply.tool_use("Asked"), Reply.text("ok"))
