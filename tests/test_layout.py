@@ -1,5 +1,6 @@
-"""The package's shape holds: few modules at the root, no import cycle between its top-level
-parts, and the layers contract of pyproject.toml kept (benchmarks/layout.py prints the same)."""
+"""The package's shape holds: few modules at the root, none over 800 lines, no import cycle
+between its top-level parts, and the layers contract of pyproject.toml kept
+(benchmarks/layout.py prints the same)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from layout import contracts, cycles, module_lines, modules_per_folder, part_gra
 
 def test_the_root_holds_at_most_8_modules() -> None:
     assert modules_per_folder(module_lines())["nbagent"][0] <= 8
+
+
+def test_no_module_is_over_800_lines() -> None:
+    assert {path: n for path, n in module_lines().items() if n > 800} == {}
 
 
 def test_no_cycle_between_the_top_level_parts() -> None:
