@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS usage (
 
 
 @dataclass(frozen=True)
-class Usage:
+class ToolUseCount:
     """How often and how lately a user called one tool."""
 
     tool: str
@@ -93,7 +93,7 @@ class UsageStore:
                 (self.user, tool, time.time() if when is None else when),
             )
 
-    def usage(self) -> list[Usage]:
+    def usage(self) -> list[ToolUseCount]:
         """Return this user's counts, most used first (ties by name).
 
         Returns:
@@ -104,7 +104,7 @@ class UsageStore:
                 "SELECT tool, uses, last_used FROM usage WHERE user = ? ORDER BY uses DESC, tool",
                 (self.user,),
             ).fetchall()
-        return [Usage(*row) for row in rows]
+        return [ToolUseCount(*row) for row in rows]
 
     def promoted(
         self,
