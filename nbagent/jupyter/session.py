@@ -35,7 +35,7 @@ from nbagent.jupyter.config import NbAgent
 from nbagent.loop import cellthread
 from nbagent.loop.agent import Agent
 from nbagent.orchestration import TaskBoard, session_tools
-from nbagent.policy.decisions import Answer
+from nbagent.policy.decisions import PermissionAnswer
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.codeview import plain_text
 from nbagent.store.folders import notebook_path
@@ -72,7 +72,7 @@ SET_ONCE_BUILT = ("call_timeout",)
 """The parameters a setting names that ``Agent(...)`` takes no keyword for (the timeout is
 its ToolRunner's): set by :data:`SETTERS` once the agent is built."""
 
-ANSWERS: dict[str, Answer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no"}
+ANSWERS: dict[str, PermissionAnswer] = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "": "no"}
 """What a person may type at a permission question, and what it means ("a" is added when
 an "always" rule can be offered)."""
 
@@ -104,7 +104,7 @@ class Session:
         mcp_manager: Any = None,
         frontend: FrontEndChannel | None = None,
         log_file: LogFile | None = None,
-        asker: Callable[[PermissionRequested], Answer | None] | None = None,
+        asker: Callable[[PermissionRequested], PermissionAnswer | None] | None = None,
         root: Path | None = None,
     ) -> None:
         self.settings = settings
@@ -485,7 +485,7 @@ class Session:
         self._restarting.start()
 
 
-def ask_on_stdin(request: PermissionRequested) -> Answer | None:
+def ask_on_stdin(request: PermissionRequested) -> PermissionAnswer | None:
     """Ask about a tool call on the kernel's stdin, as long as the person takes.
 
     The card above the prompt shows the call (the command, the path); the prompt names it

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 Behavior = Literal["allow", "deny", "ask"]
 
-Answer = Literal["yes", "no", "always"]
+PermissionAnswer = Literal["yes", "no", "always"]
 """A person's answer to a permission question: run it, refuse it, or run it and add the
 allow rule that lets such calls run from now on."""
 
@@ -109,7 +109,7 @@ def explain(question: str, request: str = "") -> PermissionDecision:
 Policy = Callable[["Tool", Mapping[str, Any]], PermissionDecision | None]
 """The agent-wide permission policy: a decision for a call, or None for no opinion."""
 
-Asker = Callable[[PermissionRequested], Answer | None]
+Asker = Callable[[PermissionRequested], PermissionAnswer | None]
 """Asks the user about a call and waits, without a time limit, for the answer; None when no
 one can be asked (no stdin)."""
 

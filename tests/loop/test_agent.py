@@ -26,7 +26,7 @@ from nbagent.core.events import (
 )
 from nbagent.core.tool import Tool, tool
 from nbagent.loop.agent import INTERRUPTED_TEXT, Agent
-from nbagent.policy.decisions import Answer, ask, deny
+from nbagent.policy.decisions import PermissionAnswer, ask, deny
 from nbagent.testing import FakeAnthropicServer, Fault, Reply, ToolUse
 
 FORECAST = "mcp__weather__forecast"
@@ -235,7 +235,7 @@ def test_permission_deny_and_ask(fake_api: FakeAnthropicServer) -> None:
     asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
     answers: list[str] = []
 
-    def asker(request: PermissionRequested) -> Answer:
+    def asker(request: PermissionRequested) -> PermissionAnswer:
         answers.append(request.reason)
         return "yes"
 
@@ -560,7 +560,7 @@ def test_an_interrupt_while_the_user_is_asked_ends_the_run_with_the_call_interru
 ) -> None:
     asked = Tool(name="Asked", handler=lambda: "ran", check_permission=lambda _input: ask("OK?"))
 
-    def asker(request: PermissionRequested) -> Answer:
+    def asker(request: PermissionRequested) -> PermissionAnswer:
         raise KeyboardInterrupt  # the user pressed Stop instead of answering
 
     fake_api.enqueue(Reply.tool_use("Asked"), Reply.text("next cell"))

@@ -27,7 +27,7 @@ from nbagent.core.events import (
 )
 from nbagent.core.tool import Tool
 from nbagent.loop.execution import CallOutcome, ToolRunner, emit
-from nbagent.policy.decisions import Answer
+from nbagent.policy.decisions import PermissionAnswer
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.kernels import execute, kernel
@@ -190,11 +190,13 @@ def bash_calls(*commands: str) -> list[dict[str, Any]]:
     ]
 
 
-def asking_runner(answers: list[Answer], asked: list[PermissionRequested], **options: Any):  # type: ignore[no-untyped-def]
+def asking_runner(
+    answers: list[PermissionAnswer], asked: list[PermissionRequested], **options: Any
+) -> ToolRunner:
     """A runner for a Bash that echoes, whose asker gives ``answers`` in turn."""
     bash = Tool(name="Bash", handler=lambda command: f"ran {command}")
 
-    def asker(request: PermissionRequested) -> Answer:
+    def asker(request: PermissionRequested) -> PermissionAnswer:
         asked.append(request)
         return answers.pop(0)
 
@@ -216,7 +218,7 @@ def test_the_time_a_person_takes_to_answer_is_not_the_calls_time() -> None:
     runner = asking_runner(["yes"], asked, call_timeout=0.05)
     slow = runner.asker
 
-    def thinking(request: PermissionRequested) -> Answer | None:
+    def thinking(request: PermissionRequested) -> PermissionAnswer | None:
         time.sleep(0.3)  # longer than the time limit: a person reads the command
         return slow(request)  # type: ignore[misc]
 

@@ -19,7 +19,7 @@ from nbagent.loop.agent import Agent
 from nbagent.orchestration.planning import plan_tools
 from nbagent.orchestration.questions import ask_user_question_tool
 from nbagent.orchestration.subagent import SUBAGENT_SYSTEM, agent_tool
-from nbagent.policy.decisions import Answer
+from nbagent.policy.decisions import PermissionAnswer
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
 
@@ -51,7 +51,7 @@ def test_two_sub_agents_ask_one_at_a_time_on_the_main_thread_and_each_answer_bin
         ran.append((command, threading.current_thread() is threading.main_thread()))
         return f"ran {command}"
 
-    def person(request: PermissionRequested) -> Answer:
+    def person(request: PermissionRequested) -> PermissionAnswer:
         asking[0] += 1
         most[0] = max(most[0], asking[0])
         asked_on_main.append(threading.current_thread() is threading.main_thread())
