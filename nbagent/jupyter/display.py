@@ -28,7 +28,7 @@ from nbagent.core.events import (
 from nbagent.core.markup import Markdown, model_markdown, show_controls
 from nbagent.core.notices import Notices
 from nbagent.core.secrets import redact
-from nbagent.render.transcript.items import STATE_WORDS, Answer, Call, Item, visible
+from nbagent.render.transcript.items import STATE_WORDS, AnswerItem, Call, Item, visible
 from nbagent.render.transcript.model import Transcript
 from nbagent.render.transcript.text import item_text
 
@@ -80,7 +80,7 @@ class CellTranscript:
         self._view: Any = None
         self._handle: DisplayHandle | None = None
         self._printed = 0
-        self._streaming: Answer | None = None
+        self._streaming: AnswerItem | None = None
         if not quiet and (in_kernel() if live is None else live):
             from nbagent.jupyter.widgets import TranscriptView
 
@@ -110,7 +110,7 @@ class CellTranscript:
         without its unfinished end, and whole once something else comes."""
         if isinstance(event, UsageReported):
             self._view.refresh_meter()
-        if isinstance(item, Answer):
+        if isinstance(item, AnswerItem):
             self._streaming = item
             now = time.monotonic()
             if self.stream and now - self._last_refresh >= STREAM_INTERVAL:

@@ -24,7 +24,7 @@ from nbagent.core.markup import escape_html, show_controls
 from nbagent.core.secrets import redact, streamable
 from nbagent.core.text import plural
 from nbagent.render.transcript.html import item_html
-from nbagent.render.transcript.items import Answer, Call, Item, visible
+from nbagent.render.transcript.items import AnswerItem, Call, Item, visible
 from nbagent.render.transcript.model import Transcript
 
 MAX_LIVE_CARDS = 50
@@ -68,7 +68,7 @@ class TranscriptView:
         """
         if not visible(item, self.verbose):
             return
-        shown = _so_far(item) if isinstance(item, Answer) and streaming else item
+        shown = _so_far(item) if isinstance(item, AnswerItem) and streaming else item
         child = self._children.get(id(item))
         if child is None:
             child = self._make(shown)
@@ -77,7 +77,7 @@ class TranscriptView:
             if isinstance(item, Call):
                 self._cards.append(id(item))
                 self._fold()
-        elif isinstance(shown, Answer):
+        elif isinstance(shown, AnswerItem):
             child.outputs = (_markdown_output(shown.markdown),)
         else:
             child.value = self._html(item)
@@ -104,7 +104,7 @@ class TranscriptView:
             child.close()
 
     def _make(self, item: Item) -> widgets.Widget:
-        if isinstance(item, Answer):
+        if isinstance(item, AnswerItem):
             output = widgets.Output()
             output.add_class("nbagent-narration")
             output.outputs = (_markdown_output(item.markdown),)
@@ -145,7 +145,7 @@ class TranscriptView:
             self._more.layout.display = None
 
 
-def _so_far(answer: Answer) -> Answer:
+def _so_far(answer: AnswerItem) -> AnswerItem:
     """A stretch of text still streaming in, as far as it can be shown now."""
     text = streamable(answer.text)
     marks = [mark for mark in answer.marks if mark.end <= len(text)]

@@ -18,7 +18,7 @@ from nbagent.core.events import (
     WebSearched,
 )
 from nbagent.core.markup import escape_html, model_html, web_link
-from nbagent.render.transcript.items import Answer, Call
+from nbagent.render.transcript.items import AnswerItem, Call
 from nbagent.render.transcript.model import Transcript
 from nbagent.render.transcript.text import item_text
 from nbagent.render.web_view import Mark, Source, citation_inserts, cited_text, web_summary
@@ -51,7 +51,7 @@ def run_with_search(*pages: WebPage, error: str = "") -> Transcript:
 def test_a_search_is_a_card_between_the_narration_and_the_answer() -> None:
     transcript = run_with_search(DOCS, NEWS)
     narration, card, answer = transcript.items
-    assert isinstance(narration, Answer) and isinstance(answer, Answer) and answer.final
+    assert isinstance(narration, AnswerItem) and isinstance(answer, AnswerItem) and answer.final
     assert isinstance(card, Call) and card.name == "web_search" and card.status == "ok"
     line = item_text(card).splitlines()
     assert line[0] == '✓ web_search "python 3.14" → 2 results: docs.python.org, example.com'
@@ -75,7 +75,7 @@ def test_the_card_links_each_page_with_its_site_and_age() -> None:
 def test_the_answer_marks_what_it_cites_and_lists_its_sources() -> None:
     transcript = run_with_search(DOCS, NEWS)
     answer = transcript.items[-1]
-    assert isinstance(answer, Answer)
+    assert isinstance(answer, AnswerItem)
     markdown = transcript.to_markdown()
     news = "https://www.example.com/news?q=a%20b%28c%29"
     tab = 'target="_blank" rel="noopener noreferrer"'
@@ -98,7 +98,7 @@ def test_a_page_cited_again_keeps_its_number() -> None:
     transcript.apply(TextDelta(" Again."))
     transcript.apply(TextCited((Citation(NEWS.url, NEWS.title, "n"), Citation(DOCS.url, "", "d"))))
     answer = transcript.items[-1]
-    assert isinstance(answer, Answer)
+    assert isinstance(answer, AnswerItem)
     assert "More soon. Again. [2] [1]\n" in answer.plain
 
 

@@ -11,7 +11,7 @@ What comes from outside is redacted as it is folded in (:mod:`nbagent.core.secre
 input, result, summary and question, a search's query, a notice, a task; so no rendering, nor
 a line cut short, shows a secret or the start of one. The model's text is redacted where it is
 rendered (:func:`~nbagent.core.markup.model_html`,
-:attr:`~nbagent.render.transcript.items.Answer.plain`): it streams in piece by piece.
+:attr:`~nbagent.render.transcript.items.AnswerItem.plain`): it streams in piece by piece.
 
 Every renderer takes a mode. The quiet default shows a tool call as one line, its main
 argument and its result in a few words (``✓ Read sales.csv → 42 lines``), the input and the

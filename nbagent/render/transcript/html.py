@@ -14,7 +14,7 @@ from nbagent.core.markup import NO_MATH, escape_html
 from nbagent.render.codeview import code_html, question_parts
 from nbagent.render.transcript.items import (
     PREVIEW_CHARS,
-    Answer,
+    AnswerItem,
     Call,
     Delta,
     Item,
@@ -46,7 +46,7 @@ def item_html(item: Item, verbose: bool = False) -> str:
     Returns:
         The HTML fragment.
     """
-    if isinstance(item, Answer):
+    if isinstance(item, AnswerItem):
         return f'<div class="{answer_class(item)}">{item.html}</div>'
     if isinstance(item, Call):
         return call_html(item, verbose)

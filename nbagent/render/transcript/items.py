@@ -35,7 +35,7 @@ STATE_WORDS = {"running": "running…", "waiting": "waiting for your answer"}
 
 
 @dataclass
-class Answer:
+class AnswerItem:
     """A stretch of the model's text: narration between tool calls, or the final answer."""
 
     text: str = ""
@@ -65,7 +65,7 @@ class Answer:
         return redact(f"{body}\n\n{listed}" if listed else body)
 
 
-def answer_class(answer: Answer) -> str:
+def answer_class(answer: AnswerItem) -> str:
     """The class of a stretch of text: the run's answer, or narration.
 
     Args:
@@ -191,7 +191,7 @@ class Note:
     """info or warning."""
 
 
-Item = Answer | Call | Tasks | Search | Delta | Note
+Item = AnswerItem | Call | Tasks | Search | Delta | Note
 
 
 def visible(item: Item, verbose: bool = False) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from nbagent.core.markup import code_markdown, html_block, plain_markdown
 from nbagent.render.transcript.html import call_html
-from nbagent.render.transcript.items import Answer, Call, Delta, Item, Search, Tasks
+from nbagent.render.transcript.items import AnswerItem, Call, Delta, Item, Search, Tasks
 from nbagent.render.transcript.summaries import TASK_MARK, delta_line, tasks_heading
 
 
@@ -20,7 +20,7 @@ def item_markdown(item: Item, verbose: bool = False) -> str:
     Returns:
         The Markdown.
     """
-    if isinstance(item, Answer):
+    if isinstance(item, AnswerItem):
         return answer_markdown(item)
     if isinstance(item, Call):
         return html_block(call_html(item, verbose))
@@ -34,7 +34,7 @@ def item_markdown(item: Item, verbose: bool = False) -> str:
     return f"> Warning: {message}" if item.level == "warning" else f"> {message}"
 
 
-def answer_markdown(answer: Answer) -> str:
+def answer_markdown(answer: AnswerItem) -> str:
     """A stretch of text as Markdown; the run's answer is set apart from the narration.
 
     The text is rendered here (:func:`~nbagent.core.markup.model_html`: no raw HTML, web links

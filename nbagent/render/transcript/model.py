@@ -33,7 +33,7 @@ from nbagent.render.transcript.html import item_html
 from nbagent.render.transcript.items import (
     FULL_CHARS,
     STATE_WORDS,
-    Answer,
+    AnswerItem,
     Call,
     Delta,
     Item,
@@ -113,10 +113,10 @@ class Transcript:
         self.items.append(item)
         return item
 
-    def _text(self, text: str) -> Answer:
+    def _text(self, text: str) -> AnswerItem:
         last = self.items[-1] if self.items else None
-        answer = last if isinstance(last, Answer) else self._add(Answer())
-        assert isinstance(answer, Answer)
+        answer = last if isinstance(last, AnswerItem) else self._add(AnswerItem())
+        assert isinstance(answer, AnswerItem)
         answer.text += text
         return answer
 
@@ -206,22 +206,22 @@ class Transcript:
         call.result = redact(pages_text(event))
         return self._add(call)  # type: ignore[return-value]
 
-    def _cite(self, event: TextCited) -> Answer | None:
+    def _cite(self, event: TextCited) -> AnswerItem | None:
         """Mark the end of the text streamed last as citing these pages."""
         answer = self.items[-1] if self.items else None
-        if not isinstance(answer, Answer):
+        if not isinstance(answer, AnswerItem):
             return None
         for citation in event.citations:
             source = self.sources.setdefault(citation.url, Source(len(self.sources) + 1, citation))
             answer.marks.append(Mark(len(answer.text), source, citation.cited_text))
         return answer
 
-    def _end(self, event: RunFinished) -> Answer | None:
+    def _end(self, event: RunFinished) -> AnswerItem | None:
         """Note why the run ended, and mark its answer."""
         self.usage = event.usage
         self.stop_reason = event.stop_reason
-        talk = [i for i in self.items if isinstance(i, Answer | Call)]
-        if talk and isinstance(talk[-1], Answer):
+        talk = [i for i in self.items if isinstance(i, AnswerItem | Call)]
+        if talk and isinstance(talk[-1], AnswerItem):
             talk[-1].final = True
             return talk[-1]
         return None
@@ -234,7 +234,7 @@ class Transcript:
     @property
     def answer(self) -> str:
         """The last stretch of the answer."""
-        answers = [i.text for i in self.items if isinstance(i, Answer)]
+        answers = [i.text for i in self.items if isinstance(i, AnswerItem)]
         return answers[-1] if answers else ""
 
     def to_html(self, max_calls: int | None = None, verbose: bool = False) -> str:

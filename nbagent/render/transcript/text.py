@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from nbagent.render.codeview import question_parts
-from nbagent.render.transcript.items import PREVIEW_CHARS, Answer, Call, Delta, Item, Search, Tasks
+from nbagent.render.transcript.items import (
+    PREVIEW_CHARS,
+    AnswerItem,
+    Call,
+    Delta,
+    Item,
+    Search,
+    Tasks,
+)
 from nbagent.render.transcript.summaries import (
     STATUS_MARK,
     TASK_MARK,
@@ -28,7 +36,7 @@ def item_text(item: Item, verbose: bool = False) -> str:
     Returns:
         The text.
     """
-    if isinstance(item, Answer):
+    if isinstance(item, AnswerItem):
         return item.plain
     if isinstance(item, Call):
         return call_text(item, verbose)

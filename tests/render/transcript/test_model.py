@@ -26,7 +26,7 @@ from nbagent.core.events import (
 from nbagent.render.transcript.html import search_html
 from nbagent.render.transcript.items import (
     PREVIEW_CHARS,
-    Answer,
+    AnswerItem,
     Call,
     Delta,
     Note,
@@ -108,7 +108,7 @@ def asked(answer: str, rule: str = "") -> list:  # type: ignore[type-arg]
 
 def test_events_become_items_in_order() -> None:
     t = folded()
-    assert [type(i) for i in t.items] == [Delta, Answer, Call, Call, Note, Answer]
+    assert [type(i) for i in t.items] == [Delta, AnswerItem, Call, Call, Note, AnswerItem]
     assert t.items[1].text == "Let me look."  # type: ignore[union-attr]
     card = t.calls[1]
     assert (card.status, card.duration, card.permission) == ("error", 0.5, "deny: rule")
@@ -385,7 +385,7 @@ def test_every_status_has_a_text_mark() -> None:
 
 def test_the_last_stretch_is_the_answer_earlier_ones_are_narration() -> None:
     t = folded()
-    narration, answer = [i for i in t.items if isinstance(i, Answer)]
+    narration, answer = [i for i in t.items if isinstance(i, AnswerItem)]
     assert not narration.final and answer.final
     text = t.to_markdown()
     assert text.count('<div class="nbagent-answer">') == 1
@@ -551,7 +551,7 @@ def test_a_tool_result_shows_literally_in_the_saved_markdown(renderer: str, verb
     transcript.items.append(
         Call("t1", "Read", {"file_path": "notes.md"}, status="ok", result=RESULT_WITH_MARKDOWN)
     )
-    transcript.items.append(Answer("## The answer's own heading"))
+    transcript.items.append(AnswerItem("## The answer's own heading"))
     rendered = rendered_by(renderer, transcript.to_markdown(verbose=verbose))
     assert rendered.count("<h2") == 1 and "The answer's own heading" in rendered
     assert "<ul>" not in rendered and "<code>" not in rendered
