@@ -49,8 +49,8 @@ from nbagent.testing.fakeapi.compaction import (
     compact_edit,
 )
 from nbagent.testing.fakeapi.http import (
-    Answer,
     DropAnswer,
+    HttpAnswer,
     JsonAnswer,
     LoopbackServer,
     StreamAnswer,
@@ -301,7 +301,7 @@ class FakeAnthropicServer:
         """Return a new id such as ``toolu_fake000001``."""
         return f"{prefix}_fake{next(self._ids):06d}"
 
-    def _answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> Answer:
+    def _answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> HttpAnswer:
         """Decide the answer to one request, and record it."""
         try:
             body = json.loads(raw) if raw else None
@@ -313,7 +313,7 @@ class FakeAnthropicServer:
         record = RecordedRequest(path, dict(headers), body, stream=stream)
         request_id = self._new_id("req")
         if problem := _http_problem(path, headers, parse_error):
-            answer: Answer = _error(problem, request_id)
+            answer: HttpAnswer = _error(problem, request_id)
         else:
             assert isinstance(body, dict)  # _http_problem refused any other body
             answer = self._answer_valid_json(path, headers, body, record, request_id)
@@ -332,7 +332,7 @@ class FakeAnthropicServer:
         body: dict[str, Any],
         record: RecordedRequest,
         request_id: str,
-    ) -> Answer:
+    ) -> HttpAnswer:
         """Answer a request whose body parsed: validate it, compact it, then play the script."""
         checked = check_request(
             body,
@@ -481,7 +481,7 @@ class FakeAnthropicServer:
 
     def _send(
         self, whole: dict[str, Any], record: RecordedRequest, request_id: str, delay: float
-    ) -> Answer:
+    ) -> HttpAnswer:
         """Send a message as JSON or as a stream, as the request asked."""
         record.answer = whole
         if not record.stream:
@@ -498,7 +498,7 @@ class FakeAnthropicServer:
         plan: _Plan,
         record: RecordedRequest,
         request_id: str,
-    ) -> Answer:
+    ) -> HttpAnswer:
         """Answer with a reply, as JSON or as a stream."""
         return self._send(
             self._message(reply, body, visible, plan), record, request_id, reply.delay
@@ -512,7 +512,7 @@ class FakeAnthropicServer:
         plan: _Plan,
         record: RecordedRequest,
         request_id: str,
-    ) -> Answer:
+    ) -> HttpAnswer:
         """Answer with a fault."""
         if fault.kind == "http" or (fault.kind == "stream_error" and not record.stream):
             error = ApiError(fault.status, fault.error_type, fault.message)

@@ -63,8 +63,9 @@ class DropAnswer:
     """Close the connection without answering."""
 
 
-Answer = JsonAnswer | StreamAnswer | DropAnswer
-App = Callable[[str, Mapping[str, str], bytes], Answer]
+HttpAnswer = JsonAnswer | StreamAnswer | DropAnswer
+"""What the application answers with: a whole body, a stream of events, or no answer."""
+App = Callable[[str, Mapping[str, str], bytes], HttpAnswer]
 """The application: (path, lower-cased headers, body) -> the answer."""
 
 

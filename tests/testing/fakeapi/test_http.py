@@ -8,15 +8,15 @@ from collections.abc import Mapping
 import pytest
 
 from nbagent.testing.fakeapi.http import (
-    Answer,
     DropAnswer,
+    HttpAnswer,
     JsonAnswer,
     LoopbackServer,
     StreamAnswer,
 )
 
 
-def app(path: str, headers: Mapping[str, str], body: bytes) -> Answer:
+def app(path: str, headers: Mapping[str, str], body: bytes) -> HttpAnswer:
     """Echo on /json, two events on /stream (cut after one on /cut), nothing on /drop."""
     if path == "/json":
         return JsonAnswer(201, b"got " + body, {"X-Path": path})
