@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nbagent.core.text import one_line
+
 
 @dataclass(frozen=True)
 class SimpleCommand:
@@ -56,7 +58,8 @@ class CommandLine:
 
 
 def short(text: str, width: int = 60) -> str:
-    """Text on one line, cut to a width, for a reason shown to a person.
+    """Text on one line, cut to a width, for a reason shown to a person
+    (:func:`~nbagent.core.text.one_line` at the width reasons quote code at).
 
     Args:
         text: The text (source code, most often).
@@ -65,5 +68,4 @@ def short(text: str, width: int = 60) -> str:
     Returns:
         The text.
     """
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return one_line(text, width)
