@@ -53,6 +53,11 @@ class ModelResponse:
     """Its token usage."""
 
 
+def response_text(response: ModelResponse) -> str:
+    """The text blocks of a response, joined."""
+    return "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
+
+
 class StreamDropped(ModelAPIError):
     """The response stream broke off before the message was complete."""
 

@@ -15,16 +15,10 @@ import time
 from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from nbagent.api.anthropic import ModelResponse, StreamDropped, stream_response
-from nbagent.catalogue.delta import (
-    COMPACTION,
-    Style,
-    announced_names,
-    deferred_tools_delta,
-    last_compaction,
-)
+from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
+from nbagent.catalogue.delta import Style, announced_names, deferred_tools_delta
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
 from nbagent.core.cancellation import Cancelled
@@ -44,20 +38,18 @@ from nbagent.core.events import (
     UsageReported,
 )
 from nbagent.core.markup import model_markdown
-from nbagent.core.tokens import request_tokens
 from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
+from nbagent.loop.compaction import (
+    SERVER_MIN_TRIGGER,
+    SUMMARY_MAX_TOKENS,
+    Compaction,
+    Compactor,
+)
 from nbagent.loop.context import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
-from nbagent.loop.history import (
-    SUMMARY_TAG,
-    compaction_keeps,
-    ends_with,
-    last_answer,
-    repaired,
-    role_of,
-)
-from nbagent.loop.request import Mode, build_messages, build_tools, check_mode, content_blocks
+from nbagent.loop.history import ends_with, last_answer, repaired
+from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
 
@@ -73,28 +65,6 @@ DEFAULT_SYSTEM = (
 
 INTERRUPTED_TEXT = "[interrupted by the user]"
 """Closes an assistant message that the user interrupted mid-stream."""
-
-COMPACT_BETA = "compact-2026-01-12"
-"""The beta of the API's server-side compaction."""
-
-COMPACT_EDIT = "compact_20260112"
-"""The context-management edit that compacts a conversation past a number of input tokens."""
-
-SUMMARY_REQUEST = (
-    "Write a summary of this conversation so far, for yourself to continue from it: what the "
-    "user wants, what was done and found (names, paths, figures, decisions), and what is "
-    "still open. Plain text, no preamble."
-)
-"""What the model is asked when nbagent compacts the conversation itself."""
-
-SERVER_MIN_TRIGGER = 50_000
-"""The smallest trigger the API's compaction takes: below it, nbagent compacts itself."""
-
-SUMMARY_MAX_TOKENS = 4096
-"""The output limit of a summary."""
-
-Compaction = Literal["server", "client", "off"]
-"""How a long conversation is kept inside the context window."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +134,8 @@ class Agent:
             input tokens; where the endpoint refuses that, nbagent summarises instead),
             ``client`` (nbagent asks the model for a summary) or ``off``.
         compact_threshold: Input tokens of a request from which the conversation is
-            compacted (by nbagent when below :data:`SERVER_MIN_TRIGGER`, the API's least).
+            compacted (by nbagent when below
+            :data:`~nbagent.loop.compaction.SERVER_MIN_TRIGGER`, the API's least).
         context_windows: Context windows by model, over
             :data:`~nbagent.loop.context.CONTEXT_WINDOWS`.
 
@@ -226,7 +197,7 @@ class Agent:
         self._loaded: dict[str, Tool] = {}
         self._preloaded: list[str] = []
         self._expanded: list[str] = []
-        self._server_compaction = True
+        self.compactor = Compactor(self)
         self.server_min_trigger = SERVER_MIN_TRIGGER
         """Thresholds below this are compacted by nbagent, not the API."""
 
@@ -414,9 +385,9 @@ class Agent:
             try:
                 if cancel is not None:
                     cancel.check()
-                if self._compacts_here():
-                    yield from self._compact_now()
-                response = yield from self._ask_model()
+                if self.compactor.due():
+                    yield from self.compactor.summarise()
+                response = yield from self.compactor.ask(self._stream_turn)
             except (KeyboardInterrupt, Cancelled):
                 yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
                 return
@@ -430,12 +401,14 @@ class Agent:
             yield UsageReported(response.usage)
             self._add_assistant_content(response.content)
             self._note_server_search(response.content)
-            yield from self._after_server_compaction(response.content)
+            yield from self.compactor.after_response(response.content)
             if response.stop_reason == "pause_turn":
                 continue
             calls = [b for b in response.content if b.get("type") == "tool_use"]
             if not calls:
-                yield RunFinished(_stop_reason(response.stop_reason), _text(response), usage)
+                yield RunFinished(
+                    _stop_reason(response.stop_reason), response_text(response), usage
+                )
                 return
             finished = yield from self._run_tools(calls)
             if not finished:
@@ -444,32 +417,12 @@ class Agent:
         yield Notice(f"Stopped after {self.max_turns} turns (max_turns).", level="warning")
         yield RunFinished("max_turns", last_answer(self.messages), usage)
 
-    def _ask_model(self) -> Generator[Event, None, ModelResponse]:
-        """Stream one response, sending the turn again if the stream breaks off.
-
-        An endpoint that refuses server-side compaction is asked again without it, and the
-        conversation is compacted by nbagent from then on.
-        """
-        try:
-            return (yield from self._stream_turn())
-        except ModelAPIError as exc:
-            if not (self._compacts_on_server() and _refuses_compaction(exc)):
-                raise
-        self._server_compaction = False
-        yield Notice(
-            "This endpoint has no server-side compaction; nbagent will summarise the "
-            "conversation itself when it grows long.",
-            level="warning",
-        )
-        return (yield from self._stream_turn())
-
     def _stream_turn(self) -> Generator[Event, None, ModelResponse]:
         """Stream one response, sending the turn again if the stream breaks off."""
         cancel = cellthread.cancellation()
         for attempt in range(self.stream_retries + 1):
             request = self._request()
-            compacted = last_compaction(self.messages) is not None
-            betas = (COMPACT_BETA,) if "context_management" in request or compacted else ()
+            betas = self.compactor.betas(request)
             streamed: list[str] = []
             try:
                 with cellthread.acting(cancel):
@@ -516,9 +469,9 @@ class Agent:
         }
         if self.system:
             request["system"] = self.system
-        if messages is None and self._compacts_on_server():
-            trigger = {"type": "input_tokens", "value": self.compact_threshold}
-            request["context_management"] = {"edits": [{"type": COMPACT_EDIT, "trigger": trigger}]}
+        edit = self.compactor.context_management() if messages is None else None
+        if edit is not None:
+            request["context_management"] = edit
         return request
 
     # -- keeping the conversation inside the context window ---------------------------------
@@ -533,98 +486,7 @@ class Agent:
             ModelAPIError: The API refused the summary request.
         """
         self._repair_history()
-        yield from self._compact_now()
-
-    def _compacts_on_server(self) -> bool:
-        """Whether requests ask the API to compact."""
-        return (
-            self.compaction == "server"
-            and self._server_compaction
-            and self.compact_threshold >= self.server_min_trigger
-        )
-
-    def _compacts_here(self) -> bool:
-        """Whether nbagent must compact before the next request (its last one was too long)."""
-        client_side = self.compaction == "client" or (
-            self.compaction == "server" and not self._compacts_on_server()
-        )
-        return client_side and self.last_prompt_tokens >= self.compact_threshold
-
-    def _compact_now(self) -> Generator[Event, None, None]:
-        """Replace the earlier turns by the model's summary of them.
-
-        Kept as they are: the last user turn, and the tool calls it answers (so that every
-        tool_use keeps its result). The loaded tools are sent in full from then on (the
-        tool_reference results that loaded them are gone), and the deferred names are
-        announced again in the kept user turn.
-        """
-        start = compaction_keeps(self.messages)
-        head, tail = self.messages[:start], self.messages[start:]
-        if not head:
-            yield Notice("Nothing to compact yet.")
-            return
-        ask = {"type": "text", "text": SUMMARY_REQUEST}
-        if ends_with(head, "user"):
-            last = head[-1]
-            head = [*head[:-1], {**last, "content": [*content_blocks(last["content"]), ask]}]
-        else:
-            head = [*head, {"role": "user", "content": [ask]}]
-        response = None
-        cancel = cellthread.cancellation()
-        with cellthread.acting(cancel):
-            if cancel is not None:
-                cancel.check()
-            for item in stream_response(self.client, self._request(head), cancel=cancel):
-                if isinstance(item, ModelResponse):
-                    response = item
-        if response is None:
-            raise StreamDropped("The summary's stream ended without a message.")
-        self.usage += response.usage
-        yield UsageReported(response.usage)
-        text = f"<{SUMMARY_TAG}>\n{_text(response)}\n</{SUMMARY_TAG}>"
-        summary = {"type": "text", "text": text}
-        if tail and role_of(tail[0]) == "user":
-            first = tail[0]
-            tail = [{**first, "content": [summary, *content_blocks(first["content"])]}, *tail[1:]]
-        else:
-            tail = [{"role": "user", "content": [summary]}, *tail]
-        before, replaced = self.last_prompt_tokens, start
-        self.messages = tail
-        self._expand_loaded(kept=set())
-        if ends_with(self.messages, "user"):
-            yield from self._add_user_content([])
-        self.last_prompt_tokens = request_tokens(self._request())
-        yield Notice(
-            f"The conversation was compacted: the model's summary replaces {replaced} earlier "
-            f"messages (the last request had {before:,} input tokens, the next about "
-            f"{self.last_prompt_tokens:,})."
-        )
-
-    def _after_server_compaction(self, content: list[dict[str, Any]]) -> Iterator[Event]:
-        """After the API compacted: keep callable the tools the model loaded before."""
-        block = next((b for b in content if b.get("type") == COMPACTION), None)
-        if block is None:
-            return
-        if not block.get("content"):
-            yield Notice("The API's compaction failed; the conversation goes on uncompacted.")
-            return
-        kept = {
-            change.get("tool", {}).get("name")
-            for change in block.get("tool_changes") or ()
-            if change.get("type") == "tool_addition"
-        }
-        expanded = self._expand_loaded(kept)
-        note = f"; sent in full from now on: {', '.join(expanded)}" if expanded else ""
-        yield Notice(
-            "The API compacted the conversation: the model now works from a summary of the "
-            f"earlier turns{note}."
-        )
-
-    def _expand_loaded(self, kept: set[str]) -> list[str]:
-        """Send in full the loaded tools the model no longer has (beyond those ``kept``)."""
-        expanded = [n for n in self._loaded if n not in kept and n not in self._expanded]
-        self._expanded += expanded
-        return expanded
+        yield from self.compactor.summarise()
 
     def _run_tools(self, calls: list[dict[str, Any]]) -> Generator[Event, None, bool]:
         """Run one turn's tool calls and append their results; False if interrupted.
@@ -777,14 +639,3 @@ def _stop_reason(reason: str) -> StopReason:
     """Map the API's stop reason onto the run's."""
     known: tuple[StopReason, ...] = ("end_turn", "stop_sequence", "max_tokens", "refusal")
     return reason if reason in known else "end_turn"  # type: ignore[return-value]
-
-
-def _text(response: ModelResponse) -> str:
-    """The text blocks of a response, joined."""
-    return "".join(b.get("text", "") for b in response.content if b.get("type") == "text")
-
-
-def _refuses_compaction(exc: ModelAPIError) -> bool:
-    """Tell whether an API error refuses the compaction edit (not the conversation)."""
-    text = str(exc).lower()
-    return exc.status == 400 and ("context_management" in text or COMPACT_BETA in text)

@@ -9,7 +9,8 @@ from typing import Any
 from nbagent.catalogue.delta import ADDED_HEADER, announced_names, since_compaction
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.events import Notice, ToolSetAnnounced
-from nbagent.loop.agent import SUMMARY_REQUEST, Agent
+from nbagent.loop.agent import Agent
+from nbagent.loop.compaction import SUMMARY_REQUEST
 from nbagent.loop.context import context_line
 from nbagent.loop.history import SUMMARY_TAG
 from nbagent.testing import FakeAnthropicServer, Reply
