@@ -21,10 +21,10 @@ index's own loads the models and embeds the tools not in the cache (in memory an
 ``~/.nbagent/embeddings``), in batches, dropping a batch's work for a tool set that a newer
 call replaced. A change of the set (:meth:`SemanticIndex.place`, which the hybrid ranker calls
 with the positions BM25 gave the tools added and removed) embeds the new texts only; the
-thread then stacks the matrices again. Until the vectors of the latest set are ready
-:meth:`SemanticIndex.similarity` answers ``None`` and the rankers rank by BM25, saying so
-(:attr:`SemanticIndex.status`). A tool whose text no model could embed gets no similarity
-(``NaN``), and the rankers score it by BM25 alone.
+thread then copies the previous matrices and changes the rows of those positions. Until the
+vectors of the latest set are ready :meth:`SemanticIndex.similarity` answers ``None`` and the
+rankers rank by BM25, saying so (:attr:`SemanticIndex.status`). A tool whose text no model
+could embed gets no similarity (``NaN``), and the rankers score it by BM25 alone.
 """
 
 from __future__ import annotations
@@ -108,6 +108,8 @@ class _Vectors:
     """One ``(tools, dimension)`` matrix per embedder (zero rows for tools not embedded)."""
     embedded: np.ndarray
     """Whether each tool has a vector from every embedder."""
+    texts: tuple[str | None, ...]
+    """The text at each position (``None`` for a free one)."""
 
 
 class SemanticIndex:
@@ -282,31 +284,46 @@ class SemanticIndex:
             self._idle.set()
             return
         job = self._job
-        rows = [row for row, text in enumerate(job.texts) if text is not None]
-        texts = [job.texts[row] for row in rows]
+        previous = self._vectors
+        old = previous.texts if previous is not None else ()
+        changed = [row for row, text in enumerate(job.texts) if row >= len(old) or text != old[row]]
+        rows = [row for row in changed if job.texts[row] is not None]
+        texts: list[str] = [job.texts[row] for row in rows]  # type: ignore[misc]
         distinct = list(dict.fromkeys(texts))
-        self._done = [sum(v is not None for v in c.lookup(distinct)) for c in self._caches]
+        kept = len(set(job.texts) - {None}) - len(distinct)
+        self._done = [kept + sum(v is not None for v in c.lookup(distinct)) for c in self._caches]
 
         def superseded() -> bool:
             return self._job.generation != job.generation
 
         for position, cache in enumerate(self._caches):
-            cache.fill(texts, stop=superseded, progress=partial(self._done.__setitem__, position))
+            cache.fill(texts, stop=superseded, progress=partial(self._progress, position, kept))
         if superseded():
             return
+        size, same = len(job.texts), min(len(job.texts), len(old))
+        embedded = np.zeros(size, dtype=bool)
         matrices = []
-        embedded = np.zeros(len(job.texts), dtype=bool)
+        if previous is not None:
+            embedded[:same] = previous.embedded[:same]
+        embedded[changed] = False
         embedded[rows] = True
-        for cache in self._caches:
-            stacked, present = cache.stacked(texts)  # type: ignore[arg-type]
-            matrix = np.zeros((len(job.texts), cache.embedder.dimension), dtype=np.float32)
+        for position, cache in enumerate(self._caches):
+            matrix = np.zeros((size, cache.embedder.dimension), dtype=np.float32)
+            if previous is not None:
+                matrix[:same] = previous.matrices[position][:same]
+            matrix[changed] = 0.0
+            stacked, present = cache.stacked(texts)
             matrix[rows] = stacked
             matrices.append(matrix)
             embedded[rows] &= present
         with self._lock:
             if not superseded():
-                self._vectors = _Vectors(job.generation, tuple(matrices), embedded)
+                self._vectors = _Vectors(job.generation, tuple(matrices), embedded, job.texts)
                 self._idle.set()
+
+    def _progress(self, position: int, kept: int, done: int) -> None:
+        """Record an embedder's progress: the texts kept from before and those now done."""
+        self._done[position] = kept + done
 
 
 def _embed_in_background(reference: weakref.ref[SemanticIndex], wake: threading.Event) -> None:
