@@ -30,7 +30,7 @@ from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.events import PermissionRequested, Usage
 from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
-from nbagent.core.text import cut
+from nbagent.core.text import one_line
 from nbagent.jupyter.config import NbAgent
 from nbagent.loop import cellthread
 from nbagent.loop.agent import Agent
@@ -512,7 +512,7 @@ def ask_on_stdin(request: PermissionRequested) -> PermissionAnswer | None:
     always = (
         f", a = always (allow {redact(request.always, shapes=ONE_LINE)})" if request.always else ""
     )
-    what = cut(" ".join(redact(request.request, shapes=ONE_LINE).split()), 80)
+    what = one_line(redact(request.request, shapes=ONE_LINE), 80)
     reason = plain_text(redact(request.reason, shapes=ONE_LINE)).rstrip()
     asked = f"{reason}\n\n" if reason else ""
     prompt = show_controls(f"{asked}Allow {request.name}: {what}?  y = yes, n = no{always} ")
