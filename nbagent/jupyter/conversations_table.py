@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from nbagent.core.markup import code_markdown, plain_markdown, table_cell
-from nbagent.core.text import cut
+from nbagent.core.text import one_line
 from nbagent.store.records import named
 from nbagent.store.saved import DAMAGED, NOT_SIGNED, SavedConversation
 
@@ -22,14 +22,13 @@ def sessions_table(conversations: Sequence[SavedConversation], current: str | No
     """
     rows = []
     for saved in conversations:
-        first = " ".join(saved.first_prompt.split())
         mark = " (this one)" if saved.id == current else ""
         mark += f" — {NOT_SIGNED}" if saved.damage else ""
         mark += f" — {DAMAGED}" if saved.damaged else ""
         rows.append(
             f"| {code_markdown(saved.id)}{mark} | {table_cell(local_time(saved.started))} | "
             f"{table_cell(local_time(saved.updated))} | {table_cell(str(saved.turns))} | "
-            f"{table_cell(cut(first, 60))} |"
+            f"{table_cell(one_line(saved.first_prompt, 60))} |"
         )
     header = "| id | started | last written | turns | first prompt |\n|---|---|---|---|---|\n"
     return header + "\n".join(rows)
