@@ -1,7 +1,8 @@
 """Rendering a run's events in the running cell.
 
-:class:`CellTranscript` folds events into a :class:`~nbagent.render.transcript.Transcript` and shows
-it live: in a kernel as ipywidgets (:mod:`nbagent.jupyter.widgets`), in a terminal as printed lines.
+:class:`CellTranscript` folds events into a :class:`~nbagent.render.transcript.model.Transcript`
+and shows it live: in a kernel as ipywidgets (:mod:`nbagent.jupyter.widgets`), in a terminal as
+printed lines.
 When the run ends, the live view is replaced by one static Markdown output (tool cards as
 ``<details>``), which JupyterLab, nbconvert, GitHub and VS Code all render without a kernel.
 
