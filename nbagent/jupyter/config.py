@@ -32,7 +32,7 @@ from nbagent.catalogue.rankers.embedder import require_packages
 from nbagent.catalogue.toolsearch import RANKERS
 from nbagent.core.errors import ConfigurationError
 from nbagent.loop.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
-from nbagent.loop.context import parse_windows
+from nbagent.loop.context_window import parse_windows
 from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.loop.request import MODES
 from nbagent.policy.modes import MODES as PERMISSION_MODES

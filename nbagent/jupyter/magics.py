@@ -36,7 +36,7 @@ from nbagent.jupyter.conversations_table import damage_notes, left_out, local_ti
 from nbagent.jupyter.display import CellTranscript, show_notices
 from nbagent.jupyter.session import Session
 from nbagent.loop.agent import Agent, AgentResult
-from nbagent.loop.context import context_line
+from nbagent.loop.context_window import context_line
 from nbagent.loop.request import MODES
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.schema_view import parameters_markdown

@@ -46,7 +46,7 @@ from nbagent.loop.compaction import (
     Compaction,
     Compactor,
 )
-from nbagent.loop.context import CONTEXT_WINDOWS, window_of
+from nbagent.loop.context_window import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.loop.history import ends_with, last_answer, repaired
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
@@ -137,7 +137,7 @@ class Agent:
             compacted (by nbagent when below
             :data:`~nbagent.loop.compaction.SERVER_MIN_TRIGGER`, the API's least).
         context_windows: Context windows by model, over
-            :data:`~nbagent.loop.context.CONTEXT_WINDOWS`.
+            :data:`~nbagent.loop.context_window.CONTEXT_WINDOWS`.
 
     Raises:
         ConfigurationError: The mode or ranker is unknown.

@@ -11,7 +11,6 @@ from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.events import Notice, ToolSetAnnounced
 from nbagent.loop.agent import Agent
 from nbagent.loop.compaction import SUMMARY_REQUEST
-from nbagent.loop.context import context_line
 from nbagent.loop.history import SUMMARY_TAG
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.loop.test_agent import FORECAST, echo, forecast_tool
@@ -84,12 +83,6 @@ def test_announcements_before_a_compaction_block_are_no_longer_counted() -> None
     assert since_compaction(messages) == messages[1:]
     failed = {**compaction, "content": None}
     assert announced_names([messages[0], {**messages[1], "content": [failed]}]) == {"Read"}
-
-
-def test_context_line() -> None:
-    assert context_line(150_000, 200_000, 150_000) == (
-        "context: 150,000 of 200,000 tokens (75%) · compacts at 150,000"
-    )
 
 
 FILLER = " ".join(f"word{i}" for i in range(60))
