@@ -11,8 +11,21 @@ from typing import Any, Literal
 
 CallStatus = Literal["ok", "error", "denied", "interrupted"]
 StopReason = Literal[
+    "end_turn",
+    "max_tokens",
+    "stop_sequence",
+    "tool_use",
+    "pause_turn",
+    "compaction",
+    "refusal",
+    "model_context_window_exceeded",
+]
+"""Why the model stopped a message: the Messages API's stop reasons, the beta API's included
+(the SDK's ``anthropic.types.beta.BetaStopReason``)."""
+RunStopReason = Literal[
     "end_turn", "stop_sequence", "max_tokens", "refusal", "max_turns", "interrupted"
 ]
+"""Why a run ended: the model's last message stopped it, the turn limit, or an interruption."""
 
 
 @dataclass(frozen=True)
@@ -259,7 +272,7 @@ class ToolProgress:
 class RunFinished:
     """The run ended; the last event of every run."""
 
-    stop_reason: StopReason
+    stop_reason: RunStopReason
     """Why it ended."""
     text: str
     """The final answer's text."""

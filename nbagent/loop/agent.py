@@ -27,7 +27,7 @@ from nbagent.core.events import (
     Event,
     Notice,
     RunFinished,
-    StopReason,
+    RunStopReason,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -89,7 +89,7 @@ class AgentResult:
 
     text: str
     """The final answer's text."""
-    stop_reason: StopReason
+    stop_reason: RunStopReason
     """Why the run ended."""
     messages: list[dict[str, Any]]
     """The whole conversation so far (a copy)."""
@@ -635,7 +635,7 @@ class Agent:
         return tool
 
 
-def _stop_reason(reason: str) -> StopReason:
+def _stop_reason(reason: str) -> RunStopReason:
     """Map the API's stop reason onto the run's."""
-    known: tuple[StopReason, ...] = ("end_turn", "stop_sequence", "max_tokens", "refusal")
+    known: tuple[RunStopReason, ...] = ("end_turn", "stop_sequence", "max_tokens", "refusal")
     return reason if reason in known else "end_turn"  # type: ignore[return-value]

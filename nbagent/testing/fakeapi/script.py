@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from nbagent.core.events import StopReason
 from nbagent.testing.fakeapi.rules import TOOL_SEARCH_TYPES, call_error, model_messages
 from nbagent.testing.fakeapi.server_tools import (
     ERROR_CODES,
@@ -23,7 +24,6 @@ from nbagent.testing.fakeapi.server_tools import (
     search_results,
 )
 
-StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -243,7 +243,7 @@ class Reply:
         """
         return cls((WebSearch(query, tuple(results), error), *then), stop_reason, delay)
 
-    def resolved_stop_reason(self) -> str:
+    def resolved_stop_reason(self) -> StopReason:
         """The stop reason sent: the override, else ``tool_use`` or ``end_turn``."""
         if self.stop_reason:
             return self.stop_reason
