@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbagent.api.server_blocks import ServerBlockReader
 from nbagent.core.errors import ModelAPIError
-from nbagent.core.events import TextCited, TextDelta, Usage, WebSearched
+from nbagent.core.events import StopReason, TextCited, TextDelta, Usage, WebSearched
 from nbagent.core.text import one_line
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class ModelResponse:
 
     content: list[dict[str, Any]]
     """The assistant message's content blocks, as request params."""
-    stop_reason: str
+    stop_reason: StopReason
     """Why the model stopped (``end_turn``, ``tool_use``, ``pause_turn``, ...)."""
     usage: Usage
     """Its token usage."""
