@@ -25,8 +25,8 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
+from nbagent.api.api_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
 from nbagent.api.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
-from nbagent.api.server_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
 from nbagent.catalogue.rankers import best_available
 from nbagent.catalogue.rankers.embedder import require_packages
 from nbagent.catalogue.toolsearch import RANKERS

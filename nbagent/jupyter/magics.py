@@ -15,7 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from nbagent.api.server_tools import ServerTool, options_line
+from nbagent.api.api_tools import ServerTool, options_line
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.errors import ModelAPIError, NbAgentError
 from nbagent.core.events import (

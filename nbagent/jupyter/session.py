@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import StdinNotImplementedError
 from traitlets import Bunch
 
+from nbagent.api.api_tools import SERVER_TOOLS, ServerTool, server_tool
 from nbagent.api.pricing import PRICES, cost_text, estimate, parse_prices
-from nbagent.api.server_tools import SERVER_TOOLS, ServerTool, server_tool
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.events import PermissionRequested, Usage
 from nbagent.core.markup import code_markdown, plain_markdown, show_controls

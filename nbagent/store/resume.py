@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from nbagent.api.server_tools import SERVER_TOOLS
+from nbagent.api.api_tools import SERVER_TOOLS
 from nbagent.core.events import Usage
 from nbagent.core.tool import Tool
 from nbagent.loop.agent import Agent

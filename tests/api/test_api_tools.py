@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
-from nbagent.api.server_tools import (
+from nbagent.api.api_tools import (
     WEB_SEARCH_NAME,
     ServerTool,
     check_names,

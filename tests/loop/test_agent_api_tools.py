@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nbagent.api.api_tools import server_tool
 from nbagent.api.pricing import estimate
-from nbagent.api.server_tools import server_tool
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
 from nbagent.core.events import TextCited, TextDelta, ToolSearchResults, WebSearched
