@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbagent.api.server_blocks import ServerBlockReader
+from nbagent.api.api_tool_blocks import ServerBlockReader
 from nbagent.core.errors import ModelAPIError
 from nbagent.core.events import StopReason, TextCited, TextDelta, Usage, WebSearched
 from nbagent.core.text import one_line
