@@ -12,7 +12,7 @@ The rules, in the order they are checked::
                  compact_20260112, with an input_tokens trigger of at least the minimum
     tools        names match ^[a-zA-Z0-9_-]{1,64}$ and are unique; custom tools have a schema;
                  server tools (web search) have the fields of their type
-                 (``fakeapi.server_tools``); a type the fake API does not know is refused
+                 (``fakeapi.api_tools``); a type the fake API does not know is refused
     deferral     at least one tool loaded; ToolSearch and tool search tools never deferred;
                  no cache_control on a deferred tool; at most 10,000 deferred tools
     roles        first message is user; roles alternate; no empty content
@@ -47,7 +47,7 @@ from typing import Any
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME
 from nbagent.core.schema import schema_error
 from nbagent.core.tool import NAME_PATTERN
-from nbagent.testing.fakeapi.server_tools import (
+from nbagent.testing.fakeapi.api_tools import (
     SERVER_TOOL_TYPES,
     block_error,
     definition_error,

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from nbagent.core.events import StopReason
-from nbagent.testing.fakeapi.rules import TOOL_SEARCH_TYPES, call_error, model_messages
-from nbagent.testing.fakeapi.server_tools import (
+from nbagent.testing.fakeapi.api_tools import (
     ERROR_CODES,
     SERVER_TOOL_TYPES,
     WEB_SEARCH,
@@ -23,6 +22,7 @@ from nbagent.testing.fakeapi.server_tools import (
     found_results,
     search_results,
 )
+from nbagent.testing.fakeapi.rules import TOOL_SEARCH_TYPES, call_error, model_messages
 
 _ERROR_TYPES = {
     400: "invalid_request_error",

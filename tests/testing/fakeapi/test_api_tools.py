@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbagent.testing import Cite, FakeAnthropicServer, Reply, Text, WebResult
-from nbagent.testing.fakeapi.server_tools import in_domains
+from nbagent.testing.fakeapi.api_tools import in_domains
 
 MODEL = "claude-test"
 WEB = {"type": "web_search_20260318", "name": "web_search"}
