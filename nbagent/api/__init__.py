@@ -1,2 +1,2 @@
-"""The Messages API: the SDK backend, the server tools the API runs itself and their
-blocks, and prices."""
+"""The Messages API: the SDK backend, the tools the API runs itself (api_tools) and their
+blocks (api_tool_blocks), and prices."""

@@ -1,4 +1,5 @@
-"""The API's server tool blocks of an answer, read as events for the display.
+"""The blocks of the API's tools (:mod:`nbagent.api.api_tools`) in an answer, read as events
+for the display.
 
 The API runs a web search inside its answer: a ``server_tool_use`` block (the query), then a
 ``web_search_tool_result`` block (the pages, or an error object), and text blocks whose

@@ -1,4 +1,5 @@
-"""Server tools: tools the Messages API runs itself, offered through the registry.
+"""The API's tools: the tools the Messages API runs itself (its "server tools"), offered
+through the registry.
 
 A :class:`ServerTool` is a :class:`~nbagent.core.tool.Tool` without a handler: its definition is
 the API's typed entry (``{"type": "web_search_20260318", "name": "web_search", ...}``), the

@@ -1,4 +1,5 @@
-"""Server tools as the Messages API checks and plays them: their definitions and their blocks.
+"""The API's tools (its "server tools") as the Messages API checks and plays them: their
+definitions and their blocks.
 
 The API runs web search itself, inside its answer: a ``server_tool_use`` block (the query),
 then a ``web_search_tool_result`` block (the results, or an error object), and text blocks
