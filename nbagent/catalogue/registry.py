@@ -1,15 +1,16 @@
-"""ToolRegistry: the kernel-wide catalogue of tools, its deferral rules and change events."""
+"""ToolRegistry: the kernel-wide catalogue of tools, its deferral rules and change events, and
+the rows every table of its tools lists (:meth:`ToolRegistry.rows`)."""
 
 from __future__ import annotations
 
 import functools
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nbagent.core.errors import DuplicateToolError, UnknownToolError
 from nbagent.core.markup import escape_html
-from nbagent.core.text import description_line
+from nbagent.core.text import cut, description_line
 from nbagent.core.tool import Tool
 
 LOADED = "loaded"
@@ -29,6 +30,11 @@ AGENT_TOOL_NAME = "Agent"
 
 BRIEF_TOOL_NAME = "Brief"
 """The name of the brief tool (never deferred)."""
+
+TABLE_COLUMNS = ("name", "source", "state", "read-only", "description")
+"""The columns of a table of tools (the registry's text and HTML, ``%tools``), in order."""
+FLAGS = ("read_only", "concurrency_safe", "should_defer", "always_load")
+"""The :class:`~nbagent.core.tool.Tool` flags a row lists, in order."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,30 @@ class ContextCost:
     def saved(self) -> float:
         """The share of the all-loaded tokens that deferral saves (0 to 1)."""
         return 1 - self.deferred / self.all_loaded if self.all_loaded else 0.0
+
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool as every table of the registry lists it (see :meth:`ToolRegistry.rows`)."""
+
+    name: str
+    """The tool's name."""
+    source: str
+    """``python``, ``mcp:<server>`` for an MCP server's tool, ``api`` for a server tool."""
+    state: str
+    """One of :data:`STATES`."""
+    description: str
+    """The first sentence of its description, cut to one line."""
+    flags: tuple[str, ...]
+    """The :data:`FLAGS` set on it."""
+    tool: Tool = field(repr=False, compare=False)
+    """The tool itself (its whole description and schema, for a view that opens a row)."""
+
+    @property
+    def cells(self) -> tuple[str, str, str, str, str]:
+        """The row's texts under :data:`TABLE_COLUMNS`."""
+        read_only = "yes" if "read_only" in self.flags else ""
+        return (self.name, self.source, self.state, read_only, self.description)
 
 
 Subscriber = Callable[[RegistryChange], None]
@@ -342,6 +372,32 @@ class ToolRegistry:
         entry = self._tokens.get(tool.name)
         return entry[1] if entry is not None and entry[0] is tool else None
 
+    def rows(
+        self, tools: Iterable[Tool] | None = None, loaded_by_search: Collection[str] = ()
+    ) -> list[ToolRow]:
+        """The rows of a table of tools: what every table shows of a tool, and its state.
+
+        Args:
+            tools: The tools to list; every tool, in registration order, by default.
+            loaded_by_search: Names of the deferred tools the model has loaded with
+                ToolSearch (see :meth:`state`).
+
+        Returns:
+            One row per tool, in order.
+        """
+        found = set(loaded_by_search)
+        return [
+            ToolRow(
+                name=tool.name,
+                source=tool.source,
+                state=self.state(tool, found),
+                description=description_line(tool.description),
+                flags=tuple(flag for flag in FLAGS if getattr(tool, flag)),
+                tool=tool,
+            )
+            for tool in (self.tools() if tools is None else tools)
+        ]
+
     def __repr__(self, loaded_by_search: Collection[str] = ()) -> str:
         """Show the registry as a plain-text table.
 
@@ -350,28 +406,14 @@ class ToolRegistry:
                 ToolSearch, shown as such (``repr()`` passes none: the registry alone cannot
                 know them).
         """
-        found = set(loaded_by_search)
-        rows = [
-            (
-                t.name,
-                t.source,
-                self.state(t, found),
-                "yes" if t.read_only else "",
-                description_line(t.description, 80),
-            )
-            for t in self.tools()
-        ]
-        header = ("name", "source", "state", "read-only", "description")
-        widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(4)]
-        loaded = sum(r[2] == LOADED_BY_SEARCH for r in rows)
-        lines = [
-            f"ToolRegistry: {len(rows)} tools, {sum(r[2] == DEFERRED for r in rows)} deferred"
-            + (f", {loaded} {LOADED_BY_SEARCH}" if loaded else "")
-        ]
-        for row in [header, *rows]:
-            cells = (cell.ljust(width) for cell, width in zip(row, widths, strict=False))
-            lines.append("  ".join(cells) + "  " + row[4])
-        return "\n".join(lines)
+        rows = self.rows(loaded_by_search=loaded_by_search)
+        lines = [row.cells[:4] + (cut(row.description, 80),) for row in rows]
+        widths = [max([len(TABLE_COLUMNS[i]), *(len(r[i]) for r in lines)]) for i in range(4)]
+        text = [f"ToolRegistry: {_counts(rows)}"]
+        for line in [TABLE_COLUMNS, *lines]:
+            cells = (cell.ljust(width) for cell, width in zip(line, widths, strict=False))
+            text.append("  ".join(cells) + "  " + line[4])
+        return "\n".join(text)
 
     def _repr_html_(self, loaded_by_search: Collection[str] = ()) -> str:
         """Show the registry as an HTML table in a notebook (all text escaped).
@@ -380,22 +422,16 @@ class ToolRegistry:
             loaded_by_search: Names of the deferred tools the model has loaded with
                 ToolSearch, shown as such (IPython passes none).
         """
-        found = set(loaded_by_search)
-        rows = [(t, self.state(t, found)) for t in self.tools()]
-        left = 'style="text-align: left"'  # JupyterLab aligns table cells right
-        cells = "".join(
-            f"<tr><td><code>{escape_html(t.name)}</code></td><td>{escape_html(t.source)}</td>"
-            f"<td>{state}</td><td>{'yes' if t.read_only else ''}</td>"
-            f"<td {left}>{escape_html(description_line(t.description))}</td></tr>"
-            for t, state in rows
+        rows = self.rows(loaded_by_search=loaded_by_search)
+        body = "".join(
+            _html_row(
+                "td", (f"<code>{escape_html(row.name)}</code>", *map(escape_html, row.cells[1:]))
+            )
+            for row in rows
         )
-        deferred = sum(state == DEFERRED for _, state in rows)
-        loaded = sum(state == LOADED_BY_SEARCH for _, state in rows)
         return (
-            f"<p><b>ToolRegistry</b>: {len(rows)} tools, {deferred} deferred"
-            f"{f', {loaded} {LOADED_BY_SEARCH}' if loaded else ''}</p>"
-            "<table><thead><tr><th>name</th><th>source</th><th>state</th><th>read-only</th>"
-            f"<th {left}>description</th></tr></thead><tbody>{cells}</tbody></table>"
+            f"<p><b>ToolRegistry</b>: {_counts(rows)}</p>"
+            f"<table><thead>{_html_row('th', TABLE_COLUMNS)}</thead><tbody>{body}</tbody></table>"
         )
 
     def state(self, tool: Tool, loaded_by_search: Collection[str] = ()) -> str:
@@ -430,6 +466,26 @@ class ToolRegistry:
         with self._notify_lock:
             for callback in list(self._subscribers):
                 callback(change)
+
+
+def _counts(rows: Sequence[ToolRow]) -> str:
+    """The line above a table: ``3 tools, 1 deferred, 1 loaded by ToolSearch``."""
+    deferred = sum(row.state == DEFERRED for row in rows)
+    loaded = sum(row.state == LOADED_BY_SEARCH for row in rows)
+    return f"{len(rows)} tools, {deferred} deferred" + (
+        f", {loaded} {LOADED_BY_SEARCH}" if loaded else ""
+    )
+
+
+def _html_row(tag: str, cells: Sequence[str]) -> str:
+    """One HTML table row of ``td`` or ``th`` cells, the last (the description) aligned left:
+    JupyterLab aligns table cells right."""
+    *first, last = cells
+    return (
+        "<tr>"
+        + "".join(f"<{tag}>{cell}</{tag}>" for cell in first)
+        + f'<{tag} style="text-align: left">{last}</{tag}></tr>'
+    )
 
 
 def definition_costs(tools: Sequence[Tool]) -> list[int]:

@@ -1,6 +1,7 @@
 """The registry browser: what a cell evaluating ``nbagent.registry`` shows in a notebook.
 
-One row per tool: its name, where it comes from, its state in this session, its one-line
+One row per tool (:meth:`~nbagent.catalogue.registry.ToolRegistry.rows`, the rows of every
+table of tools): its name, where it comes from, its state in this session, its one-line
 description and its flags; a row opens on the whole description and a parameter table
 (:mod:`nbagent.render.schema_view`). The state needs the agent: the registry knows which tools are
 deferred, only the agent knows which of those the model has loaded with ToolSearch. The kernel
@@ -10,15 +11,20 @@ is idle while the user looks, so the filters (ipywidgets) work.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import Any
 
 import ipywidgets as widgets
 
-from nbagent.catalogue.registry import DEFERRED, LOADED, LOADED_BY_SEARCH, STATES, ToolRegistry
+from nbagent.catalogue.registry import (
+    DEFERRED,
+    LOADED,
+    LOADED_BY_SEARCH,
+    STATES,
+    ToolRegistry,
+    ToolRow,
+)
 from nbagent.core.markup import escape_html
-from nbagent.core.text import description_line, plural
-from nbagent.core.tool import Tool
+from nbagent.core.text import plural
 from nbagent.render.schema_view import parameters_html
 
 _FLAG_LABELS = {
@@ -27,7 +33,7 @@ _FLAG_LABELS = {
     "should_defer": "defer",
     "always_load": "always load",
 }
-"""The flags a row shows, by the Tool field that sets each, with their short labels."""
+"""The short label of each of a row's flags (:data:`~nbagent.catalogue.registry.FLAGS`)."""
 _STATE_COLORS = {
     LOADED: "var(--jp-success-color1)",
     DEFERRED: "var(--jp-ui-font-color2)",
@@ -55,25 +61,6 @@ _STYLE = """<style>
 .nbagent-registry .nbagent-description { white-space: pre-wrap; margin-bottom: 6px;
   color: var(--jp-content-font-color1); }
 </style>"""
-
-
-@dataclass(frozen=True)
-class Row:
-    """One tool as the browser lists it."""
-
-    name: str
-    """The tool's name."""
-    source: str
-    """``python``, ``mcp:<server>`` for an MCP server's tool, ``api`` for a server tool."""
-    state: str
-    """One of :data:`STATES`."""
-    description: str
-    """The first sentence of its description, cut to one line."""
-    flags: tuple[str, ...]
-    """The flags set on it: ``read_only``, ``concurrency_safe``, ``should_defer``,
-    ``always_load``."""
-    tool: Tool = field(repr=False, compare=False)
-    """The tool itself (its whole description and schema, for the opened row)."""
 
 
 class RegistryBrowser:
@@ -109,26 +96,16 @@ class RegistryBrowser:
         self.box = widgets.VBox([widgets.HBox([self.filter, self.state, self.reload]), self.table])
         self._refresh()
 
-    def all_rows(self) -> list[Row]:
+    def all_rows(self) -> list[ToolRow]:
         """Every tool of the registry, in registration order, with its state now."""
-        found = set(self.loaded_by_search() if self.loaded_by_search else ())
-        return [
-            Row(
-                name=tool.name,
-                source=tool.source,
-                state=self.registry.state(tool, found),
-                description=description_line(tool.description),
-                flags=tuple(flag for flag in _FLAG_LABELS if getattr(tool, flag)),
-                tool=tool,
-            )
-            for tool in self.registry.tools()
-        ]
+        found = self.loaded_by_search() if self.loaded_by_search else ()
+        return self.registry.rows(loaded_by_search=found)
 
-    def rows(self) -> list[Row]:
+    def rows(self) -> list[ToolRow]:
         """The tools shown under the current filters (name or description, and state)."""
         return self._shown(self.all_rows())
 
-    def _shown(self, rows: list[Row]) -> list[Row]:
+    def _shown(self, rows: list[ToolRow]) -> list[ToolRow]:
         needle = self.filter.value.strip().lower()
         return [
             row
@@ -151,7 +128,7 @@ class RegistryBrowser:
         )
 
     @staticmethod
-    def _row_html(row: Row) -> str:
+    def _row_html(row: ToolRow) -> str:
         """One tool: a summary line that opens on its description and parameter table."""
         name, line = escape_html(row.name), escape_html(row.description)
         flags = "".join(

@@ -159,6 +159,17 @@ def test_repr_and_html_show_a_table() -> None:
     assert "<table>" in page and "<td>mcp:gh</td>" in page and "<td>deferred</td>" in page
 
 
+def test_rows_say_what_every_table_lists_of_the_tools_asked_for() -> None:
+    read, issue = make("Read", read_only=True), make("mcp__gh__x", is_mcp=True, server="gh")
+    reg = ToolRegistry([read, issue, make("Edit")])
+    rows = reg.rows([issue, read], loaded_by_search=["mcp__gh__x"])
+    assert [row.cells for row in rows] == [
+        ("mcp__gh__x", "mcp:gh", "loaded by ToolSearch", "", "The mcp__gh__x tool."),
+        ("Read", "python", "loaded", "yes", "The Read tool."),
+    ]
+    assert [row.name for row in reg.rows()] == ["Read", "mcp__gh__x", "Edit"]
+
+
 def test_html_escapes_descriptions() -> None:
     reg = ToolRegistry([Tool(name="X", description="<script>alert(1)</script>")])
     assert "<script>" not in reg._repr_html_()

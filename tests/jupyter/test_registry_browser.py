@@ -6,9 +6,9 @@ import re
 from html.parser import HTMLParser
 from typing import Any
 
-from nbagent.catalogue.registry import STATES, ToolRegistry
+from nbagent.catalogue.registry import STATES, ToolRegistry, ToolRow
 from nbagent.core.tool import Tool
-from nbagent.jupyter.registry_browser import RegistryBrowser, Row, registry_mimebundle
+from nbagent.jupyter.registry_browser import RegistryBrowser, registry_mimebundle
 
 
 def registry() -> ToolRegistry:
@@ -43,13 +43,13 @@ def registry() -> ToolRegistry:
     )
 
 
-def names(rows: list[Row]) -> list[str]:
+def names(rows: list[ToolRow]) -> list[str]:
     return [row.name for row in rows]
 
 
 def test_rows_give_source_state_one_line_description_and_flags() -> None:
     rows = RegistryBrowser(registry()).rows()
-    assert rows[0] == Row(
+    assert rows[0] == ToolRow(
         "Read", "python", "loaded", "Read a file.", ("read_only",), tool=rows[0].tool
     )
     assert (rows[1].source, rows[1].state, rows[1].flags) == ("mcp:gh", "deferred", ())
