@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from nbagent.mcp.approvals import APPROVALS_ENV
 from nbagent.store.logfile import LOG_ENV
@@ -16,6 +17,11 @@ from nbagent.testing import FakeAnthropicServer
 from tests.components import MARK, missing
 
 pytest_plugins = ["tests.shells"]
+
+# No test asserts on wall-clock time, hypothesis's per-example deadline included: the machines
+# that run the suite are shared and their load varies.
+settings.register_profile("nbagent", deadline=None)
+settings.load_profile("nbagent")
 
 CONVERSATIONS = "NBAGENT_CONVERSATIONS"
 _USER_CONVERSATIONS = pytest.StashKey[str | None]()
