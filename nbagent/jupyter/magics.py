@@ -6,7 +6,7 @@ Type ``%%agent?`` (or ``%tools?``, ``%tool_search?``) in a notebook for the opti
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Collection
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -16,7 +16,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from nbagent.api.api_tools import ServerTool, options_line
-from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.registry import TABLE_COLUMNS, ToolRegistry, ToolRow
 from nbagent.core.errors import ModelAPIError, NbAgentError
 from nbagent.core.events import (
     Notice,
@@ -29,7 +29,7 @@ from nbagent.core.events import (
 )
 from nbagent.core.markup import Markdown, code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.core.secrets import redact
-from nbagent.core.text import cut, description_line, plural
+from nbagent.core.text import cut, plural
 from nbagent.core.tool import Tool
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
@@ -228,7 +228,7 @@ class AgentMagics(Magics):
         ]
         if not matches:
             raise UsageError(f"No tool matches {args.pattern!r}; %tools lists them all.")
-        display(Markdown(tools_table(matches, self.registry, loaded)))
+        display(Markdown(tools_table(self.registry.rows(matches, loaded))))
 
     @magic_arguments()
     @argument("query", nargs="+", help="The query, exactly as the model would send it.")
@@ -509,24 +509,20 @@ def expand_prompt(cell: str, namespace: dict[str, Any]) -> str:
         ) from None
 
 
-def tools_table(tools: list[Tool], registry: ToolRegistry, loaded: Collection[str] = ()) -> str:
+def tools_table(rows: Sequence[ToolRow]) -> str:
     """Render tools as a Markdown table.
 
     Args:
-        tools: The tools.
-        registry: Their registry (for deferral).
-        loaded: The tools the model loaded with ToolSearch in this conversation.
+        rows: The tools' rows (:meth:`~nbagent.catalogue.registry.ToolRegistry.rows`).
 
     Returns:
         The table.
     """
-    rows = "\n".join(
-        f"| {code_markdown(t.name)} | {table_cell(t.source)} | "
-        f"{registry.state(t, loaded)} | "
-        f"{'yes' if t.read_only else ''} | {table_cell(description_line(t.description))} |"
-        for t in tools
+    header = f"| {' | '.join(TABLE_COLUMNS)} |\n|{'---|' * len(TABLE_COLUMNS)}\n"
+    return header + "\n".join(
+        f"| {code_markdown(row.name)} | {' | '.join(map(table_cell, row.cells[1:]))} |"
+        for row in rows
     )
-    return "| tool | source | state | read-only | description |\n|---|---|---|---|---|\n" + rows
 
 
 def tool_card(tool: Tool, state: str) -> str:

@@ -181,6 +181,7 @@ def test_tools_table_card_and_pattern(ip: InteractiveShell) -> None:
     assert (
         "| `ToolSearch` | python | loaded |" in table and f"| `{FORECAST}` | mcp:weather |" in table
     )
+    assert table.startswith("| name | source | state | read-only | description |\n")
     _, card = run(ip, f"%tools {FORECAST}")
     assert card.startswith(f"### `{FORECAST}`\n\ndeferred · is_mcp · server weather")
     assert "| parameter | type | required | default | description |" in card
