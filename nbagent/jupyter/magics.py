@@ -29,7 +29,7 @@ from nbagent.core.events import (
 )
 from nbagent.core.markup import Markdown, code_markdown, model_markdown, plain_markdown, table_cell
 from nbagent.core.secrets import redact
-from nbagent.core.text import cut, plural
+from nbagent.core.text import one_line, plural
 from nbagent.core.tool import Tool
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
@@ -565,8 +565,7 @@ def summarise_content(content: Any, limit: int = 100) -> str:
     for block in content:
         kind = block.get("type")
         if kind == "text":  # redacted before it is cut: a cut secret would no longer be found
-            text = " ".join(redact(str(block["text"])).split())
-            parts.append(plain_markdown(cut(text, limit)))
+            parts.append(plain_markdown(one_line(redact(str(block["text"])), limit)))
         elif kind == "tool_use":
             parts.append(f"→ {code_markdown(str(block['name']))}")
         elif kind == "tool_result":
