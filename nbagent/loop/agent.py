@@ -196,7 +196,6 @@ class Agent:
         """Input tokens of the last request (cached ones included): how full the context is."""
         self._loaded: dict[str, Tool] = {}
         self._preloaded: list[str] = []
-        self._expanded: list[str] = []
         self.compactor = Compactor(self)
         self.server_min_trigger = SERVER_MIN_TRIGGER
         """Thresholds below this are compacted by nbagent, not the API."""
@@ -243,7 +242,7 @@ class Agent:
         return AgentState(
             messages=tuple(self.messages),
             loaded=tuple(self._loaded),
-            expanded=tuple(self._expanded),
+            expanded=tuple(self.compactor.expanded),
             preloaded=tuple(self._preloaded),
             prompt_tokens=self.last_prompt_tokens,
             usage=self.usage,
@@ -276,7 +275,7 @@ class Agent:
         self.usage = state.usage
         self.last_prompt_tokens = state.prompt_tokens
         self._loaded = {name: available[name] for name in state.loaded}
-        self._expanded = list(state.expanded)
+        self.compactor.expanded = list(state.expanded)
         self._preloaded = list(state.preloaded)
 
     def run(self, prompt: str, on_event: Callable[[Event], None] | None = None) -> AgentResult:
@@ -464,7 +463,7 @@ class Agent:
                 self.loaded_names,
                 self._loaded,
                 self.server_search,
-                [*self._preloaded, *self._expanded],
+                [*self._preloaded, *self.compactor.expanded],
             ),
         }
         if self.system:

@@ -62,6 +62,9 @@ class Compactor:
         self.agent = agent
         self.server_compaction = True
         """False once the endpoint refused the API's compaction."""
+        self.expanded: list[str] = []
+        """The loaded tools sent in full since a compaction dropped the references that loaded
+        them."""
 
     def on_server(self) -> bool:
         """Whether requests ask the API to compact."""
@@ -188,9 +191,9 @@ class Compactor:
 
     def expand_loaded(self, kept: set[str]) -> list[str]:
         """Send in full the loaded tools the model no longer has (beyond those ``kept``)."""
-        agent = self.agent
-        expanded = [n for n in agent._loaded if n not in kept and n not in agent._expanded]
-        agent._expanded += expanded
+        loaded = self.agent.loaded_names
+        expanded = [n for n in loaded if n not in kept and n not in self.expanded]
+        self.expanded += expanded
         return expanded
 
 
