@@ -7,11 +7,13 @@ The SDK is imported lazily (it takes about a second). Its own retries handle 429
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbagent.api.api_tool_blocks import ServerBlockReader
+from nbagent.api.body import BodyEncoder
 from nbagent.core.errors import ModelAPIError
 from nbagent.core.events import StopReason, TextCited, TextDelta, Usage, WebSearched
 from nbagent.core.text import one_line
@@ -39,6 +41,9 @@ _STATUS_OF_ERROR = {
 
 _TRANSIENT_ERRORS = frozenset({"api_error", "overloaded_error", "rate_limit_error"})
 """Error types worth sending the turn again for (the SDK retries their HTTP statuses)."""
+
+BODIES = BodyEncoder()
+"""Encodes the bodies of every agent's requests, reusing what recent requests sent."""
 
 
 @dataclass(frozen=True)
@@ -123,11 +128,7 @@ def stream_response(
     import httpx2
 
     try:
-        opened = (
-            client.beta.messages.stream(**request, betas=list(betas))
-            if betas
-            else client.messages.stream(**request)
-        )
+        opened = _open_stream(client, request, betas)
         reader = ServerBlockReader()
         with opened as stream:
             for event in stream:
@@ -180,6 +181,43 @@ def stream_response(
             web_search_requests=_web_searches(message.usage),
         ),
     )
+
+
+def _open_stream(client: Any, request: dict[str, Any], betas: Sequence[str]) -> Any:
+    """What ``client.messages.stream(**request)`` (or the beta one) returns, the body encoded
+    by :data:`BODIES` and handed to the SDK as bytes: the SDK would otherwise copy and encode
+    the whole request again (``prepare_request_data``), the whole history every turn.
+
+    The request is the one the stream helper sends: ``POST /v1/messages`` with its helper
+    headers, and for betas ``?beta=true`` and the ``anthropic-beta`` header.
+    """
+    from anthropic import NOT_GIVEN, Stream
+    from anthropic.lib.streaming import BetaMessageStreamManager, MessageStreamManager
+    from anthropic.types import Message, RawMessageStreamEvent
+    from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
+
+    headers = {"X-Stainless-Helper-Method": "stream"}
+    options: dict[str, Any] = {"headers": headers}
+    if betas:
+        headers["X-Stainless-Stream-Helper"] = "beta.messages"
+        headers["anthropic-beta"] = ",".join(betas)
+        options["params"] = {"beta": "true"}
+        manager: Any = BetaMessageStreamManager
+        cast_to: Any = BetaMessage
+        events: Any = Stream[BetaRawMessageStreamEvent]
+    else:
+        headers["X-Stainless-Stream-Helper"] = "messages"
+        manager, cast_to, events = MessageStreamManager, Message, Stream[RawMessageStreamEvent]
+    post = functools.partial(
+        client.post,
+        "/v1/messages",
+        cast_to=cast_to,
+        content=BODIES.encode(request),
+        options=options,
+        stream=True,
+        stream_cls=events,
+    )
+    return manager(post, output_format=NOT_GIVEN)
 
 
 _PARAM_FIELDS = {

@@ -1,0 +1,43 @@
+"""Where two sequences hold the very same objects: what is unchanged between two versions of
+a history or of a request, found at C speed (``operator.is_not`` over both), so that only what
+changed is worked on again.
+
+Identity, not equality: the agent never changes a message in place (it replaces one to merge
+into it), so the same object is the same content.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+
+def same_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
+    """How many leading items two sequences share, object for object.
+
+    Args:
+        old: One sequence.
+        new: The other.
+
+    Returns:
+        The length of the longest common prefix by identity.
+    """
+    differ = map(operator.is_not, old, new)
+    return next(itertools.compress(itertools.count(), differ), min(len(old), len(new)))
+
+
+def same_suffix(old: Sequence[Any], new: Sequence[Any], limit: int) -> int:
+    """How many trailing items two sequences share, object for object, up to ``limit``.
+
+    Args:
+        old: One sequence.
+        new: The other.
+        limit: The most to count (so that a suffix does not overlap a prefix already found).
+
+    Returns:
+        The length of the longest common suffix by identity, at most ``limit``.
+    """
+    differ = itertools.islice(map(operator.is_not, reversed(old), reversed(new)), limit)
+    return next(itertools.compress(itertools.count(), differ), min(len(old), len(new), limit))

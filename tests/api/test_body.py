@@ -1,0 +1,118 @@
+"""The request body encoded once per change (nbagent.api.body), and sent as the SDK would."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from nbagent.api import body
+from nbagent.api.anthropic import stream_response
+from nbagent.api.body import BodyEncoder
+from nbagent.testing import FakeAnthropicServer, Reply
+
+MODEL = "claude-sonnet-5-5"
+
+
+def turn(i: int) -> list[dict[str, Any]]:
+    """Two messages of a history."""
+    return [
+        {"role": "user", "content": [{"type": "text", "text": f"step {i} é"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": f"done {i}"}]},
+    ]
+
+
+def request(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"model": MODEL, "max_tokens": 100, "messages": messages, "tools": tools}
+
+
+@pytest.fixture
+def encoded(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every value the encoder encodes, in order."""
+    seen: list[Any] = []
+    encoder = body._ENCODER
+
+    class Counting:
+        def encode(self, value: Any) -> str:
+            seen.append(value)
+            return encoder.encode(value)
+
+    monkeypatch.setattr(body, "_ENCODER", Counting())
+    return seen
+
+
+def test_the_body_is_the_request_as_json_with_stream_last() -> None:
+    tools = [{"name": "note", "input_schema": {"type": "object"}}]
+    sent = BodyEncoder().encode({**request(turn(0), tools), "system": "s"})
+    assert json.loads(sent) == {**request(turn(0), tools), "system": "s", "stream": True}
+    assert list(json.loads(sent)) == [
+        "max_tokens", "messages", "model", "system", "tools", "stream"
+    ]  # fmt: skip
+    assert "é".encode() in sent
+
+
+def test_only_the_items_a_recent_request_did_not_send_are_encoded(encoded: list[Any]) -> None:
+    encoder = BodyEncoder()
+    tools = [{"name": f"t{i}", "input_schema": {"type": "object"}} for i in range(50)]
+    history = turn(0)
+    encoder.encode(request(history, tools))
+    encoded.clear()
+    history = [*history, *turn(1)]
+    breakpoint_copy = {**tools[0], "cache_control": {"type": "ephemeral"}}
+    sent = encoder.encode(request(history, [breakpoint_copy, *tools[1:]]))
+    items = [value for value in encoded if isinstance(value, dict)]
+    assert items == [*turn(1), breakpoint_copy]
+    assert json.loads(sent)["messages"] == history
+
+
+def test_an_item_replaced_in_the_middle_is_encoded_again(encoded: list[Any]) -> None:
+    encoder = BodyEncoder()
+    history = [*turn(0), *turn(1), *turn(2)]
+    encoder.encode(request(history, []))
+    encoded.clear()
+    history[2] = {"role": "user", "content": "replaced"}
+    sent = encoder.encode(request(history, []))
+    assert [value for value in encoded if isinstance(value, dict)] == [history[2]]
+    assert json.loads(sent)["messages"] == history
+
+
+def test_several_conversations_in_turn_each_reuse_their_own() -> None:
+    encoder = BodyEncoder()
+    histories = [turn(i) for i in range(3)]
+    for history in histories:
+        encoder.encode(request(history, []))
+    for history in histories:
+        grown = [*history, *turn(9)]
+        assert json.loads(encoder.encode(request(grown, [])))["messages"] == grown
+
+
+@pytest.mark.parametrize("betas", [(), ("compact-2026-01-12",)])
+def test_stream_response_sends_what_the_sdks_stream_helper_sends(betas: tuple[str, ...]) -> None:
+    sent = {
+        **request(turn(0)[:1], [{"name": "note", "input_schema": {"type": "object"}}]),
+        "system": "s",
+    }
+    if betas:
+        edit = {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 60000}}
+        sent["context_management"] = {"edits": [edit]}
+    with FakeAnthropicServer([Reply.text("a"), Reply.text("a")]) as api:
+        client = api.client()
+        helper = (
+            client.beta.messages.stream(**sent, betas=list(betas))
+            if betas
+            else client.messages.stream(**sent)
+        )
+        with helper as stream:
+            stream.get_final_message()
+        *_, response = stream_response(client, sent, betas)
+        api.assert_no_errors()
+    assert response.content == [{"type": "text", "text": "a"}]
+    theirs, ours = api.requests
+    assert ours.path == theirs.path
+    assert ours.body == theirs.body
+    assert list(ours.body) == list(theirs.body)
+    varying = {"x-stainless-retry-count", "x-stainless-read-timeout", "idempotency-key"}
+    assert {k: v for k, v in ours.headers.items() if k not in varying} == {
+        k: v for k, v in theirs.headers.items() if k not in varying
+    }
