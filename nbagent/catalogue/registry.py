@@ -111,6 +111,8 @@ class ToolRegistry:
         self._notify_lock = threading.Lock()
         self._version = 0
         self._overrides: dict[str, bool] = {}
+        self._partition: tuple[int, tuple[Tool, ...], tuple[Tool, ...]] | None = None
+        """The loaded and the deferred tools, with the version they were split at."""
         self._tokens: dict[str, tuple[Tool, int]] = {}
         """Each tool's definition tokens, by name, with the tool they were counted for."""
         self._costs: dict[str, tuple[int, ContextCost]] = {}
@@ -278,11 +280,24 @@ class ToolRegistry:
 
     def loaded(self) -> list[Tool]:
         """Return the tools whose full definitions are always sent."""
-        return [t for t in self.tools() if not self.is_deferred(t)]
+        return list(self._split()[0])
 
     def deferred(self) -> list[Tool]:
         """Return the tools offered by name only."""
-        return [t for t in self.tools() if self.is_deferred(t)]
+        return list(self._split()[1])
+
+    def _split(self) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
+        """The loaded and the deferred tools, worked out once per version."""
+        with self._lock:
+            if self._partition is None or self._partition[0] != self._version:
+                tools = list(self._tools.values())
+                deferred = [self.is_deferred(t) for t in tools]
+                self._partition = (
+                    self._version,
+                    tuple(t for t, later in zip(tools, deferred, strict=True) if not later),
+                    tuple(t for t, later in zip(tools, deferred, strict=True) if later),
+                )
+            return self._partition[1], self._partition[2]
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(change)`` after every change.

@@ -17,8 +17,9 @@ rejects a reference to a tool it is not given.
 
 from __future__ import annotations
 
-import copy
+import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from nbagent.catalogue.delta import render_legacy_block
@@ -68,6 +69,11 @@ def build_tools(
 ) -> list[dict[str, Any]]:
     """List the tool definitions of a request.
 
+    What depends on the registry alone (which tools are sent in full, which deferred, and
+    their definitions) is worked out once per registry version and reused: a request with
+    10,000 deferred tools costs a list copy, not 10,000 definitions. The definitions are
+    shared between requests (:func:`definition_of`): never change one in place.
+
     Args:
         registry: The tools.
         mode: The deferral mode.
@@ -82,30 +88,104 @@ def build_tools(
         Definitions, loaded first (the last one carrying the cache breakpoint), then the
         deferred ones.
     """
-    tools = [t for t in registry.tools() if t.name != TOOL_SEARCH_NAME]
+    early = frozenset(preloaded) if mode not in ("client", "off") else frozenset()
+    split = _split(registry, mode == "off", early)
     if mode == "off":
-        definitions = [t.definition() for t in tools]
-        return _with_breakpoint(definitions, len(definitions))
-    early = set(preloaded) if mode != "client" else set()
-    loaded = [t.definition() for t in tools if not registry.is_deferred(t) or t.name in early]
+        return _with_breakpoint(list(split.loaded), len(split.loaded))
+    loaded = list(split.loaded)
     if mode == "server":
         loaded.append(dict(SERVER_SEARCH_TOOLS[server_search]))
     else:
         loaded.append(search_tool.definition())
-    deferred = [t for t in tools if registry.is_deferred(t) and t.name not in early]
-    deferred += [t for name, t in retained.items() if name not in registry]
+    gone = [t for name, t in retained.items() if name not in registry]
     if mode == "client":
-        by_name = {t.name: t for t in deferred}
-        extra = [by_name[name].definition() for name in loaded_names if name in by_name]
+        by_name = {**split.deferred_by_name, **{t.name: t for t in gone}}
+        extra = [definition_of(by_name[name]) for name in loaded_names if name in by_name]
     else:
-        extra = [{**t.definition(), "defer_loading": True} for t in deferred]
+        extra = [*split.deferred, *(deferred_definition_of(t) for t in gone)]
     return _with_breakpoint(loaded + extra, len(loaded))
+
+
+def definition_of(tool: Tool) -> dict[str, Any]:
+    """A tool's definition (:meth:`~nbagent.core.tool.Tool.definition`), built once per tool.
+
+    A tool does not change (a changed tool is a new object), so its definition is kept for
+    as long as the tool lives and shared by every request: never change it in place.
+
+    Args:
+        tool: The tool.
+    """
+    found = _DEFINITIONS.get(tool)
+    if found is None:
+        found = _DEFINITIONS[tool] = tool.definition()
+    return found
+
+
+def deferred_definition_of(tool: Tool) -> dict[str, Any]:
+    """A deferred tool's definition, with ``defer_loading``, built once per tool (shared as
+    :func:`definition_of`'s).
+
+    Args:
+        tool: The tool.
+    """
+    found = _DEFERRED_DEFINITIONS.get(tool)
+    if found is None:
+        found = _DEFERRED_DEFINITIONS[tool] = {**definition_of(tool), "defer_loading": True}
+    return found
+
+
+_DEFINITIONS: weakref.WeakKeyDictionary[Tool, dict[str, Any]] = weakref.WeakKeyDictionary()
+_DEFERRED_DEFINITIONS: weakref.WeakKeyDictionary[Tool, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class _Split:
+    """A registry's tools as a request sends them, at one version."""
+
+    key: tuple[int, bool, frozenset[str]]
+    """The registry's version, whether everything is loaded (``off``), the preloaded names."""
+    loaded: tuple[dict[str, Any], ...]
+    """The definitions sent in full, in registration order (ToolSearch left out)."""
+    deferred: tuple[dict[str, Any], ...]
+    """The deferred definitions, with ``defer_loading``."""
+    deferred_by_name: dict[str, Tool]
+    """The deferred tools, by name."""
+
+
+_SPLITS: weakref.WeakKeyDictionary[ToolRegistry, _Split] = weakref.WeakKeyDictionary()
+"""The last split of each registry."""
+
+
+def _split(registry: ToolRegistry, everything: bool, early: frozenset[str]) -> _Split:
+    """Which of a registry's tools are sent in full and which deferred; reused until the
+    registry changes."""
+    key = (registry.version, everything, early)  # read first: a change meanwhile splits again
+    split = _SPLITS.get(registry)
+    if split is not None and split.key == key:
+        return split
+    tools = [t for t in registry.tools() if t.name != TOOL_SEARCH_NAME]
+    deferred = [
+        t for t in tools if not everything and registry.is_deferred(t) and t.name not in early
+    ]
+    held_back = {id(t) for t in deferred}
+    split = _Split(
+        key=key,
+        loaded=tuple(definition_of(t) for t in tools if id(t) not in held_back),
+        deferred=tuple(deferred_definition_of(t) for t in deferred),
+        deferred_by_name={t.name: t for t in deferred},
+    )
+    _SPLITS[registry] = split
+    return split
 
 
 def build_messages(
     messages: Sequence[Mapping[str, Any]], legacy_names: Sequence[str] | None = None
 ) -> list[dict[str, Any]]:
-    """Copy the history for a request, adding the user-turn breakpoint (and the legacy list).
+    """The history as a request sends it: the user-turn breakpoint added (and the legacy list).
+
+    The messages are the history's own objects, but for the ones changed here (copies): so
+    that what a request shares with the one before is the same objects
+    (:mod:`nbagent.api.body` encodes those once).
 
     Args:
         messages: The conversation; not modified.
@@ -115,17 +195,18 @@ def build_messages(
     Returns:
         The request's messages.
     """
-    result = [dict(m) for m in messages]
+    result: list[dict[str, Any]] = list(messages)  # type: ignore[arg-type]
     if legacy_names is not None and result:
         first = result[0]
         block = {"type": "text", "text": render_legacy_block(legacy_names)}
-        first["content"] = [block, *content_blocks(first["content"])]
-    for message in reversed(result):
+        result[0] = {**first, "content": [block, *content_blocks(first["content"])]}
+    for index in range(len(result) - 1, -1, -1):
+        message = result[index]
         if message["role"] == "user":
-            blocks = copy.deepcopy(content_blocks(message["content"]))
+            blocks = content_blocks(message["content"])
             if blocks:
-                blocks[-1]["cache_control"] = dict(CACHE_CONTROL)
-            message["content"] = blocks
+                blocks[-1] = {**blocks[-1], "cache_control": dict(CACHE_CONTROL)}
+            result[index] = {**message, "content": blocks}
             break
     return result
 

@@ -12,6 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import nbagent
 import nbagent.core.tokens
+from nbagent.catalogue import registry as registry_module
 from nbagent.catalogue.delta import render_announcement
 from nbagent.catalogue.registry import ContextCost, RegistryChange, ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
@@ -328,3 +329,16 @@ def test_the_process_wide_registry_has_tool_search() -> None:
     assert isinstance(nbagent.registry, ToolRegistry)
     assert "ToolSearch" in nbagent.registry
     assert not nbagent.registry.is_deferred(nbagent.registry.get("ToolSearch"))
+
+
+def test_loaded_and_deferred_are_split_once_per_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    reg = ToolRegistry([make("A"), make("mcp__s__b", is_mcp=True)])
+    asked: list[str] = []
+    rule = registry_module.deferral_rule
+    monkeypatch.setattr(registry_module, "deferral_rule", lambda t: asked.append(t.name) or rule(t))
+    assert [t.name for t in reg.deferred()] == ["mcp__s__b"]
+    assert [t.name for t in reg.loaded()] == ["A"]
+    assert reg.deferred() == reg.deferred() and asked == ["A", "mcp__s__b"]
+    reg.override("A", deferred=True)
+    assert [t.name for t in reg.deferred()] == ["A", "mcp__s__b"]
+    assert asked == ["A", "mcp__s__b", "mcp__s__b"]  # A's override decides without the rule
