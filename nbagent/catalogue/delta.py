@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from nbagent.core.identity import same_prefix
 from nbagent.core.text import MCP_PREFIX
 from nbagent.core.tool import Tool
 
@@ -138,6 +139,106 @@ def deferred_tools_delta(
     )
 
 
+class Announcements:
+    """What one history announced and where it was last compacted, kept up to date as the
+    history grows: each message is read once (:func:`announced_names` and
+    :func:`last_compaction` read the whole history at each call).
+
+    Each method takes the history as it is now: the messages that are the same objects as
+    the last time, up to the first that is not, are not read again (a message is never
+    changed in place: :class:`~nbagent.loop.state.AgentState`).
+    """
+
+    def __init__(self) -> None:
+        self._seen: list[Mapping[str, Any]] = []
+        self._compactions: list[int] = []
+        """The indexes of the messages holding a (successful) compaction block."""
+        self._announced: list[tuple[int, bool, tuple[str, ...]]] = []
+        """Every announcement: its message's index, whether it adds, its names."""
+        self._changes = 0
+        """Counts the changes to the two lists above."""
+        self._names: tuple[int, frozenset[str]] | None = None
+        self._delta: tuple[frozenset[str], frozenset[str]] | None = None
+        """The deferred names last compared, and the announced names they matched."""
+
+    def last_compaction(self, messages: Sequence[Mapping[str, Any]]) -> int | None:
+        """As :func:`last_compaction`.
+
+        Args:
+            messages: The history now.
+        """
+        self._update(messages)
+        return self._compactions[-1] if self._compactions else None
+
+    def names(self, messages: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+        """As :func:`announced_names`.
+
+        Args:
+            messages: The history now.
+        """
+        self._update(messages)
+        since = self._compactions[-1] if self._compactions else -1
+        if self._names is None or self._names[0] != self._changes:
+            names: set[str] = set()
+            for index, adds, listed in self._announced:
+                if index < since:
+                    continue
+                if adds:
+                    names.update(listed)
+                else:
+                    names.difference_update(listed)
+            self._names = (self._changes, frozenset(names))
+        return self._names[1]
+
+    def delta(
+        self, deferred: frozenset[str], messages: Sequence[Mapping[str, Any]]
+    ) -> DeferredToolsDelta | None:
+        """As :func:`deferred_tools_delta`; nothing is compared again while neither the
+        deferred names (the same object) nor what the history announced changed.
+
+        Args:
+            deferred: The names deferred now
+                (:meth:`~nbagent.catalogue.registry.ToolRegistry.deferred_names`).
+            messages: The history now.
+        """
+        announced = self.names(messages)
+        if self._delta is not None and self._delta[0] is deferred and self._delta[1] is announced:
+            return None
+        added, removed = deferred - announced, announced - deferred
+        if not added and not removed:
+            self._delta = (deferred, announced)
+            return None
+        return DeferredToolsDelta(tuple(sorted(added)), tuple(sorted(removed)))
+
+    def _update(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Forget what changed since the last call, read what is new."""
+        kept = same_prefix(self._seen, messages)
+        if kept == len(self._seen) == len(messages):
+            return
+        del self._seen[kept:]
+        facts = (len(self._compactions), len(self._announced))
+        while self._compactions and self._compactions[-1] >= kept:
+            self._compactions.pop()
+        while self._announced and self._announced[-1][0] >= kept:
+            self._announced.pop()
+        dropped = facts != (len(self._compactions), len(self._announced))
+        facts = (len(self._compactions), len(self._announced))
+        for index in range(kept, len(messages)):
+            message = messages[index]
+            self._seen.append(message)
+            if _has_compaction(message):
+                self._compactions.append(index)
+            if message.get("role") == "user":
+                for text in _texts(message):
+                    for body in _REMINDER.findall(text):
+                        header, _, listing = body.partition("\n")
+                        if header in (ADDED_HEADER, REMOVED_HEADER):
+                            names = tuple(_parse_names(listing))
+                            self._announced.append((index, header == ADDED_HEADER, names))
+        if dropped or facts != (len(self._compactions), len(self._announced)):
+            self._changes += 1
+
+
 def _render_names(names: Sequence[str], style: Style) -> str:
     """List names one a line, or with MCP tools grouped by server in the compact style."""
     if style == "plain":
@@ -186,15 +287,20 @@ def last_compaction(messages: Sequence[Mapping[str, Any]]) -> int | None:
         Its index, or ``None`` when no message holds one.
     """
     for index in range(len(messages) - 1, -1, -1):
-        content = messages[index].get("content")
-        if isinstance(content, list) and any(
-            isinstance(block, Mapping)
-            and block.get("type") == COMPACTION
-            and block.get("content")  # a failed compaction (no summary) drops nothing
-            for block in content
-        ):
+        if _has_compaction(messages[index]):
             return index
     return None
+
+
+def _has_compaction(message: Mapping[str, Any]) -> bool:
+    """Whether a message holds a (successful) compaction block."""
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(block, Mapping)
+        and block.get("type") == COMPACTION
+        and block.get("content")  # a failed compaction (no summary) drops nothing
+        for block in content
+    )
 
 
 def since_compaction(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
@@ -216,12 +322,16 @@ def since_compaction(messages: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[
 def _user_texts(messages: Iterable[Mapping[str, Any]]) -> Iterable[str]:
     """Yield the text of every user message the model still sees, block by block."""
     for message in since_compaction(list(messages)):
-        if message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            yield content
-            continue
-        for block in content or ():
-            if isinstance(block, Mapping) and block.get("type") == "text":
-                yield block.get("text", "")
+        if message.get("role") == "user":
+            yield from _texts(message)
+
+
+def _texts(message: Mapping[str, Any]) -> Iterable[str]:
+    """Yield the texts of a message, block by block."""
+    content = message.get("content")
+    if isinstance(content, str):
+        yield content
+        return
+    for block in content or ():
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            yield block.get("text", "")

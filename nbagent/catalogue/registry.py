@@ -111,8 +111,10 @@ class ToolRegistry:
         self._notify_lock = threading.Lock()
         self._version = 0
         self._overrides: dict[str, bool] = {}
-        self._partition: tuple[int, tuple[Tool, ...], tuple[Tool, ...]] | None = None
-        """The loaded and the deferred tools, with the version they were split at."""
+        self._partition: tuple[int, tuple[Tool, ...], tuple[Tool, ...], frozenset[str]] | None
+        self._partition = None
+        """The loaded and the deferred tools and the deferred names, with the version they
+        were split at."""
         self._tokens: dict[str, tuple[Tool, int]] = {}
         """Each tool's definition tokens, by name, with the tool they were counted for."""
         self._costs: dict[str, tuple[int, ContextCost]] = {}
@@ -286,18 +288,26 @@ class ToolRegistry:
         """Return the tools offered by name only."""
         return list(self._split()[1])
 
-    def _split(self) -> tuple[tuple[Tool, ...], tuple[Tool, ...]]:
-        """The loaded and the deferred tools, worked out once per version."""
+    def deferred_names(self) -> frozenset[str]:
+        """Return the names of the tools offered by name only: the same object until the
+        registry changes (so that a caller can tell nothing changed by identity)."""
+        return self._split()[2]
+
+    def _split(self) -> tuple[tuple[Tool, ...], tuple[Tool, ...], frozenset[str]]:
+        """The loaded and the deferred tools and the deferred names, worked out once per
+        version."""
         with self._lock:
             if self._partition is None or self._partition[0] != self._version:
                 tools = list(self._tools.values())
                 deferred = [self.is_deferred(t) for t in tools]
+                later = tuple(t for t, d in zip(tools, deferred, strict=True) if d)
                 self._partition = (
                     self._version,
-                    tuple(t for t, later in zip(tools, deferred, strict=True) if not later),
-                    tuple(t for t, later in zip(tools, deferred, strict=True) if later),
+                    tuple(t for t, d in zip(tools, deferred, strict=True) if not d),
+                    later,
+                    frozenset(t.name for t in later),
                 )
-            return self._partition[1], self._partition[2]
+            return self._partition[1:]
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(change)`` after every change.

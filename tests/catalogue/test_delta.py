@@ -9,12 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nbagent.catalogue import delta as delta_module
 from nbagent.catalogue.delta import (
     ADDED_HEADER,
     REMOVED_HEADER,
+    Announcements,
     DeferredToolsDelta,
     announced_names,
     deferred_tools_delta,
+    last_compaction,
     render_announcement,
     render_legacy_block,
 )
@@ -121,3 +124,56 @@ def test_any_sequence_of_changes_reconstructs_the_current_set(
 def test_rendering_round_trips(style: str) -> None:
     names = ["mcp__a__x", "mcp__a__y", "Z"]
     assert announced_names([user(render_announcement(added=names, style=style))]) == set(names)  # type: ignore[arg-type]
+
+
+COMPACTED = {"role": "assistant", "content": [{"type": "compaction", "content": "summary"}]}
+
+EDITS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.sets(NAMES), st.booleans()),
+        st.tuples(st.just("replace_last"), st.sets(NAMES), st.booleans()),
+        st.tuples(st.just("compact"), st.just(set()), st.just(False)),
+        st.tuples(st.just("truncate"), st.just(set()), st.just(False)),
+    ),
+    max_size=12,
+)
+
+
+@given(EDITS)
+def test_announcements_kept_up_to_date_agree_with_reading_the_whole_history(
+    edits: list[tuple[str, set[str], bool]],
+) -> None:
+    kept = Announcements()
+    messages: list[dict[str, Any]] = []
+    for edit, names, removes in edits:
+        text = (
+            render_announcement(removed=sorted(names))
+            if removes
+            else (render_announcement(added=sorted(names)))
+        )
+        if edit == "append":
+            messages.append(user(text))
+        elif edit == "replace_last" and messages:
+            messages[-1] = user(text)
+        elif edit == "compact":
+            messages.append(COMPACTED)
+        elif edit == "truncate":
+            del messages[len(messages) // 2 :]
+        assert kept.names(messages) == announced_names(messages)
+        assert kept.last_compaction(messages) == last_compaction(messages)
+        deferred = frozenset(names)
+        assert kept.delta(deferred, messages) == deferred_tools_delta(deferred, messages)
+
+
+def test_each_message_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    texts = delta_module._texts
+    monkeypatch.setattr(delta_module, "_texts", lambda m: read.append("x") or texts(m))
+    kept = Announcements()
+    messages = [user(render_announcement(added=["a"])), {"role": "assistant", "content": "ok"}]
+    deferred = frozenset({"a"})
+    assert kept.delta(deferred, messages) is None
+    messages.append(user("next"))
+    assert kept.delta(deferred, messages) is None
+    assert kept.names(messages) == {"a"} and kept.last_compaction(messages) is None
+    assert len(read) == 2  # the two user messages, once each
