@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from nbagent.store import recorder as recorder_module
 from nbagent.store.folders import notebook_folder
 from nbagent.store.journal import ConversationLog
-from nbagent.store.recorder import Recorder
+from nbagent.store.recorder import RECHECKED, Recorder
 from nbagent.store.saved import read_conversation, saved_conversations
 from tests.store.builders import NOTEBOOK, assistant, call, lines, recorder, result, text, user
 
@@ -56,6 +57,20 @@ def test_only_what_changed_is_written_and_a_later_record_replaces_its_index(
     saved = read_conversation(log.log.path)
     assert saved is not None and saved.messages == history
     assert saved.prompts == ["hi", "more"]  # the announcement is no prompt
+
+
+def test_a_sync_serialises_only_the_new_messages_and_the_last_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = recorder(tmp_path)
+    history = [user(f"q{i}") if i % 2 == 0 else assistant(text(f"a{i}")) for i in range(40)]
+    log.sync(history)
+    dumped: list[object] = []
+    dumps = recorder_module._dumps
+    monkeypatch.setattr(recorder_module, "_dumps", lambda v: dumped.append(v) or dumps(v))
+    history.append(user("next"))
+    log.sync(history)
+    assert dumped == [*history[-RECHECKED:]]
 
 
 def test_a_resumed_history_writes_only_what_differs_from_its_file(tmp_path: Path) -> None:
