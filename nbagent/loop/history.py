@@ -50,7 +50,9 @@ class Repair:
     compaction writes one."""
 
 
-def repaired(messages: Sequence[Mapping[str, Any]], *, redacted: bool = True) -> Repair:
+def repaired(
+    messages: Sequence[Mapping[str, Any]], *, redacted: bool = True, valid: int = 0
+) -> Repair:
     """Make a history one the API accepts again.
 
     The history starts with a user message and the roles alternate (consecutive messages of
@@ -68,13 +70,19 @@ def repaired(messages: Sequence[Mapping[str, Any]], *, redacted: bool = True) ->
         redacted: The history may have had its secrets redacted, as a saved one has: a
             compaction block whose summary shows a redaction lost its signature, and is
             replaced by its summary. False for the agent's own history, which has not.
+        valid: How many first messages are known to be the first messages of a valid
+            history (the same objects as a repaired one's, as the agent's history is after
+            its last repair): they are kept without being read, so that a repair costs
+            what was added since. Only when not ``redacted``.
 
     Returns:
         The valid history and what was changed.
     """
-    repair = Repair([])
+    if redacted and valid:
+        raise ValueError("A redacted history is read whole: valid must be 0.")
+    repair = Repair(list(messages[:valid]))
     out = repair.messages
-    for message in _resigned(messages, repair) if redacted else messages:
+    for message in _resigned(messages, repair) if redacted else messages[valid:]:
         blocks = _blocks(message["content"], repair)
         if role_of(message) == "assistant":
             _push_assistant(repair, message, blocks)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from nbagent.loop import history as history_module
 from nbagent.loop.execution import INTERRUPTED_MESSAGE
 from nbagent.loop.history import (
     SUMMARY_TAG,
@@ -203,3 +206,23 @@ def test_a_compaction_block_that_lost_a_secret_becomes_a_summary_to_go_on_from()
     earlier = repaired([user("a"), assistant(cut, text("b")), user("c"), assistant(signed)])
     assert earlier.messages[1]["content"][0] == text(cut["content"])  # dropped by the API anyway
     assert earlier.messages[3]["content"] == [signed] and not earlier.summarised
+
+
+def test_a_repair_from_a_valid_prefix_reads_only_what_follows_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    grown = [
+        *VALID,
+        user("", "next"),
+        assistant(call("t9")),
+        user("typed"),
+    ]
+    whole = repaired(grown, redacted=False)
+    read: list[Any] = []
+    blocks = history_module._blocks
+    monkeypatch.setattr(history_module, "_blocks", lambda c, r: read.append(c) or blocks(c, r))
+    part = repaired(grown, redacted=False, valid=len(VALID))
+    assert part.messages == whole.messages
+    assert all(a is b for a, b in zip(part.messages[: len(VALID)], VALID, strict=True))
+    assert len(read) == 3  # the three messages after the valid ones
+    assert (part.interrupted, part.dropped) == (whole.interrupted, whole.dropped)
