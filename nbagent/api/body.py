@@ -92,6 +92,9 @@ class BodyEncoder:
                 prefix, suffix, old, encoded = start, end, candidate, texts
         fresh = [_ENCODER.encode(item) for item in items[prefix : len(items) - suffix]]
         texts = [*encoded[:prefix], *fresh, *encoded[len(old) - suffix :]]
-        kept = [entry for entry in recent if entry[0] is not old][: REMEMBERED - 1]
+        # The list it grew from is superseded; one that merely shares a few items (another
+        # conversation's, with the same first tool) stays.
+        superseded = old if 2 * (prefix + suffix) > len(old) else None
+        kept = [entry for entry in recent if entry[0] is not superseded][: REMEMBERED - 1]
         recent[:] = [(list(items), texts), *kept]
         return "[" + ",".join(texts) + "]"

@@ -116,3 +116,19 @@ def test_stream_response_sends_what_the_sdks_stream_helper_sends(betas: tuple[st
     assert {k: v for k, v in ours.headers.items() if k not in varying} == {
         k: v for k, v in theirs.headers.items() if k not in varying
     }
+
+
+def test_a_conversation_sharing_only_a_first_tool_does_not_evict_another(
+    encoded: list[Any],
+) -> None:
+    encoder = BodyEncoder()
+    shared = {"name": "note", "input_schema": {"type": "object"}}
+    catalogues = [
+        [shared, *({"name": f"t{c}_{i}", "input_schema": {}} for i in range(20))] for c in range(3)
+    ]
+    history = turn(0)
+    for tools in catalogues:
+        encoder.encode(request(history, tools))
+    encoded.clear()
+    encoder.encode(request(history, catalogues[0]))
+    assert [value for value in encoded if isinstance(value, dict)] == []
