@@ -35,6 +35,7 @@ pytestmark = needs(
         pytest.param("display_throughput.py", "| tool calls | events |", marks=pytest.mark.slow),
         pytest.param("live_document.py", "| notebook | first call |", marks=pytest.mark.slow),
         pytest.param("notebook_run.py", "| cell | run directly |", marks=pytest.mark.slow),
+        pytest.param("turn_cost.py", "| history (turns) |", marks=pytest.mark.slow),
     ],
 )
 def test_quick_run_prints_a_table(script: str, header: str) -> None:
