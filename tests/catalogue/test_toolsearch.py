@@ -152,10 +152,11 @@ def test_index_is_not_rebuilt_when_only_loaded_tools_change(
     registry: ToolRegistry, search: ToolSearch
 ) -> None:
     search.search("issue")
-    built = search.ranker._docs  # type: ignore[attr-defined]
+    built = list(search.ranker.slots.docs)  # type: ignore[attr-defined]
     registry.register(Tool(name="Write", description="Write a file."))
     search.search("issue")
-    assert search.ranker._docs is built  # type: ignore[attr-defined]
+    after = search.ranker.slots.docs  # type: ignore[attr-defined]
+    assert len(after) == len(built) and all(a is b for a, b in zip(after, built, strict=True))
 
 
 def test_tool_result_is_tool_reference_blocks(search: ToolSearch) -> None:

@@ -62,8 +62,7 @@ class BM25Ranker(IndexedAtOnce):
 
     def __init__(self, weights: Mapping[str, float] = FIELD_WEIGHTS) -> None:
         self.weights = {f: float(weights.get(f, 0.0)) for f in FIELDS}
-        self.slots = Slots()
-        self._docs: list[ToolFields | None] = []
+        self.slots: Slots[ToolFields] = Slots()
         self._indexed = [p for p, field in enumerate(FIELDS) if self.weights[field] > 0]
         self._postings: list[dict[str, dict[int, int]]] = [{} for _ in FIELDS]
         self._arrays: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
@@ -88,10 +87,7 @@ class BM25Ranker(IndexedAtOnce):
         import numpy as np
 
         for tool in removed:
-            position = self.slots.remove(tool.name)
-            doc = self._docs[position]
-            assert doc is not None
-            self._docs[position] = None
+            position, doc = self.slots.remove(tool.name)
             for field in self._indexed:
                 for token in set(doc.fields[field]):
                     postings = self._postings[field][token]
@@ -102,12 +98,8 @@ class BM25Ranker(IndexedAtOnce):
                 self._total[field] -= len(doc.fields[field])
                 self._lengths[field, position] = 0  # type: ignore[index]
         for tool in added:
-            position = self.slots.add(tool)
             doc = ToolFields.of(tool)
-            if position == len(self._docs):
-                self._docs.append(doc)
-            else:
-                self._docs[position] = doc
+            position = self.slots.add(tool, doc)
             lengths = self._lengths
             if lengths is None or position >= lengths.shape[1]:
                 self._lengths = np.zeros((len(FIELDS), max(64, 2 * position)), dtype=np.float32)
@@ -249,7 +241,7 @@ class BM25Ranker(IndexedAtOnce):
 
     def _reasons(self, position: int, wanted: Sequence[str]) -> tuple[str, ...]:
         """Say which query tokens a tool matched, field by field."""
-        doc = self._docs[position]
+        doc = self.slots.docs[position]
         assert doc is not None
         reasons = []
         for index, field in enumerate(FIELDS):

@@ -135,8 +135,7 @@ class KeywordRanker(IndexedAtOnce):
     name = "keyword"
 
     def __init__(self) -> None:
-        self.slots = Slots()
-        self._docs: list[_Doc | None] = []
+        self.slots: Slots[_Doc] = Slots()
         self._mcp: set[int] = set()
         self._parts = _Field()
         self._part_grams = _Field()
@@ -161,10 +160,7 @@ class KeywordRanker(IndexedAtOnce):
             removed: Indexed tools to forget.
         """
         for tool in removed:
-            position = self.slots.remove(tool.name)
-            doc = self._docs[position]
-            assert doc is not None
-            self._docs[position] = None
+            position, doc = self.slots.remove(tool.name)
             self._mcp.discard(position)
             self._parts.remove(position, doc.parts)
             for part in doc.parts:
@@ -173,12 +169,8 @@ class KeywordRanker(IndexedAtOnce):
             self._hints.remove(position, doc.hint_words | doc.hint_grams)
             self._descriptions.remove(position, doc.description_words | doc.description_grams)
         for tool in added:
-            position = self.slots.add(tool)
             doc = _Doc.of(tool)
-            if position == len(self._docs):
-                self._docs.append(doc)
-            else:
-                self._docs[position] = doc
+            position = self.slots.add(tool, doc)
             if doc.is_mcp:
                 self._mcp.add(position)
             for part in doc.parts:
@@ -219,7 +211,7 @@ class KeywordRanker(IndexedAtOnce):
         best = sorted(
             (p for p, total in totals.items() if total >= cut), key=lambda p: (-totals[p], names[p])
         )[:limit]
-        return [self._hit(self._docs[p], terms, totals[p]) for p in best]  # type: ignore[arg-type]
+        return [self._hit(self.slots.docs[p], terms, totals[p]) for p in best]  # type: ignore[arg-type]
 
     def _part_position(self, part: str) -> int:
         """Return a name part's number in the substring index, numbering new parts."""

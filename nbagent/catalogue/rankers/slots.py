@@ -10,22 +10,29 @@ break by name), so an index grown by changes ranks exactly like one built afresh
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Generic, TypeVar
 
 from nbagent.core.tool import Tool
 
+D = TypeVar("D")
+"""What a ranker keeps of each tool (its analysed fields)."""
 
-class Slots:
-    """The position of each indexed tool; a removed tool's position is reused.
+
+class Slots(Generic[D]):
+    """The position of each indexed tool and what the ranker keeps of it; a removed tool's
+    position is reused.
 
     Attributes:
         tools: The tool at each position, ``None`` where the position is free.
         names: The name of the tool at each position, ``""`` where it is free.
+        docs: What the ranker keeps of the tool at each position, ``None`` where it is free.
         positions: Each indexed tool's position, by name.
     """
 
     def __init__(self) -> None:
         self.tools: list[Tool | None] = []
         self.names: list[str] = []
+        self.docs: list[D | None] = []
         self.positions: dict[str, int] = {}
         self._free: list[int] = []
 
@@ -38,11 +45,12 @@ class Slots:
         """How many tools are indexed."""
         return len(self.positions)
 
-    def add(self, tool: Tool) -> int:
+    def add(self, tool: Tool, doc: D) -> int:
         """Give a tool a position (a freed one if any, else a new one at the end).
 
         Args:
             tool: A tool whose name is not indexed.
+            doc: What the ranker keeps of it.
 
         Returns:
             Its position.
@@ -50,26 +58,30 @@ class Slots:
         if self._free:
             position = self._free.pop()
             self.tools[position], self.names[position] = tool, tool.name
+            self.docs[position] = doc
         else:
             position = len(self.tools)
             self.tools.append(tool)
             self.names.append(tool.name)
+            self.docs.append(doc)
         self.positions[tool.name] = position
         return position
 
-    def remove(self, name: str) -> int:
+    def remove(self, name: str) -> tuple[int, D]:
         """Free the position of a tool.
 
         Args:
             name: An indexed tool's name.
 
         Returns:
-            The position it had.
+            The position it had, and what the ranker kept of it.
         """
         position = self.positions.pop(name)
-        self.tools[position], self.names[position] = None, ""
+        doc = self.docs[position]
+        assert doc is not None
+        self.tools[position], self.names[position], self.docs[position] = None, "", None
         self._free.append(position)
-        return position
+        return position, doc
 
     def indexed(self) -> dict[str, Tool]:
         """Return the indexed tools by name."""

@@ -86,9 +86,9 @@ def test_chinese_and_japanese_descriptions_are_found_in_their_language() -> None
 
 def test_reindexing_reuses_analysed_tools_and_forgets_removed_ones() -> None:
     r = ranker(MCP, LOCAL)
-    doc = r._docs[r.slots.positions[MCP.name]]
+    doc = r.slots.docs[r.slots.positions[MCP.name]]
     r.index([MCP])
-    assert r._docs[r.slots.positions[MCP.name]] is doc
+    assert r.slots.docs[r.slots.positions[MCP.name]] is doc
     assert LOCAL.name not in r.slots.positions
     assert scores(r, "send") == {MCP.name: 12}
 
@@ -147,7 +147,7 @@ def test_indexed_scores_equal_the_direct_reference_scoring(case: tuple[list[Tool
     r = ranker(*tools)
     expected = {}
     for tool in tools:
-        doc = r._docs[r.slots.positions[tool.name]]
+        doc = r.slots.docs[r.slots.positions[tool.name]]
         per_term = [explain(term, doc)[0] for term in terms]
         if all(s > 0 for s, t in zip(per_term, terms, strict=True) if t.required) and sum(per_term):
             expected[tool.name] = round(sum(per_term), 3)
