@@ -22,26 +22,7 @@ from nbagent.loop.state import AgentState
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.testing.fakeapi.rules import ApiError, check_request
 from tests.loop.test_agent import FORECAST, agent_for, bodies
-
-
-def user(*texts: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
-
-
-def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content": list(blocks)}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def call(ident: str, name: str = "Read", **tool_input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": ident, "name": name, "input": tool_input}
-
-
-def result(ident: str, content: Any = "ok") -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": ident, "content": content}
+from tests.messages import assistant, call, result, text, user
 
 
 def api_accepts(messages: list[dict[str, Any]]) -> ApiError | set[str]:

@@ -9,28 +9,9 @@ from typing import Any
 from nbagent.store.journal import Chain, verify
 from nbagent.store.key import conversation_key
 from nbagent.store.recorder import Recorder
+from tests.messages import assistant, text, user
 
 NOTEBOOK = "/work/notes/analysis.ipynb"
-
-
-def user(*texts: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": t} for t in texts]}
-
-
-def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content": list(blocks)}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-def call(ident: str, name: str = "Read", **tool_input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": ident, "name": name, "input": tool_input}
-
-
-def result(ident: str, content: Any = "ok") -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": ident, "content": content}
 
 
 def recorder(root: Path, notebook: str = NOTEBOOK) -> Recorder:

@@ -23,8 +23,9 @@ from nbagent.store.saved import NOT_SIGNED, read_conversation, saved_conversatio
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.frontend_peer import RecordingComm, hello
 from tests.kernels import execute, kernel
+from tests.messages import user
 from tests.shells import FORECAST, error_of, run
-from tests.store.builders import PLANTED, lines, planted_file, user
+from tests.store.builders import PLANTED, lines, planted_file
 
 # -- the magics -----------------------------------------------------------------------------
 

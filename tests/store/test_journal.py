@@ -14,17 +14,8 @@ from nbagent.store.folders import notebook_folder
 from nbagent.store.journal import verify
 from nbagent.store.key import conversation_key
 from nbagent.store.saved import read_conversation
-from tests.store.builders import (
-    PLANTED,
-    assistant,
-    call,
-    check,
-    planted_file,
-    recorder,
-    signed_file,
-    text,
-    user,
-)
+from tests.messages import assistant, call, text, user
+from tests.store.builders import PLANTED, check, planted_file, recorder, signed_file
 
 
 def test_a_planted_file_and_every_change_are_detected(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from nbagent.store.folders import notebook_folder
 from nbagent.store.journal import ConversationLog
 from nbagent.store.recorder import RECHECKED, Recorder
 from nbagent.store.saved import read_conversation, saved_conversations
-from tests.store.builders import NOTEBOOK, assistant, call, lines, recorder, result, text, user
+from tests.messages import assistant, call, result, text, user
+from tests.store.builders import NOTEBOOK, lines, recorder
 
 # -- the log --------------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ from nbagent.store import saved as conversations
 from nbagent.store.folders import notebook_folder
 from nbagent.store.journal import ConversationLog
 from nbagent.store.saved import find_conversation, saved_conversations
-from tests.store.builders import NOTEBOOK, user
+from tests.messages import user
+from tests.store.builders import NOTEBOOK
 
 
 def test_find_by_id_prefix_says_when_none_or_several_match(tmp_path: Path) -> None:
