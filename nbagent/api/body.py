@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping, Set
+from dataclasses import dataclass
 from typing import Any
 
 from nbagent.core.identity import same_prefix, same_suffix
@@ -45,6 +46,36 @@ _ENCODER = json.JSONEncoder(
 )
 
 
+@dataclass
+class _Sent:
+    """A list as a request sent it: its items, each one's encoding, and the encodings of its
+    first and last items joined (so that a next request sharing them copies one run)."""
+
+    items: list[Any]
+    texts: list[bytes]
+    head: tuple[int, bytes] = (0, b"")
+    """How many first items are joined, and their join."""
+    tail: tuple[int, bytes] = (0, b"")
+    """How many last items are joined, and their join."""
+
+    def first(self, count: int) -> bytes:
+        """The first ``count`` items' encodings, joined."""
+        joined, done = self.head[1], self.head[0]
+        if done > count:
+            joined, done = b"", 0
+        rest = b",".join(self.texts[done:count])
+        return joined + b"," + rest if joined and rest else joined or rest
+
+    def last(self, count: int) -> bytes:
+        """The last ``count`` items' encodings, joined."""
+        joined, done = self.tail[1], self.tail[0]
+        if done > count:
+            joined, done = b"", 0
+        length = len(self.texts)
+        rest = b",".join(self.texts[length - count : length - done])
+        return rest + b"," + joined if joined and rest else joined or rest
+
+
 class BodyEncoder:
     """Encodes request bodies, reusing the encoding of the list items recent requests sent.
 
@@ -52,7 +83,7 @@ class BodyEncoder:
     """
 
     def __init__(self) -> None:
-        self._recent: dict[str, list[tuple[list[Any], list[str]]]] = {}
+        self._recent: dict[str, list[_Sent]] = {}
         self._lock = threading.Lock()
 
     def encode(self, request: Mapping[str, Any]) -> bytes:
@@ -67,34 +98,44 @@ class BodyEncoder:
         """
         keys = [k for k in KEY_ORDER if k in request]
         keys += [k for k in request if k not in KEY_ORDER]
-        parts = []
+        parts = [b"{"]
         with self._lock:
             for key in keys:
                 value = request[key]
+                parts.append(_ENCODER.encode(key).encode() + b":")
                 if key in INCREMENTAL and isinstance(value, list):
-                    text = self._list(key, value)
+                    parts += self._list(key, value)
                 else:
-                    text = _ENCODER.encode(value)
-                parts.append(f"{_ENCODER.encode(key)}:{text}")
-        parts.append('"stream":true')
-        return ("{" + ",".join(parts) + "}").encode()
+                    parts.append(_ENCODER.encode(value).encode())
+                parts.append(b",")
+        parts.append(b'"stream":true}')
+        return b"".join(parts)
 
-    def _list(self, key: str, items: list[Any]) -> str:
-        """Encode a list, reusing the most that one of the recent ones shares with it."""
+    def _list(self, key: str, items: list[Any]) -> list[bytes]:
+        """Encode a list (in pieces to join), reusing the most that one of the recent ones
+        shares with it."""
         recent = self._recent.setdefault(key, [])
         prefix = suffix = 0
-        old: list[Any] = []
-        encoded: list[str] = []
-        for candidate, texts in recent:
-            start = same_prefix(candidate, items)
-            end = same_suffix(candidate, items, min(len(candidate), len(items)) - start)
+        old = _Sent([], [])
+        for sent in recent:
+            start = same_prefix(sent.items, items)
+            end = same_suffix(sent.items, items, min(len(sent.items), len(items)) - start)
             if start + end > prefix + suffix:
-                prefix, suffix, old, encoded = start, end, candidate, texts
-        fresh = [_ENCODER.encode(item) for item in items[prefix : len(items) - suffix]]
-        texts = [*encoded[:prefix], *fresh, *encoded[len(old) - suffix :]]
+                prefix, suffix, old = start, end, sent
+        fresh = [_ENCODER.encode(item).encode() for item in items[prefix : len(items) - suffix]]
+        head, tail = old.first(prefix), old.last(suffix)
+        texts = [*old.texts[:prefix], *fresh, *old.texts[len(old.items) - suffix :]]
         # The list it grew from is superseded; one that merely shares a few items (another
         # conversation's, with the same first tool) stays.
-        superseded = old if 2 * (prefix + suffix) > len(old) else None
-        kept = [entry for entry in recent if entry[0] is not superseded][: REMEMBERED - 1]
-        recent[:] = [(list(items), texts), *kept]
-        return "[" + ",".join(texts) + "]"
+        superseded = old if 2 * (prefix + suffix) > len(old.items) else None
+        kept = [sent for sent in recent if sent is not superseded][: REMEMBERED - 1]
+        recent[:] = [_Sent(list(items), texts, (prefix, head), (suffix, tail)), *kept]
+        pieces = [piece for piece in (head, *fresh, tail) if piece]
+        return [b"[", *_between(pieces, b","), b"]"]
+
+
+def _between(pieces: list[bytes], separator: bytes) -> list[bytes]:
+    """The pieces with the separator between each two."""
+    spaced = [separator] * (2 * len(pieces) - 1) if pieces else []
+    spaced[::2] = pieces
+    return spaced

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nbagent.api import body
 from nbagent.api.anthropic import stream_response
@@ -132,3 +134,15 @@ def test_a_conversation_sharing_only_a_first_tool_does_not_evict_another(
     encoded.clear()
     encoder.encode(request(history, catalogues[0]))
     assert [value for value in encoded if isinstance(value, dict)] == []
+
+
+POOL = [{"role": "user", "content": f"m{i}"} for i in range(8)]
+
+
+@given(st.lists(st.lists(st.sampled_from(range(len(POOL))), max_size=10), max_size=8))
+def test_any_sequence_of_requests_is_encoded_as_json_would(lists: list[list[int]]) -> None:
+    encoder = BodyEncoder()
+    for indexes in lists:
+        messages = [POOL[i] for i in indexes]
+        sent = encoder.encode(request(messages, messages[::-1]))
+        assert json.loads(sent) == {**request(messages, messages[::-1]), "stream": True}

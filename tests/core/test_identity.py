@@ -1,0 +1,22 @@
+"""Where two sequences hold the very same objects."""
+
+from __future__ import annotations
+
+from nbagent.core.identity import same_prefix, same_suffix
+
+
+def test_a_prefix_counts_the_same_objects_not_equal_ones() -> None:
+    a = [{"i": i} for i in range(5)]
+    assert same_prefix(a, list(a)) == 5
+    assert same_prefix(a, a[:3]) == same_prefix(a[:3], a) == 3
+    assert same_prefix(a, [a[0], {"i": 1}, a[2]]) == 1
+    assert same_prefix([], a) == 0
+
+
+def test_a_suffix_counts_from_the_end_up_to_a_limit() -> None:
+    a = [{"i": i} for i in range(5)]
+    assert same_suffix(a, list(a), 10) == 5
+    assert same_suffix(a, [{"i": 0}, *a[1:]], 10) == 4
+    assert same_suffix(a, [*a[:4], {"i": 4}], 10) == 0
+    assert same_suffix(a, list(a), 2) == 2
+    assert same_suffix(a, [], 3) == 0
