@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nbagent.core.identity import same_prefix
+from nbagent.core.identity import equal_prefix
 from nbagent.core.text import MCP_PREFIX
 from nbagent.core.tool import Tool
 
@@ -144,9 +144,10 @@ class Announcements:
     history grows: each message is read once (:func:`announced_names` and
     :func:`last_compaction` read the whole history at each call).
 
-    Each method takes the history as it is now: the messages that are the same objects as
-    the last time, up to the first that is not, are not read again (a message is never
-    changed in place: :class:`~nbagent.loop.state.AgentState`).
+    Each method takes the history as it is now: the messages equal to (mostly the same
+    objects as) the last time's, up to the first that is not, are not read again
+    (:func:`~nbagent.core.identity.equal_prefix`; a message is never changed in place:
+    :class:`~nbagent.loop.state.AgentState`).
     """
 
     def __init__(self) -> None:
@@ -212,7 +213,7 @@ class Announcements:
 
     def _update(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Forget what changed since the last call, read what is new."""
-        kept = same_prefix(self._seen, messages)
+        kept = equal_prefix(self._seen, messages)
         if kept == len(self._seen) == len(messages):
             return
         del self._seen[kept:]

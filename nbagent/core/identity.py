@@ -45,3 +45,33 @@ def same_suffix(old: Sequence[Any], new: Sequence[Any], limit: int) -> int:
         return min(len(old), len(new), limit)
     differ = map(operator.is_not, reversed(old), reversed(new))
     return next(itertools.compress(itertools.count(), differ))
+
+
+def equal_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
+    """How many leading items two sequences share, equal or the same objects.
+
+    Many times as fast as :func:`same_prefix` where most items are the same objects (a list
+    comparison skips those without looking inside), for whoever reads content: equal
+    messages hold the same texts and blocks (though ``1 == 1.0 == True``, and a dict's key
+    order is not compared: :func:`same_prefix` where the exact encoding counts).
+
+    Args:
+        old: One sequence.
+        new: The other.
+
+    Returns:
+        The length of the longest common prefix by equality.
+    """
+    low, high = 0, min(len(old), len(new))
+    if old[:high] == new[:high]:
+        return high
+    near = max(high - 8, 0)  # a history differs most often in its last messages
+    if old[:near] == new[:near]:
+        low = near
+    while high - low > 1:  # the items before low are equal; the one before high is not
+        middle = (low + high) // 2
+        if old[low:middle] == new[low:middle]:
+            low = middle
+        else:
+            high = middle
+    return low

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nbagent.core.identity import same_prefix
+from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import plain_markdown
 from nbagent.core.secrets import get_logger, redact, secret_values
 from nbagent.loop.agent import Agent
@@ -162,7 +162,7 @@ class Recorder:
             del self._written[len(messages) :], self._seen[len(messages) :]
         secrets = {name: secret for secret, name in secret_values().items()}
         last_checked = len(messages) - RECHECKED
-        start = min(same_prefix(self._seen, messages), max(last_checked, 0))
+        start = min(equal_prefix(self._seen, messages), max(last_checked, 0))
         for index in range(start, len(messages)):
             message = messages[index]
             if index < len(self._seen) and self._seen[index] is message and index < last_checked:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbagent.core.identity import same_prefix, same_suffix
+from nbagent.core.identity import equal_prefix, same_prefix, same_suffix
 
 
 def test_a_prefix_counts_the_same_objects_not_equal_ones() -> None:
@@ -20,3 +20,12 @@ def test_a_suffix_counts_from_the_end_up_to_a_limit() -> None:
     assert same_suffix(a, [*a[:4], {"i": 4}], 10) == 0
     assert same_suffix(a, list(a), 2) == 2
     assert same_suffix(a, [], 3) == 0
+
+
+def test_an_equal_prefix_counts_equal_items_as_well() -> None:
+    a = [{"i": i} for i in range(40)]
+    assert equal_prefix(a, [dict(m) for m in a]) == 40
+    assert equal_prefix(a, [*a[:30], {"i": -1}, *a[31:]]) == 30
+    assert equal_prefix(a, [*a[:3], {"i": -1}]) == 3
+    assert equal_prefix(a, a[:39]) == 39
+    assert equal_prefix([], a) == 0
