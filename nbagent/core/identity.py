@@ -24,8 +24,10 @@ def same_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
     Returns:
         The length of the longest common prefix by identity.
     """
-    if all(map(operator.is_, old, new)):  # the common case, about 3 times as fast
-        return min(len(old), len(new))
+    length = min(len(old), len(new))
+    near = max(length - 8, 0)  # a history differs most often in its last messages
+    if all(map(operator.is_, old[:near], new)):  # 3 times as fast as below
+        return next((i for i in range(near, length) if old[i] is not new[i]), length)
     differ = map(operator.is_not, old, new)
     return next(itertools.compress(itertools.count(), differ))
 
