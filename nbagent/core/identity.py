@@ -64,6 +64,8 @@ def equal_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
     Returns:
         The length of the longest common prefix by equality.
     """
+    if type(old) is not type(new):  # a list is never equal to a tuple
+        old, new = list(old), list(new)
     low, high = 0, min(len(old), len(new))
     if old[:high] == new[:high]:
         return high

@@ -29,3 +29,4 @@ def test_an_equal_prefix_counts_equal_items_as_well() -> None:
     assert equal_prefix(a, [*a[:3], {"i": -1}]) == 3
     assert equal_prefix(a, a[:39]) == 39
     assert equal_prefix([], a) == 0
+    assert equal_prefix(a, (*a[:5], {"i": -1})) == 5  # a list and a tuple
