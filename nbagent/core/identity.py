@@ -43,8 +43,13 @@ def same_suffix(old: Sequence[Any], new: Sequence[Any], limit: int) -> int:
     Returns:
         The length of the longest common suffix by identity, at most ``limit``.
     """
-    if all(itertools.islice(map(operator.is_, reversed(old), reversed(new)), limit)):
-        return min(len(old), len(new), limit)
+    length = min(len(old), len(new), limit)
+    near = max(length - 8, 0)  # a list of tools differs most often in its first items
+    if all(map(operator.is_, old[len(old) - near :], new[len(new) - near :])):
+        return next(
+            (i for i in range(near, length) if old[-1 - i] is not new[-1 - i]),
+            length,
+        )
     differ = map(operator.is_not, reversed(old), reversed(new))
     return next(itertools.compress(itertools.count(), differ))
 
