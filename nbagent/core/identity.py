@@ -69,17 +69,19 @@ def equal_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
     Returns:
         The length of the longest common prefix by equality.
     """
-    if type(old) is not type(new):  # a list is never equal to a tuple
-        old, new = list(old), list(new)
-    low, high = 0, min(len(old), len(new))
-    if old[:high] == new[:high]:
+    high = min(len(old), len(new))
+    # Compared as two lists (a list never equals a tuple), copying the longer one only.
+    left = old if type(old) is list and len(old) == high else list(itertools.islice(old, high))
+    right = new if type(new) is list and len(new) == high else list(itertools.islice(new, high))
+    if left == right:
         return high
+    low = 0
     near = max(high - 8, 0)  # a history differs most often in its last messages
-    if old[:near] == new[:near]:
+    if left[:near] == right[:near]:
         low = near
     while high - low > 1:  # the items before low are equal; the one before high is not
         middle = (low + high) // 2
-        if old[low:middle] == new[low:middle]:
+        if left[low:middle] == right[low:middle]:
             low = middle
         else:
             high = middle
