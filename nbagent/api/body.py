@@ -46,34 +46,45 @@ _ENCODER = json.JSONEncoder(
 )
 
 
+RUNS = 16
+"""Joined runs kept apart at most, before they are joined into one (so that a request
+copies the shared items once, in the body, and not again into a longer run)."""
+
+
 @dataclass
 class _Sent:
     """A list as a request sent it: its items, each one's encoding, and the encodings of its
-    first and last items joined (so that a next request sharing them copies one run)."""
+    first and last items in a few joined runs (so that a next request sharing them copies a
+    few runs, not every item)."""
 
     items: list[Any]
     texts: list[bytes]
-    head: tuple[int, bytes] = (0, b"")
-    """How many first items are joined, and their join."""
-    tail: tuple[int, bytes] = (0, b"")
-    """How many last items are joined, and their join."""
+    head: tuple[int, tuple[bytes, ...]] = (0, ())
+    """How many first items the runs hold, and the runs."""
+    tail: tuple[int, tuple[bytes, ...]] = (0, ())
+    """How many last items the runs hold, and the runs."""
 
-    def first(self, count: int) -> bytes:
-        """The first ``count`` items' encodings, joined."""
-        joined, done = self.head[1], self.head[0]
+    def first(self, count: int) -> tuple[bytes, ...]:
+        """The first ``count`` items' encodings, in runs."""
+        done, runs = self.head
         if done > count:
-            joined, done = b"", 0
+            done, runs = 0, ()
         rest = b",".join(self.texts[done:count])
-        return joined + b"," + rest if joined and rest else joined or rest
+        return _few((*runs, rest) if rest else runs)
 
-    def last(self, count: int) -> bytes:
-        """The last ``count`` items' encodings, joined."""
-        joined, done = self.tail[1], self.tail[0]
+    def last(self, count: int) -> tuple[bytes, ...]:
+        """The last ``count`` items' encodings, in runs."""
+        done, runs = self.tail
         if done > count:
-            joined, done = b"", 0
+            done, runs = 0, ()
         length = len(self.texts)
         rest = b",".join(self.texts[length - count : length - done])
-        return rest + b"," + joined if joined and rest else joined or rest
+        return _few((rest, *runs) if rest else runs)
+
+
+def _few(runs: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    """The runs, joined into one when there are more than :data:`RUNS`."""
+    return (b",".join(runs),) if len(runs) > RUNS else runs
 
 
 class BodyEncoder:
@@ -130,8 +141,7 @@ class BodyEncoder:
         superseded = old if 2 * (prefix + suffix) > len(old.items) else None
         kept = [sent for sent in recent if sent is not superseded][: REMEMBERED - 1]
         recent[:] = [_Sent(list(items), texts, (prefix, head), (suffix, tail)), *kept]
-        pieces = [piece for piece in (head, *fresh, tail) if piece]
-        return [b"[", *_between(pieces, b","), b"]"]
+        return [b"[", *_between([*head, *fresh, *tail], b","), b"]"]
 
 
 def _between(pieces: list[bytes], separator: bytes) -> list[bytes]:
