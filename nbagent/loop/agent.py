@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
-from nbagent.catalogue.delta import Style, announced_names, deferred_tools_delta
+from nbagent.catalogue.delta import Announcements, Style
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
 from nbagent.core.cancellation import Cancelled
@@ -37,6 +37,7 @@ from nbagent.core.events import (
     Usage,
     UsageReported,
 )
+from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import model_markdown
 from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
@@ -92,7 +93,8 @@ class AgentResult:
     stop_reason: RunStopReason
     """Why the run ended."""
     messages: list[dict[str, Any]]
-    """The whole conversation so far (a copy)."""
+    """The whole conversation so far: a new list of the agent's own messages, which it never
+    changes in place (copy one before changing it)."""
     usage: Usage = field(default_factory=Usage)
     """Tokens summed over the run's turns, cache reads and writes included."""
     tool_calls: list[ToolCallRecord] = field(default_factory=list)
@@ -195,6 +197,11 @@ class Agent:
         self.last_prompt_tokens = 0
         """Input tokens of the last request (cached ones included): how full the context is."""
         self._loaded: dict[str, Tool] = {}
+        self.announcements = Announcements()
+        """What the history announced and where it was last compacted, kept up to date."""
+        self._repaired: list[dict[str, Any]] = []
+        """The history as the last repair left it: valid, so that the next repair reads
+        only what differs from it."""
         self._preloaded: list[str] = []
         self.compactor = Compactor(self)
         self.server_min_trigger = SERVER_MIN_TRIGGER
@@ -226,7 +233,7 @@ class Agent:
 
     def announced_names(self) -> set[str]:
         """The deferred names the model has been told of, read back from the conversation."""
-        return announced_names(self.messages)
+        return set(self.announcements.names(self.messages))
 
     def reset(self) -> None:
         """Forget the conversation and what it loaded."""
@@ -323,7 +330,7 @@ class Agent:
                 return AgentResult(
                     text=event.text,
                     stop_reason=event.stop_reason,
-                    messages=[dict(m) for m in self.messages],
+                    messages=list(self.messages),
                     usage=event.usage,
                     tool_calls=calls,
                 )
@@ -352,7 +359,9 @@ class Agent:
     def _repair_history(self) -> None:
         """Make the history one the API accepts again (:func:`~nbagent.loop.history.repaired`):
         a run stopped between two steps leaves tool calls without results."""
-        self.messages[:] = repaired(self.messages, redacted=False).messages
+        valid = equal_prefix(self._repaired, self.messages)
+        self.messages[:] = repaired(self.messages, redacted=False, valid=valid).messages
+        self._repaired = list(self.messages)
 
     def events(self, prompt: str) -> Generator[Event, None, None]:
         """Run the agent on a prompt, yielding what happens.
@@ -588,7 +597,7 @@ class Agent:
     def _add_user_content(self, blocks: list[dict[str, Any]]) -> Iterator[Event]:
         """Append a user turn (merged into a trailing user turn), announcing tool-set changes."""
         if self.mode != "off" and not self.legacy_announcements:
-            delta = deferred_tools_delta(self.registry.deferred(), self.messages)
+            delta = self.announcements.delta(self.registry.deferred_names(), self.messages)
             if delta is not None:
                 text = delta.render(self.announcement_style)
                 blocks = [*blocks, {"type": "text", "text": text}]

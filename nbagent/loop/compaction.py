@@ -17,7 +17,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
-from nbagent.catalogue.delta import COMPACTION, last_compaction
+from nbagent.catalogue.delta import COMPACTION
 from nbagent.core.errors import ModelAPIError
 from nbagent.core.events import Event, Notice, UsageReported
 from nbagent.core.tokens import request_tokens
@@ -93,7 +93,7 @@ class Compactor:
     def betas(self, request: dict[str, Any]) -> tuple[str, ...]:
         """The betas a request needs: compaction's, if it asks for it or the history holds a
         compaction block."""
-        compacted = last_compaction(self.agent.messages) is not None
+        compacted = self.agent.announcements.last_compaction(self.agent.messages) is not None
         return (COMPACT_BETA,) if "context_management" in request or compacted else ()
 
     def ask(
