@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from nbagent.api.body import CHECK_ENV
 from nbagent.mcp.approvals import APPROVALS_ENV
 from nbagent.store.logfile import LOG_ENV
 from nbagent.testing import FakeAnthropicServer
@@ -34,6 +35,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_USER_CONVERSATIONS] = os.environ.get(CONVERSATIONS)
     os.environ[CONVERSATIONS] = tempfile.mkdtemp(prefix="nbagent-conversations-")
     # Their log too goes to a temporary folder, never to ~/.nbagent/nbagent.log.
+    # Every request body is checked against a whole encoding, in kernels the tests start too.
+    os.environ[CHECK_ENV] = "1"
     config.stash[_USER_LOG] = os.environ.get(LOG_ENV)
     os.environ[LOG_ENV] = str(Path(tempfile.mkdtemp(prefix="nbagent-log-")) / "nbagent.log")
     config.addinivalue_line(

@@ -15,6 +15,7 @@ keys in the order the SDK's ``messages.stream`` writes them, ``"stream": true`` 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
@@ -31,6 +32,11 @@ INCREMENTAL = ("messages", "tools")
 REMEMBERED = 8
 """Recent lists remembered per key (several agents may share the process)."""
 
+CHECK_ENV = "NBAGENT_CHECK_BODIES"
+"""When set (the test suite sets it), every body is also encoded whole and the two compared:
+an item changed in place after a request sent it fails the request instead of being sent as
+it was."""
+
 
 def _plain(value: Any) -> Any:
     """What the encoder sends for a value JSON has no type for, as the SDK's encoder does."""
@@ -44,6 +50,11 @@ def _plain(value: Any) -> Any:
 _ENCODER = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
 )
+_CHECKER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
+)
+"""The same encoding, for the whole-body check (:data:`CHECK_ENV`) apart from the encoder whose
+work the tests count."""
 
 
 RUNS = 16
@@ -120,7 +131,16 @@ class BodyEncoder:
                     parts.append(_ENCODER.encode(value).encode())
                 parts.append(b",")
         parts.append(b'"stream":true}')
-        return b"".join(parts)
+        body = b"".join(parts)
+        if os.environ.get(CHECK_ENV):
+            whole = {key: request[key] for key in keys}
+            expected = _CHECKER.encode({**whole, "stream": True}).encode()
+            if body != expected:
+                raise AssertionError(
+                    "A request's body reused the encoding of a message or tool that was changed "
+                    "in place after an earlier request sent it."
+                )
+        return body
 
     def _list(self, key: str, items: list[Any]) -> list[bytes]:
         """Encode a list (in pieces to join), reusing the most that one of the recent ones

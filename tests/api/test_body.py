@@ -146,3 +146,18 @@ def test_any_sequence_of_requests_is_encoded_as_json_would(lists: list[list[int]
         messages = [POOL[i] for i in indexes]
         sent = encoder.encode(request(messages, messages[::-1]))
         assert json.loads(sent) == {**request(messages, messages[::-1]), "stream": True}
+
+
+def test_an_item_changed_in_place_after_it_was_sent_is_caught_where_bodies_are_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    messages = turn(0)
+    encoder = BodyEncoder()
+    encoder.encode(request(messages, []))
+    messages[0]["content"] = "changed in place"
+    monkeypatch.setenv(body.CHECK_ENV, "1")
+    with pytest.raises(AssertionError, match="changed in place"):
+        encoder.encode(request(messages, []))
+    monkeypatch.delenv(body.CHECK_ENV)
+    stale = json.loads(encoder.encode(request(messages, [])))
+    assert stale["messages"][0]["content"] != "changed in place"  # why the suite checks
