@@ -17,7 +17,7 @@ import pytest
 
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.errors import NbAgentError
-from nbagent.mcp import McpManager, config
+from nbagent.mcp import McpManager, config_entry
 from nbagent.mcp.approvals import Approvals
 from nbagent.mcp.errors import ApprovalsError, UnknownServerError
 from tests.mcp.conftest import READY
@@ -117,13 +117,13 @@ def test_an_unapproved_entry_is_never_expanded(
 ) -> None:
     monkeypatch.setenv(SECRET_VAR, SECRET)
     expanded: list[str] = []
-    real_expand = config.expand
+    real_expand = config_entry.expand
 
     def spy(value: str, environ: Any) -> str:
         expanded.append(value)
         return real_expand(value, environ)
 
-    monkeypatch.setattr(config, "expand", spy)
+    monkeypatch.setattr(config_entry, "expand", spy)
     marker, other = tmp_path / "started", tmp_path / "other-started"
     reference = "${" + SECRET_VAR + "}"
     project(
