@@ -49,7 +49,7 @@ from nbagent.loop.compaction import (
 )
 from nbagent.loop.context_window import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
-from nbagent.loop.history import ends_with, last_answer, repaired
+from nbagent.loop.history import History, ends_with, last_answer, repaired
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
@@ -92,7 +92,7 @@ class AgentResult:
     """The final answer's text."""
     stop_reason: RunStopReason
     """Why the run ended."""
-    messages: list[dict[str, Any]]
+    messages: History
     """The whole conversation so far: a new list of the agent's own messages, which it never
     changes in place (copy one before changing it)."""
     usage: Usage = field(default_factory=Usage)
@@ -192,7 +192,7 @@ class Agent:
         self.compaction: Compaction = compaction
         self.compact_threshold = compact_threshold
         self.context_windows: Mapping[str, int] = context_windows or CONTEXT_WINDOWS
-        self.messages: list[dict[str, Any]] = []
+        self.messages: History = []
         self.usage = Usage()
         self.last_prompt_tokens = 0
         """Input tokens of the last request (cached ones included): how full the context is."""

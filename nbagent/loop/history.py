@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from nbagent.catalogue.delta import COMPACTION
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME
@@ -26,6 +26,17 @@ from nbagent.loop.request import content_blocks
 
 Role = Literal["user", "assistant"]
 """Who a message is from."""
+
+
+class Message(TypedDict):
+    """One message of a history, as the Messages API takes it (its blocks are the API's)."""
+
+    role: Role
+    content: str | list[dict[str, Any]]
+
+
+History = list[Message]
+"""A conversation's messages, oldest first: what the agent sends, saves and restores."""
 
 SUMMARY_TAG = "conversation-summary"
 """The tag around a summary that replaces the earlier turns."""
@@ -38,7 +49,7 @@ _REDACTED = re.compile(r"\[redacted [A-Za-z_][A-Za-z0-9_]*\]")
 class Repair:
     """What :func:`repaired` changed to make a history valid."""
 
-    messages: list[dict[str, Any]]
+    messages: History
     """The history the API accepts."""
     interrupted: list[str] = field(default_factory=list)
     """The tools whose unanswered calls got an "interrupted" result."""

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from nbagent.core.errors import NbAgentError
 from nbagent.core.events import Usage
+from nbagent.loop.history import Message
 
 ROLES = ("user", "assistant")
 """The roles of a history's messages."""
@@ -31,7 +31,7 @@ class AgentState:
     a message to merge into it): copy one before changing it.
     """
 
-    messages: tuple[dict[str, Any], ...] = ()
+    messages: tuple[Message, ...] = ()
     """The history, oldest first: ``{"role": "user" | "assistant", "content": ...}``."""
     loaded: tuple[str, ...] = ()
     """The deferred tools the model loaded in this conversation, in order."""
