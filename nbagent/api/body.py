@@ -47,12 +47,15 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
-)
-_CHECKER = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
-)
+_ENCODING: dict[str, Any] = {
+    "ensure_ascii": False,
+    "separators": (",", ":"),
+    "allow_nan": False,
+    "default": _plain,
+}
+"""The SDK's JSON encoding."""
+_ENCODER = json.JSONEncoder(**_ENCODING)
+_CHECKER = json.JSONEncoder(**_ENCODING)
 """The same encoding, for the whole-body check (:data:`CHECK_ENV`) apart from the encoder whose
 work the tests count."""
 

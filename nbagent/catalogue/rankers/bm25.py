@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from nbagent.catalogue.rankers.fields import FIELDS, ToolFields, requirement, term_tokens
-from nbagent.catalogue.rankers.slots import Slots, difference
+from nbagent.catalogue.rankers.slots import SlotIndexed, Slots
 from nbagent.catalogue.toolsearch import IndexedAtOnce, SearchHit, Term
 from nbagent.core.tool import Tool
 
@@ -47,7 +47,7 @@ B = 0.75
 """BM25's length normalisation (Lucene's and ``bm25s``' default)."""
 
 
-class BM25Ranker(IndexedAtOnce):
+class BM25Ranker(SlotIndexed[ToolFields], IndexedAtOnce):
     """Field-weighted BM25 over the deferred tools (see the module docstring).
 
     Args:
@@ -68,14 +68,6 @@ class BM25Ranker(IndexedAtOnce):
         self._arrays: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
         self._lengths: np.ndarray | None = None
         self._total = [0] * len(FIELDS)
-
-    def index(self, tools: Sequence[Tool]) -> None:
-        """Make ``tools`` the searched set; tools indexed before are not analysed again.
-
-        Args:
-            tools: The deferred tools.
-        """
-        self.update(*difference(self.slots.indexed(), tools))
 
     def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
         """Remove tools from the searched set, then add tools, at the cost of those tools.

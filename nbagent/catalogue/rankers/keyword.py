@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from nbagent.catalogue.rankers.slots import Slots, difference
+from nbagent.catalogue.rankers.slots import SlotIndexed, Slots
 from nbagent.catalogue.toolsearch import IndexedAtOnce, SearchHit, Term, parse_tool_name
 from nbagent.core.text import cjk_grams, words
 from nbagent.core.tool import Tool
@@ -129,7 +129,7 @@ def part_grams(part: str) -> set[str]:
     }
 
 
-class KeywordRanker(IndexedAtOnce):
+class KeywordRanker(SlotIndexed[_Doc], IndexedAtOnce):
     """The reference scoring of ToolSearch (see the module docstring)."""
 
     name = "keyword"
@@ -143,14 +143,6 @@ class KeywordRanker(IndexedAtOnce):
         self._part_positions: dict[str, int] = {}
         self._hints = _Field()
         self._descriptions = _Field()
-
-    def index(self, tools: Sequence[Tool]) -> None:
-        """Make ``tools`` the searched set; tools indexed before are not analysed again.
-
-        Args:
-            tools: The deferred tools.
-        """
-        self.update(*difference(self.slots.indexed(), tools))
 
     def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
         """Remove tools from the searched set, then add tools, at the cost of those tools.

@@ -88,6 +88,30 @@ class Slots(Generic[D]):
         return {name: self.tools[p] for name, p in self.positions.items()}  # type: ignore[misc]
 
 
+class SlotIndexed(Generic[D]):
+    """A ranker whose index keeps its tools in :class:`Slots`: indexing a set of tools is
+    updating the index by the difference."""
+
+    slots: Slots[D]
+
+    def update(self, added: Sequence[Tool], removed: Sequence[Tool]) -> None:
+        """Remove tools from the searched set, then add tools, at the cost of those tools.
+
+        Args:
+            added: Tools to search from now on (their names are not indexed, or are removed).
+            removed: Indexed tools to forget.
+        """
+        raise NotImplementedError
+
+    def index(self, tools: Sequence[Tool]) -> None:
+        """Make ``tools`` the searched set; tools indexed before are not analysed again.
+
+        Args:
+            tools: The deferred tools.
+        """
+        self.update(*difference(self.slots.indexed(), tools))
+
+
 def difference(indexed: Mapping[str, Tool], tools: Sequence[Tool]) -> tuple[list[Tool], list[Tool]]:
     """Say what makes an indexed set the given one: tools to add and tools to remove.
 
