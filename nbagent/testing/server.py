@@ -11,8 +11,9 @@ simulates prompt caching by prefix (``fakeapi.cache``), and answers each valid
 - a callable ``(request_body) -> Reply | Fault``, to answer from what was asked.
 
 It also plays the API's server-side compaction (beta ``compact-2026-01-12``, see
-``fakeapi.compaction``) and refuses a prompt longer than the model's context window
-(``context_window``, ``context_windows``) with the API's "prompt is too long" error.
+``fakeapi.compaction``), its context editing (``clear_tool_uses_20250919``, beta
+``context-management-2025-06-27``, see ``fakeapi.edits``) and refuses a prompt longer than
+the model's context window (``context_window``, ``context_windows``) with the API's "prompt is too long" error.
 
 An invalid request is answered 400 without using the script. A script that cannot be played
 (empty queue; a reply calling a tool the model cannot see, unless the ``ToolUse`` is marked
@@ -48,6 +49,13 @@ from nbagent.testing.fakeapi.compaction import (
     compact,
     compact_edit,
 )
+from nbagent.testing.fakeapi.edits import (
+    COMPACT_BETA,
+    CONTEXT_BETA,
+    MIN_TRIGGER,
+    clear_edit,
+    clear_tool_uses,
+)
 from nbagent.testing.fakeapi.http import (
     DropAnswer,
     HttpAnswer,
@@ -56,12 +64,11 @@ from nbagent.testing.fakeapi.http import (
     StreamAnswer,
 )
 from nbagent.testing.fakeapi.rules import (
-    COMPACT_BETA,
-    MIN_TRIGGER,
     ApiError,
     check_request,
     context_tools,
     invalid,
+    model_messages,
 )
 from nbagent.testing.fakeapi.script import (
     Fault,
@@ -122,6 +129,8 @@ class FakeAnthropicServer:
             is 50,000; lower it to test compaction with short conversations).
         supports_compaction: False to act as an endpoint without server-side compaction: the
             ``compact-2026-01-12`` beta is ignored, so ``context_management`` is refused.
+        supports_context_editing: False to act as an endpoint without context editing: the
+            ``context-management-2025-06-27`` beta is ignored, so its edits are refused.
 
     Attributes:
         prompt_cache: The simulated prompt cache (``clear()`` it to start cold).
@@ -130,6 +139,7 @@ class FakeAnthropicServer:
         context_windows: As given (a dict, empty by default); may be changed too.
         min_compaction_trigger: As given; may be changed too.
         supports_compaction: As given.
+        supports_context_editing: As given.
     """
 
     def __init__(
@@ -142,9 +152,11 @@ class FakeAnthropicServer:
         context_windows: Mapping[str, int] | None = None,
         min_compaction_trigger: int = MIN_TRIGGER,
         supports_compaction: bool = True,
+        supports_context_editing: bool = True,
     ) -> None:
         self.supports_tool_reference = supports_tool_reference
         self.supports_compaction = supports_compaction
+        self.supports_context_editing = supports_context_editing
         self.prompt_cache = PromptCache(deferred_in_prefix=deferred_in_prefix)
         self.context_window = context_window
         self.context_windows: dict[str, int] = dict(context_windows or {})
@@ -338,7 +350,7 @@ class FakeAnthropicServer:
             body,
             count_tokens=path == _COUNT_TOKENS,
             supports_tool_reference=self.supports_tool_reference,
-            betas=_betas(headers) - (set() if self.supports_compaction else {COMPACT_BETA}),
+            betas=self._supported(_betas(headers)),
             verify_compaction=self._signer.verify,
             min_trigger=self.min_compaction_trigger,
         )
@@ -349,6 +361,8 @@ class FakeAnthropicServer:
         plan = self._plan(body, checked)
         if isinstance(plan, ApiError):
             return _error(plan, request_id)
+        if plan.applied:  # what a cleared tool_reference loaded is gone
+            checked = context_tools(plan.read_body)
         if plan.block is not None and plan.edit is not None and plan.edit.pause:
             return self._send(self._paused(body, plan), record, request_id, 0.0)
         try:
@@ -364,15 +378,27 @@ class FakeAnthropicServer:
                 ApiError(500, "api_error", str(exc)), request_id, {"x-should-retry": "false"}
             )
 
+    def _supported(self, betas: set[str]) -> set[str]:
+        """The betas of a request this server plays (the others are ignored, as unknown)."""
+        ignored = set() if self.supports_compaction else {COMPACT_BETA}
+        return betas - ignored - (set() if self.supports_context_editing else {CONTEXT_BETA})
+
     def _plan(self, body: dict[str, Any], visible: set[str]) -> _Plan | ApiError:
-        """Compact the request if its edit's trigger is exceeded, then check that what the
-        model reads fits the model's context window."""
+        """Clear old tool uses and compact the request if their edits' triggers are exceeded
+        (in that order), then check that what the model reads fits the context window."""
+        applied: tuple[dict[str, Any], ...] = ()
+        clear = clear_edit(body)
+        if clear is not None:
+            cleared = clear_tool_uses(body, clear, self.prompt_cache.count, model_messages)
+            if cleared is not None:
+                body, applied = cleared.body, (cleared.applied,)
+                visible = context_tools(body)
         edit = compact_edit(body)
         tokens = self.prompt_cache.count(body)
-        plan = _Plan(edit, None, body)
+        plan = _Plan(edit, None, body, applied, body)
         if edit is not None and tokens > edit.trigger:
             block, compacted = compact(body, visible, edit, self._signer)
-            plan = _Plan(edit, block, compacted)
+            plan = _Plan(edit, block, compacted, applied, body)
             tokens = self.prompt_cache.count(compacted)
         window = self.window(body["model"])
         if tokens > window:
@@ -410,7 +436,7 @@ class FakeAnthropicServer:
         ``message`` iteration), the compaction's own is only in ``usage.iterations``.
         """
         content = render(reply, plan.model_body, visible, self._new_id)
-        compaction = self._compaction_usage(body, plan)
+        compaction = self._compaction_usage(plan)
         cache = self.prompt_cache.account(plan.model_body)
         output = sum(
             count_tokens(b["text"]) if b["type"] == "text" else count_tokens(compact_json(b))
@@ -436,14 +462,15 @@ class FakeAnthropicServer:
             content=[plan.block, *content] if plan.block is not None else content,
             stop_reason=reply.resolved_stop_reason(),
             usage=usage,
-            context_management=_context_management(body),
+            context_management=_context_management(body, plan),
         )
 
-    def _compaction_usage(self, body: dict[str, Any], plan: _Plan) -> list[dict[str, Any]]:
-        """Account the compaction iteration, which reads the whole request, if there is one."""
+    def _compaction_usage(self, plan: _Plan) -> list[dict[str, Any]]:
+        """Account the compaction iteration, which reads the whole request (as cleared), if
+        there is one."""
         if plan.block is None:
             return []
-        cache = self.prompt_cache.account(body)
+        cache = self.prompt_cache.account(plan.read_body)
         return [
             {
                 "type": "compaction",
@@ -469,14 +496,14 @@ class FakeAnthropicServer:
             ),
             0,
         )
-        usage["iterations"] = self._compaction_usage(body, plan)
+        usage["iterations"] = self._compaction_usage(plan)
         return wire.message(
             message_id=self._new_id("msg"),
             model=body["model"],
             content=[plan.block] if plan.block is not None else [],
             stop_reason="compaction",
             usage=usage,
-            context_management=_context_management(body),
+            context_management=_context_management(body, plan),
         )
 
     def _send(
@@ -554,12 +581,17 @@ class _Plan:
     Attributes:
         edit: Its compact edit, if any (then usage has ``iterations``).
         block: The compaction block, when the request compacts.
-        model_body: What the model answers from: the request, or the compacted request.
+        model_body: What the model answers from: the request (cleared), or the compacted
+            request.
+        applied: The ``applied_edits`` of the answer (a clear edit's).
+        read_body: The request as cleared, before compacting (what a compaction reads).
     """
 
     edit: CompactEdit | None
     block: dict[str, Any] | None
     model_body: dict[str, Any]
+    applied: tuple[dict[str, Any], ...]
+    read_body: dict[str, Any]
 
 
 def _betas(headers: Mapping[str, str]) -> set[str]:
@@ -567,10 +599,12 @@ def _betas(headers: Mapping[str, str]) -> set[str]:
     return {beta.strip() for beta in headers.get("anthropic-beta", "").split(",") if beta.strip()}
 
 
-def _context_management(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The answer's ``context_management``: no applied edit (compaction is reported by its
-    block and ``usage.iterations``), present when the request carried the field."""
-    return {"applied_edits": []} if body.get("context_management") is not None else None
+def _context_management(body: Mapping[str, Any], plan: _Plan) -> dict[str, Any] | None:
+    """The answer's ``context_management``, present when the request carried the field: the
+    clear edits applied (compaction is reported by its block and ``usage.iterations``)."""
+    if body.get("context_management") is None:
+        return None
+    return {"applied_edits": [dict(applied) for applied in plan.applied]}
 
 
 def _headers(request_id: str) -> dict[str, str]:

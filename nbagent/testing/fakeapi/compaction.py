@@ -36,13 +36,8 @@ from typing import Any
 
 from nbagent.core.text import one_line
 from nbagent.core.tokens import compact_json
-from nbagent.testing.fakeapi.rules import (
-    COMPACT_EDIT,
-    DEFAULT_TRIGGER,
-    is_compaction,
-    is_deferred,
-    model_messages,
-)
+from nbagent.testing.fakeapi.edits import COMPACT_EDIT, DEFAULT_TRIGGER
+from nbagent.testing.fakeapi.rules import is_compaction, is_deferred, model_messages
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 """The context window of a model FakeAnthropicServer is not told about, in input tokens."""

@@ -8,8 +8,9 @@ Messages quote the API's own wording where it is known.
 The rules, in the order they are checked::
 
     fields       model, max_tokens (Messages only), messages: present and well typed
-    context      context_management only with the compact-2026-01-12 beta; its one edit is
-                 compact_20260112, with an input_tokens trigger of at least the minimum
+    context      context_management only with a beta of its edits: compact_20260112
+                 (compact-2026-01-12) with an input_tokens trigger of at least the minimum,
+                 clear_tool_uses_20250919 (context-management-2025-06-27); see fakeapi.edits
     tools        names match ^[a-zA-Z0-9_-]{1,64}$ and are unique; custom tools have a schema;
                  server tools (web search) have the fields of their type
                  (``fakeapi.api_tools``); a type the fake API does not know is refused
@@ -53,6 +54,7 @@ from nbagent.testing.fakeapi.api_tools import (
     definition_error,
     extra_field_error,
 )
+from nbagent.testing.fakeapi.edits import COMPACT_BETA, MIN_TRIGGER, context_management_error
 
 MAX_DEFERRED_TOOLS = 10_000
 """The most deferred tools one request may carry."""
@@ -67,17 +69,6 @@ TOOL_SEARCH_TYPES = {
     "tool_search_tool_regex": "tool_search_tool_regex",
 }
 """Server-side tool search tool types, with the name each one must carry."""
-COMPACT_BETA = "compact-2026-01-12"
-"""The beta (``anthropic-beta`` header) of server-side compaction."""
-COMPACT_EDIT = "compact_20260112"
-"""The ``context_management`` edit type of server-side compaction."""
-DEFAULT_TRIGGER = 150_000
-"""The input tokens above which a compact edit without ``trigger`` compacts."""
-MIN_TRIGGER = 50_000
-"""The smallest ``trigger.value`` the API accepts."""
-NOT_SIMULATED_EDITS = ("clear_tool_uses_20250919", "clear_thinking_20251015")
-"""Real context editing strategies the fake API does not simulate (refused, saying so)."""
-_EDIT_KEYS = {"type", "trigger", "instructions", "pause_after_compaction"}
 _COMPACTION_KEYS = {
     "type",
     "content",
@@ -346,71 +337,9 @@ def check_request(
 def _check_context_management(
     body: dict[str, Any], betas: Collection[str], min_trigger: int
 ) -> ApiError | None:
-    """Check ``context_management``: beta only, one compact edit, a valid trigger."""
-    if "context_management" not in body:
-        return None
-    if COMPACT_BETA not in betas:
-        return invalid("context_management: Extra inputs are not permitted")
-    config = body["context_management"]
-    if config is None:
-        return None
-    if not isinstance(config, dict):
-        return invalid("context_management: Input should be a valid dictionary")
-    if error := extra_field_error("context_management", config, ("edits",)):
-        return invalid(error)
-    edits = config.get("edits", [])
-    if not isinstance(edits, list):
-        return invalid("context_management.edits: Input should be a valid list")
-    compacts = 0
-    for k, edit in enumerate(edits):
-        where = f"context_management.edits.{k}"
-        kind = edit.get("type") if isinstance(edit, dict) else None
-        if kind in NOT_SIMULATED_EDITS:
-            return invalid(
-                f"{where}.type: {kind} is a real edit that FakeAnthropicServer does not "
-                f"simulate; it simulates {COMPACT_EDIT} only"
-            )
-        if kind != COMPACT_EDIT:
-            return invalid(
-                f"{where}: Input tag {kind!r} found using 'type' does not match any of the "
-                f"expected tags: '{COMPACT_EDIT}'"
-            )
-        assert isinstance(edit, dict)
-        compacts += 1
-        if compacts > 1:
-            return invalid(f"{where}: only one {COMPACT_EDIT} edit may be given")
-        if error := _check_compact_edit(f"{where}.{COMPACT_EDIT}", edit, min_trigger):
-            return error
-    return None
-
-
-def _check_compact_edit(where: str, edit: dict[str, Any], min_trigger: int) -> ApiError | None:
-    """Check the fields of one compact_20260112 edit."""
-    if error := extra_field_error(where, edit, _EDIT_KEYS):
-        return invalid(error)
-    if not isinstance(edit.get("instructions"), str | None):
-        return invalid(f"{where}.instructions: Input should be a valid string")
-    if not isinstance(edit.get("pause_after_compaction", False), bool):
-        return invalid(f"{where}.pause_after_compaction: Input should be a valid boolean")
-    trigger = edit.get("trigger")
-    if trigger is None:
-        return None
-    if not isinstance(trigger, dict):
-        return invalid(f"{where}.trigger: Input should be a valid dictionary")
-    if error := extra_field_error(f"{where}.trigger", trigger, ("type", "value")):
-        return invalid(error)
-    if trigger.get("type") != "input_tokens":
-        return invalid(f"{where}.trigger.type: Input should be 'input_tokens'")
-    if "value" not in trigger:
-        return invalid(f"{where}.trigger.value: Field required")
-    value = trigger["value"]
-    if not isinstance(value, int) or isinstance(value, bool):
-        return invalid(f"{where}.trigger.value: Input should be a valid integer")
-    if value < max(1, min_trigger):
-        return invalid(
-            f"{where}.trigger.value: Input should be greater than or equal to {max(1, min_trigger)}"
-        )
-    return None
+    """Check ``context_management`` (``fakeapi.edits``)."""
+    message = context_management_error(body, betas, min_trigger)
+    return invalid(message) if message else None
 
 
 def _check_compaction_blocks(

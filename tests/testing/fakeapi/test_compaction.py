@@ -149,13 +149,20 @@ EDIT_ERRORS = [
         "unknown edit",
         {"edits": [{"type": "forget_all"}]},
         "context_management.edits.0: Input tag 'forget_all' found using 'type' does not "
-        "match any of the expected tags: 'compact_20260112'",
+        "match any of the expected tags: 'clear_thinking_20251015', 'clear_tool_uses_20250919', "
+        "'compact_20260112'",
     ),
     (
         "not simulated",
-        {"edits": [{"type": "clear_tool_uses_20250919"}]},
-        "context_management.edits.0.type: clear_tool_uses_20250919 is a real edit that "
+        {"edits": [{"type": "clear_thinking_20251015"}]},
+        "context_management.edits.0.type: clear_thinking_20251015 is a real edit that "
         "FakeAnthropicServer does not simulate",
+    ),
+    (
+        "clearing without its beta",
+        {"edits": [{"type": "clear_tool_uses_20250919"}]},
+        "context_management.edits.0.type: clear_tool_uses_20250919 needs the anthropic-beta "
+        "context-management-2025-06-27",
     ),
     (
         "edits not a list",
