@@ -13,7 +13,8 @@ simulates prompt caching by prefix (``fakeapi.cache``), and answers each valid
 It also plays the API's server-side compaction (beta ``compact-2026-01-12``, see
 ``fakeapi.compaction``), its context editing (``clear_tool_uses_20250919``, beta
 ``context-management-2025-06-27``, see ``fakeapi.edits``) and refuses a prompt longer than
-the model's context window (``context_window``, ``context_windows``) with the API's "prompt is too long" error.
+the model's context window (``context_window``, ``context_windows``) with the API's "prompt
+is too long" error.
 
 An invalid request is answered 400 without using the script. A script that cannot be played
 (empty queue; a reply calling a tool the model cannot see, unless the ``ToolUse`` is marked
