@@ -32,6 +32,7 @@ from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
 from nbagent.core.text import one_line
 from nbagent.jupyter.config import NbAgent
+from nbagent.jupyter.kernel_state import CellWatch, kernel_start_time
 from nbagent.loop import cellthread
 from nbagent.loop.agent import Agent
 from nbagent.orchestration import TaskBoard, session_tools
@@ -42,6 +43,7 @@ from nbagent.store.folders import notebook_path
 from nbagent.store.logfile import LogFile, stop_writing, write_to_file
 from nbagent.store.recorder import Recorder
 from nbagent.tools.notebook.locate import front_end_file, running_client
+from nbagent.tools.notebook.record import ExecutionRecord
 from nbagent.tools.shell import sandbox
 
 if TYPE_CHECKING:
@@ -124,6 +126,11 @@ class Session:
         self.builtin: list[str] = []
         """The built-in tools registered (files, shell, notebook, variables, web)."""
         self.root = root or Path.cwd()
+        self.record = ExecutionRecord(kernel_start_time())
+        """What the kernel ran, cell by cell (kept from IPython's events while loaded)."""
+        self._watch = CellWatch(shell, self.record) if hasattr(shell, "events") else None
+        if self._watch is not None:
+            self._watch.start()
         self._builder: threading.Thread | None = None
         self._front_path = ""
         self._asker = asker or ask_on_stdin
@@ -199,6 +206,7 @@ class Session:
         self.live = LiveDocuments()
         context = ToolContext.for_shell(self.shell, live=self.live, frontend=self.frontend)
         context.policy = self.policy
+        context.record = self.record
         tools = builtin_tools(context)
         self.registry.register_many(tools, replace=True)
         self.builtin = [t.name for t in tools]
@@ -306,6 +314,8 @@ class Session:
         if _sessions.get(self.shell) is self:
             del _sessions[self.shell]
         self.settings.unobserve(self._changed)
+        if self._watch is not None:
+            self._watch.stop()
         if self._restarting is not None:
             self._restarting.join(timeout)
         if self._agent is not None:
