@@ -8,10 +8,11 @@ characters and an answer. Then, with ``time.perf_counter``:
 - ``read_conversation``: verifying each line's MAC, reading the records, replaying them;
 - ``find_conversation`` by id in a notebook folder that holds 20 other conversations of
   1,000 records each (what ``%agent resume ID`` looks through);
-- ``resume``: the history repaired and handed to an agent.
+- ``resume``: the history repaired and handed to an agent;
+- both, as ``%agent resume ID`` does them: what the person waits for.
 
-Medians over the runs; ratios to the peer in the same run. Two secrets are in the
-environment, as redaction reads it.
+Medians over the runs, the steps run in turn; ratios to the peer in the same run. Two
+secrets are in the environment, as redaction reads it.
 
 Run ``python benchmarks/resume_cost.py`` from the repo root (``--quick`` for a smoke run).
 """
@@ -79,14 +80,16 @@ def write(folder: Path, count: int, ident: str) -> Path:
     return log.path
 
 
-def median_ms(work: Callable[[], Any], runs: int) -> float:
-    """The median wall time of ``work`` in milliseconds."""
-    times = []
+def medians_ms(timed: dict[str, Callable[[], Any]], runs: int) -> dict[str, float]:
+    """The median wall time of each piece of work in milliseconds, the pieces run in turn
+    (round-robin) so that each run of the peer sees the machine as the others do."""
+    times: dict[str, list[float]] = {name: [] for name in timed}
     for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for name, work in timed.items():
+            start = time.perf_counter()
+            work()
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def main() -> None:
@@ -127,8 +130,11 @@ def main() -> None:
                     NOTEBOOK, f"size{size:05d}"
                 ),
                 "resume (repair, hand over)": lambda saved=saved, agent=agent: resume(agent, saved),
+                "%agent resume ID (find, then resume)": lambda size=size, agent=agent: resume(
+                    agent, find_conversation(NOTEBOOK, f"size{size:05d}")
+                ),
             }
-            medians = {name: median_ms(work, runs) for name, work in timed.items()}
+            medians = medians_ms(timed, runs)
             base = medians["json.loads (peer)"]
             rows += [
                 (f"{size:,}", name, f"{ms:,.1f}", f"{ms / base:.1f}×")

@@ -134,9 +134,7 @@ def _resigned(messages: Sequence[Mapping[str, Any]], repair: Repair) -> Sequence
         for j, block in enumerate(_list(message.get("content")))
         if _compacts(block)
     ]
-    if not spots or not any(
-        _compacts(b) and _secret_cut(b) for m in messages for b in _list(m.get("content"))
-    ):
+    if not any(_secret_cut(messages[i]["content"][j]) for i, j in spots):
         return messages
     last = spots[-1]
     out: list[Mapping[str, Any]] = []

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from nbagent.store.key import ConversationKeyError, conversation_key, key_path
-from nbagent.store.records import Line, read_line
+from nbagent.store.records import Line, read_line, read_lines
 
 FORMAT = "conversation"
 """The header's ``nbagent`` field."""
@@ -85,6 +85,10 @@ def _seed(key: bytes, path: Path) -> bytes:
     """What the first line's MAC chains from: the file's notebook folder and id."""
     place = f"{path.parent.name}\0{path.stem.rpartition('-')[2]}"
     return hmac.new(key, _SEED + place.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
+
+
+def _sha256(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
 
 
 def _signed(key: bytes, previous: bytes, body: bytes) -> bytes:
@@ -150,6 +154,7 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
     lines = data.split(b"\n")
     tail = lines.pop()
     failed: tuple[int, bytes] | None = None
+    bodies: list[tuple[int, bytes]] = []
     for number, line in enumerate(lines, 1):
         verified = _verified(key, chain.end, line)
         if verified is None:
@@ -157,14 +162,16 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
                 break
             failed = (number, line)
             continue
-        read, chain.end = read_line(number, verified[0]), verified[1]
+        chain.end = verified[1]
         if failed is not None:
-            if read.record == {"cut": hashlib.sha256(failed[1]).hexdigest()}:
+            if read_line(number, verified[0]).record == {"cut": _sha256(failed[1])}:
                 chain.skipped, failed = chain.skipped + 1, None
                 continue
             break
-        if read.record is None or "cut" not in read.record:
-            chain.lines.append(read)
+        bodies.append((number, verified[0]))
+    chain.lines = [
+        line for line in read_lines(bodies) if line.record is None or "cut" not in line.record
+    ]
     if failed is None and tail:  # cut short by a crash, unless a whole line lost its newline
         if _verified(key, chain.end, tail[:-1]) is None:
             chain.skipped += 1

@@ -49,6 +49,7 @@ from nbagent.catalogue.delta import LEGACY_TAG
 from nbagent.core.text import cut, plural
 from nbagent.core.tool import NAME_PATTERN
 from nbagent.loop.history import SUMMARY_TAG
+from nbagent.store.message_lines import MessageLines
 
 MAX_LINE = 32 * 2**20
 """The most bytes a line may take (32 MiB, what the API takes in a whole request)."""
@@ -300,6 +301,8 @@ RESULT_ITEMS: dict[str, type[Block]] = {
     "browser_state": Block,
 }
 """The block types of a ``tool_result``'s content, and their model."""
+
+_MESSAGE_LINES = MessageLines(BLOCKS, RESULT_ITEMS)
 
 
 class Message(BaseModel):
@@ -571,6 +574,27 @@ class Line:
     """Its record; None when it cannot be read."""
     error: str = ""
     """Why it cannot be read (``it is nested more than ...``)."""
+    checked: bool = False
+    """Whether the record is a message record already checked, every block of it
+    (:mod:`nbagent.store.message_lines`)."""
+
+
+def read_lines(numbered: Sequence[tuple[int, bytes]]) -> list[Line]:
+    """Lines read (:func:`read_line`), the well-formed message records among them read and
+    checked at once (:mod:`nbagent.store.message_lines`).
+
+    Args:
+        numbered: Each line's number, from 1, and its bytes, without the newline (and
+            without its MAC field).
+    """
+    readable = [
+        body if len(body) <= MAX_LINE and not _too_deep(body) else None for _, body in numbered
+    ]
+    records = _MESSAGE_LINES.checked_message_records(readable)
+    return [
+        read_line(number, body) if record is None else Line(number, record, checked=True)
+        for (number, body), record in zip(numbered, records, strict=True)
+    ]
 
 
 def read_line(number: int, body: bytes) -> Line:
@@ -598,7 +622,7 @@ def parsed_lines(data: bytes) -> tuple[list[Line], int]:
     """
     pieces = data.split(b"\n")
     tail = pieces.pop()
-    lines = [read_line(n, piece) for n, piece in enumerate(pieces, 1) if piece.strip()]
+    lines = read_lines([(n, piece) for n, piece in enumerate(pieces, 1) if piece.strip()])
     skipped = 0
     if tail.strip():
         last = read_line(len(pieces) + 1, tail)
@@ -652,13 +676,16 @@ def replayed(lines: Sequence[Line]) -> History:
     for line in lines:
         if line.record is None:
             history.problems.append(f"line {line.number} ({line.error})")
+        elif line.checked:
+            message = line.record["message"]
+            _put(history, line.number, line.record["i"], message["role"], message["content"])
         else:
             _replay(history, line.number, line.record)
     return history
 
 
 def _replay(history: History, number: int, record: dict[str, Any]) -> None:
-    """Apply one record to the history, or say why it is left out."""
+    """Apply one record (not checked yet) to the history, or say why it is left out."""
     kind = next((RECORDS[key] for key in RECORDS if key in record), None)
     if kind is None:
         history.problems.append(
@@ -671,31 +698,36 @@ def _replay(history: History, number: int, record: dict[str, Any]) -> None:
     except ValidationError as exc:
         history.problems.append(f"line {number} ({why(exc)})")
         return
-    messages = history.messages
     if isinstance(checked, MessageRecord):
         index, role = checked.i, checked.message.role
-        if index > len(messages):
-            history.problems.append(
-                f"line {number} (it sets message {index + 1}, but the history had "
-                f"{plural(len(messages), 'message')} then)"
-            )
-            return
         content = record["message"]["content"]
-        if isinstance(content, list):
+        if isinstance(content, list) and index <= len(history.messages):
             content, problems = valid_blocks(content, role, f"message {index + 1}", number)
             history.problems.extend(problems)
-        message = {"role": role, "content": content}
-        said = prompts(message)
-        before = len(prompts(messages[index])) if index < len(messages) else 0
-        history.turns += max(len(said) - before, 0)  # a merge or a compaction adds none
-        history.first_prompt = history.first_prompt or next(iter(said), "")
-        if index < len(messages):
-            messages[index] = message
-        else:
-            messages.append(message)
+        _put(history, number, index, role, content)
     elif isinstance(checked, LengthRecord):
-        del messages[checked.length :]
+        del history.messages[checked.length :]
     elif isinstance(checked, StateRecord):
         state, problems = salvaged(State, checked.state, "the state", number)
         history.state = state.model_dump(exclude_unset=True)
         history.problems.extend(problems)
+
+
+def _put(history: History, number: int, index: int, role: str, content: Any) -> None:
+    """Set message ``index`` of the history (append it at the end), or say why not."""
+    messages = history.messages
+    if index > len(messages):
+        history.problems.append(
+            f"line {number} (it sets message {index + 1}, but the history had "
+            f"{plural(len(messages), 'message')} then)"
+        )
+        return
+    message = {"role": role, "content": content}
+    said = prompts(message)
+    before = len(prompts(messages[index])) if index < len(messages) else 0
+    history.turns += max(len(said) - before, 0)  # a merge or a compaction adds none
+    history.first_prompt = history.first_prompt or next(iter(said), "")
+    if index < len(messages):
+        messages[index] = message
+    else:
+        messages.append(message)
