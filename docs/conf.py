@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -15,6 +16,12 @@ sys.path.insert(0, str(DOCS / "_ext"))
 # notebooks start FakeAnthropicServer and answer from their script (their kernels inherit this).
 os.environ.pop("ANTHROPIC_API_KEY", None)
 os.environ.pop("ANTHROPIC_BASE_URL", None)
+# Their conversations and log go to a temporary folder, never to ~/.nbagent, and every request
+# body is checked against a whole encoding, as in the tests.
+_scratch = Path(tempfile.mkdtemp(prefix="nbagent-docs-"))
+os.environ["NBAGENT_CONVERSATIONS"] = str(_scratch / "conversations")
+os.environ["NBAGENT_LOG"] = str(_scratch / "nbagent.log")
+os.environ["NBAGENT_CHECK_BODIES"] = "1"
 
 from nbagent import __version__  # noqa: E402
 

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from typing import Any
 
@@ -21,6 +22,7 @@ from sphinx.ext.napoleon.docstring import GoogleDocstring
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
+from traitlets import TraitType
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +77,15 @@ class MagicsDirective(SphinxDirective):
         return container.children
 
 
+def literal_trait_help(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """Show a setting's help as written: it is plain text (``'Bash(git status:*)'``), not
+    reStructuredText."""
+    if isinstance(obj, TraitType):
+        lines[:] = [re.sub(r"([\\*`|_])", r"\\\1", line) for line in lines]
+
+
 def require_docstring(
     app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
 ) -> None:
@@ -114,6 +125,7 @@ def resolve_short_name(app: Sphinx, env: Any, node: pending_xref, contnode: node
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the directive, the docstring check and the reference resolver."""
     app.add_directive("nbagent-magics", MagicsDirective)
+    app.connect("autodoc-process-docstring", literal_trait_help)
     app.connect("autodoc-process-docstring", require_docstring)
     app.connect("missing-reference", resolve_short_name)
     GoogleDocstring._parse_attribute_docstring = plain_attribute_docstring
