@@ -32,6 +32,7 @@ from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
 from nbagent.core.text import one_line
 from nbagent.jupyter.config import NbAgent
+from nbagent.jupyter.kernel_reminders import KernelChanges
 from nbagent.jupyter.kernel_state import CellWatch, kernel_start_time
 from nbagent.loop import cellthread
 from nbagent.loop.agent import Agent
@@ -353,6 +354,7 @@ class Session:
         )
         for parameter, value in later.items():
             set_parameter(agent, parameter, value)
+        agent.reminders.append(KernelChanges(self.record))
         # setattr: the attribute is PermissionPolicy's own only in newer versions.
         setattr(agent.runner.policy, "sandboxed", sandbox.runs_sandboxed())  # noqa: B010
         tools = session_tools(agent, self.tasks, mcp_manager=self.mcp_manager)

@@ -193,6 +193,9 @@ class Agent:
         self.compact_threshold = compact_threshold
         self.context_windows: Mapping[str, int] = context_windows or CONTEXT_WINDOWS
         self.messages: History = []
+        self.reminders: list[Callable[[History], str | None]] = []
+        """Called with the history as a run starts: each text returned (a
+        ``<system-reminder>``) goes into the new user message after the prompt."""
         self.usage = Usage()
         self.last_prompt_tokens = 0
         """Input tokens of the last request (cached ones included): how full the context is."""
@@ -385,7 +388,10 @@ class Agent:
         if not self.messages:
             yield from self._prepare_conversation(prompt)
         history_length = len(self.messages)
-        yield from self._add_user_content([{"type": "text", "text": valid_unicode(prompt)}])
+        notes = [note for remind in self.reminders if (note := remind(self.messages))]
+        yield from self._add_user_content(
+            [{"type": "text", "text": valid_unicode(t)} for t in (prompt, *notes)]
+        )
         usage = Usage()
         cancel = cellthread.cancellation()
         for turn in range(1, self.max_turns + 1):

@@ -6,9 +6,9 @@
 ['Read', 'Grep']
 
 Loaded by default (the model sees their definitions from the first turn): Read, Write, Edit,
-Glob, Grep, Bash, NotebookRead, NotebookEdit, NotebookRun and ListVariables, the tools nearly every
-notebook session uses. Deferred (found with ToolSearch): InspectVariable, RunCode and
-WebFetch. A tool's module is imported only when the tool is built.
+Glob, Grep, Bash, NotebookRead, NotebookEdit, NotebookRun, NotebookState and ListVariables, the
+tools nearly every notebook session uses. Deferred (found with ToolSearch): InspectVariable,
+RunCode and WebFetch. A tool's module is imported only when the tool is built.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ _BUILDERS: dict[str, tuple[str, str]] = {
     "NotebookRead": ("notebook.read_edit", "notebook_read_tool"),
     "NotebookEdit": ("notebook.read_edit", "notebook_edit_tool"),
     "NotebookRun": ("notebook.run", "notebook_run_tool"),
+    "NotebookState": ("notebook.state", "notebook_state_tool"),
     "ListVariables": ("python.variables", "list_variables_tool"),
     "InspectVariable": ("python.variables", "inspect_variable_tool"),
     "RunCode": ("python.runcode", "run_code_tool"),

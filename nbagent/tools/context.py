@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
     from nbagent.policy.permissions import PermissionPolicy
     from nbagent.tools.notebook.live import LiveDocuments
+    from nbagent.tools.notebook.record import ExecutionRecord
 
 
 def _no_notebook() -> Path | None:
@@ -183,6 +184,9 @@ class ToolContext:
     policy: Callable[[], PermissionPolicy | None] = field(default=_no_policy, repr=False)
     """Returns the agent's permission policy, which tools that walk a folder (Grep, Glob) ask
     which files they may read; None for the default policy (credentials hidden)."""
+    record: ExecutionRecord | None = field(default=None, repr=False)
+    """What the kernel ran, cell by cell (:mod:`nbagent.tools.notebook.record`), in a kernel
+    where nbagent is loaded; None elsewhere."""
 
     def __post_init__(self) -> None:
         """Resolve the root to an absolute path without symlinks."""

@@ -28,6 +28,7 @@ FLAGS = {
     "NotebookRead": (True, True, False, True),
     "NotebookEdit": (False, False, False, True),
     "NotebookRun": (False, False, False, True),
+    "NotebookState": (True, True, False, True),
     "ListVariables": (True, True, False, False),
     "InspectVariable": (True, True, True, False),
     "RunCode": (False, False, True, True),
