@@ -177,6 +177,12 @@ class NbAgent(Configurable):
         "but the working folder, credentials and the kernel's environment hidden; sandboxed "
         "commands run without asking. A sandbox that cannot run here refuses commands.",
     ).tag(config=True)
+    checkpoints = Int(
+        50,
+        help="Checkpoints kept per notebook for %agent undo, rewind and the Undo buttons (what "
+        "each %%agent cell changed in notebook cells and files, kept beside its saved "
+        "conversations); 0 records none.",
+    ).tag(config=True)
     sandbox_network = Bool(
         False, help="Let sandboxed Bash commands use the network (off by default)."
     ).tag(config=True)
@@ -253,6 +259,15 @@ class NbAgent(Configurable):
         if proposal["value"] < 1:
             raise TraitError(f"{proposal['trait'].name} must be at least 1.")
         return proposal["value"]
+
+    @validate("checkpoints")
+    def _not_negative(self, proposal: Any) -> int:
+        """Refuse a negative count of checkpoints."""
+        if proposal["value"] < 0:
+            raise TraitError(
+                f"NbAgent.{proposal['trait'].name} must be 0 or more (0 records no checkpoint)."
+            )
+        return int(proposal["value"])
 
     @validate("call_timeout", "preload_budget")
     def _positive(self, proposal: dict[str, Any]) -> Any:

@@ -31,6 +31,8 @@ from nbagent.core.markup import Markdown, code_markdown, model_markdown, plain_m
 from nbagent.core.secrets import redact
 from nbagent.core.text import one_line, plural
 from nbagent.core.tool import Tool
+from nbagent.jupyter import checkpoint_magics
+from nbagent.jupyter.checkpoint_magics import CHECKPOINT_COMMANDS
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
 from nbagent.jupyter.display import CellTranscript, show_notices
@@ -66,6 +68,7 @@ COMMANDS = (
     "sessions",
     "resume",
     "log",
+    *CHECKPOINT_COMMANDS,
 )
 """The subcommands of the ``%agent`` line magic."""
 
@@ -127,6 +130,21 @@ class AgentMagics(Magics):
         help=f"%%agent log only: how many of the log's last lines to show (default "
         f"{DEFAULT_LINES}).",
     )
+    @argument(
+        "--force",
+        action="store_true",
+        help="%%agent undo|redo|rewind: overwrite too what a person changed since.",
+    )
+    @argument(
+        "--conversation",
+        action="store_true",
+        help="%%agent rewind N: cut the conversation back to before that cell too.",
+    )
+    @argument(
+        "--conversation-only",
+        action="store_true",
+        help="%%agent rewind N: cut only the conversation back, not the changes.",
+    )
     @argument("--model", help="The model for this cell (default: c.NbAgent.model).")
     @argument("--max-turns", type=int, help="Model requests for this cell at most.")
     @argument("--mode", choices=MODES, help="How deferred tools reach the model.")
@@ -178,6 +196,15 @@ class AgentMagics(Magics):
                 if len(args.rule) > 1:
                     raise UsageError("%agent resume takes one id at most (see %agent sessions).")
                 self._resume(args.rule[0] if args.rule else None, args.trust)
+            elif args.command in CHECKPOINT_COMMANDS:
+                checkpoint_magics.run_command(
+                    self.session,
+                    args.command,
+                    args.rule,
+                    force=args.force,
+                    conversation=args.conversation,
+                    conversation_only=args.conversation_only,
+                )
             elif args.rule:
                 raise UsageError(f"%agent {args.command} takes no argument.")
             elif args.command == "log":
@@ -197,9 +224,11 @@ class AgentMagics(Magics):
             for notice in self.session.frontend.notices():  # once per front end
                 display(Markdown(f"> **nbagent cannot see this notebook**: {_with_code(notice)}"))
             self.session.frontend.open()
+        checkpoint_magics.begin_cell(self.session, agent, prompt)
         try:
             result = self._run(agent, prompt, args)
         finally:  # --model, --max-turns and --mode are this cell's only
+            checkpoint_magics.end_cell(self.session)
             self.session.for_cell(agent)
         if args.output:
             self.shell.user_ns[args.output] = result
@@ -291,6 +320,7 @@ class AgentMagics(Magics):
         def on_event(event: Any) -> None:
             if isinstance(event, RECORDED_AT):  # saved first: a kernel killed now keeps it
                 self.recorder.record(agent)
+            checkpoint_magics.watch(self.session, event)
             transcript(event)
 
         try:

@@ -40,6 +40,7 @@ from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.policy.decisions import PermissionAnswer
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.codeview import plain_text
+from nbagent.store.checkpoints import notebook_checkpoints
 from nbagent.store.folders import notebook_path
 from nbagent.store.logfile import LogFile, stop_writing, write_to_file
 from nbagent.store.recorder import Recorder
@@ -49,6 +50,7 @@ from nbagent.tools.shell import sandbox
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
+    from nbagent.tools.context import ToolContext
     from nbagent.tools.notebook.live import LiveDocuments
 
 logger = get_logger("nbagent.jupyter.session")
@@ -127,6 +129,10 @@ class Session:
         self.builtin: list[str] = []
         """The built-in tools registered (files, shell, notebook, variables, web)."""
         self.root = root or Path.cwd()
+        self.checkpoints = notebook_checkpoints(self.notebook, lambda: settings.checkpoints)
+        """What each ``%%agent`` cell changed, for ``%agent undo`` (beside the conversations)."""
+        self.context: ToolContext | None = None
+        """The built-in tools' context, once they are built."""
         self.record = ExecutionRecord(kernel_start_time())
         """What the kernel ran, cell by cell (kept from IPython's events while loaded)."""
         self._watch = CellWatch(shell, self.record) if hasattr(shell, "events") else None
@@ -207,6 +213,8 @@ class Session:
         self.live = LiveDocuments()
         context = ToolContext.for_shell(self.shell, live=self.live, frontend=self.frontend)
         context.policy = self.policy
+        context.checkpoints = self.checkpoints
+        self.context = context
         context.record = self.record
         tools = builtin_tools(context)
         self.registry.register_many(tools, replace=True)

@@ -69,6 +69,13 @@ to see the cancellation and stop, before the calls are reported ended anyway."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _progress: ContextVar[Callable[[Event], None] | None] = ContextVar("nbagent_progress", default=None)
+_call_id: ContextVar[str] = ContextVar("nbagent_call_id", default="")
+
+
+def current_call_id() -> str:
+    """The tool_use id of the tool call running here (empty outside one): what a checkpoint
+    names a change by, for the call's Undo button."""
+    return _call_id.get()
 
 
 def emit(event: Event) -> None:
@@ -391,12 +398,14 @@ class ToolRunner:
         """Run a permitted call in its scope, with its progress reported, and make whatever
         happens an outcome; a call whose scope was cancelled before it started does not run."""
         token = _progress.set(lambda event: progress.put(ToolProgress(call["id"], event)))
+        named = _call_id.set(str(call.get("id", "")))
         try:
             with cellthread.within(scope), scope.cancel.acting():
                 if scope.cancel.cancelled:
                     return interrupted(call)
                 return self._execute(call, tool, note)
         finally:
+            _call_id.reset(named)
             _progress.reset(token)
 
     def _execute(self, call: dict[str, Any], tool: Tool | ToolError, note: str) -> CallOutcome:

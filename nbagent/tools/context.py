@@ -22,6 +22,7 @@ from nbagent.tools.files.stamps import FileStamp
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
     from nbagent.policy.permissions import PermissionPolicy
+    from nbagent.tools.checkpoints.recording import CheckpointLog
     from nbagent.tools.notebook.live import LiveDocuments
     from nbagent.tools.notebook.record import ExecutionRecord
 
@@ -184,6 +185,8 @@ class ToolContext:
     policy: Callable[[], PermissionPolicy | None] = field(default=_no_policy, repr=False)
     """Returns the agent's permission policy, which tools that walk a folder (Grep, Glob) ask
     which files they may read; None for the default policy (credentials hidden)."""
+    checkpoints: CheckpointLog | None = field(default=None, repr=False)
+    """Where notebook and file changes are recorded for ``%agent undo``; None: not recorded."""
     record: ExecutionRecord | None = field(default=None, repr=False)
     """What the kernel ran, cell by cell (:mod:`nbagent.tools.notebook.record`), in a kernel
     where nbagent is loaded; None elsewhere."""

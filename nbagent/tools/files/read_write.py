@@ -17,6 +17,7 @@ from nbagent.core.access import paths
 from nbagent.core.errors import ToolError
 from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
+from nbagent.tools.checkpoints.hooks import file_before, record_file
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.paths import (
     refuse_open_notebook,
@@ -315,10 +316,13 @@ def write_tool(context: ToolContext) -> Tool:
         data = content.encode("utf-8")
         if existed:
             stamp = _check_fresh(context, path, name, "write over it")
+            before = file_before(context, path)
             _write_over(path, name, data, stamp, "write over it")
         else:
+            before = None
             atomic_write(path, data)
         context.reads.note(path, FileStamp.of_bytes(data))
+        record_file(context, path, before, data, "Write")
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Wrote" if existed else "Created"
         size = f"{len(data):,} byte{'s' if len(data) != 1 else ''}"
@@ -367,11 +371,13 @@ def edit_tool(context: ToolContext) -> Tool:
             data = new_string.encode("utf-8")
             atomic_write(path, data)
             context.reads.note(path, FileStamp.of_bytes(data))
+            record_file(context, path, None, data, "Edit")
             return ToolResult(f"Created {name}.", metadata={"summary": "created"})
         path, name = _existing_file(context, file_path)
         stamp = _check_fresh(context, path, name, "edit it")
         try:
-            text = path.read_bytes().decode("utf-8")
+            old_data = path.read_bytes()
+            text = old_data.decode("utf-8")
         except UnicodeDecodeError:
             raise ToolError(
                 f"{name} is not UTF-8 text; Edit would damage it. Change it with Bash instead."
@@ -380,6 +386,7 @@ def edit_tool(context: ToolContext) -> Tool:
         data = new_text.encode("utf-8")
         _write_over(path, name, data, stamp, "edit it")
         context.reads.note(path, FileStamp.of_bytes(data))
+        record_file(context, path, old_data, data, "Edit")
         ending = "s" if count != 1 else ""
         return ToolResult(
             f"Edited {name}: replaced {count} occurrence{ending}.\n"

@@ -25,6 +25,8 @@ from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.policy.decisions import PermissionDecision, explain
 from nbagent.render.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
+from nbagent.tools.checkpoints.hooks import cell_change, record, whole_cells
+from nbagent.tools.checkpoints.model import Change
 from nbagent.tools.context import ToolContext
 from nbagent.tools.notebook.file import (
     CellEdit,
@@ -495,12 +497,14 @@ def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -
     notebook, seen = _file_state(context, path, name)
     edit, message = _plan(notebook, name, request, seen)
     said = _summary(notebook, edit)
+    change = cell_change(notebook, edit, "NotebookEdit")
     if edit.action == "delete":
         seen.discard(notebook.cells[edit.index].id)
     apply_edit(notebook, edit)
     if edit.action == "insert":
         seen.add(edit.cell.id)
     context.reads.note(path, save_notebook(notebook), seen)
+    record(context, change)
     return message, said
 
 
@@ -514,6 +518,9 @@ def _edit_live(
         What the model is told, and the edit in a few words.
     """
     known = _live_reads(context, live.path, name)
+    retyped = request.edit_mode == "replace" and request.cell_type is not None
+    whole = whole_cells(context, live) if request.edit_mode == "delete" or retyped else {}
+    made: list[Change] = []
 
     def change(
         notebook: LoadedNotebook,
@@ -522,6 +529,7 @@ def _edit_live(
         # guard is read from it: a cell changed here would be its new source).
         edit, message = _plan(notebook, name, request, known, known)
         said = _summary(notebook, edit)
+        made[:] = [cell_change(notebook, edit, "NotebookEdit", whole)]
         if edit.action == "delete":
             return edit, (message, said, {}, [notebook.cells[edit.index].id])
         cell = edit.cell
@@ -531,6 +539,8 @@ def _edit_live(
 
     message, said, written, gone = live.edit(change)
     context.reads.note_live(live.path, written, gone)
+    for made_change in made:
+        record(context, made_change)
     return message, said
 
 

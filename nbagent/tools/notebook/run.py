@@ -21,6 +21,7 @@ from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.policy.decisions import PermissionDecision, ask
 from nbagent.render.codeview import capped, fenced, short_id
+from nbagent.tools.checkpoints.hooks import record_run, whole_cells
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.paths import shown
 from nbagent.tools.notebook.file import Document, LoadedNotebook, render_outputs, source_of
@@ -29,6 +30,9 @@ from nbagent.tools.notebook.locate import NO_NOTEBOOK, NotebookSnapshot, snapsho
 from nbagent.tools.notebook.read_edit import cell_index
 from nbagent.tools.output import cap_text
 from nbagent.tools.python.cellrun import CellRun, run_source, running_count
+
+IN_THE_CELL = "Its outputs are in the cell, in the notebook."
+"""Where a run's outputs went when they were written into its cell."""
 
 
 def notebook_run_tool(context: ToolContext) -> Tool:
@@ -86,6 +90,8 @@ def notebook_run_tool(context: ToolContext) -> Tool:
                 "Read it again with NotebookRead and ask to run it as it is now."
             )
         count = running_count(context.shell)
+        # The cell as it was, to undo the run: read whole only if it has outputs to keep.
+        before = whole_cells(context, seen.document).get(cell_id) if cell.get("outputs") else cell
         run, started = CellRun(), time.perf_counter()
         try:
             if seen.document is not None:
@@ -94,6 +100,8 @@ def notebook_run_tool(context: ToolContext) -> Tool:
         finally:  # a Ctrl-C at any point still leaves the cell with its outputs, not at [*]
             elapsed = time.perf_counter() - started
             where = _place(context, seen, cell_id, run, count)
+            if where == IN_THE_CELL:
+                record_run(context, seen.notebook.path, before, run.outputs, count)
         if run.interrupted:
             raise KeyboardInterrupt
         return _report(context, cell_id, run, count, elapsed, where)
@@ -142,7 +150,7 @@ def _place(
     if seen.document is not None:
         try:
             _show(seen.document, cell_id, run, count)
-            return "Its outputs are in the cell, in the notebook."
+            return IN_THE_CELL
         except ToolError as exc:
             reason = f"they could not be written into cell {cell_id} ({exc})"
     else:
