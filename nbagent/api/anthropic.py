@@ -56,6 +56,9 @@ class ModelResponse:
     """Why the model stopped (``end_turn``, ``tool_use``, ``pause_turn``, ...)."""
     usage: Usage
     """Its token usage."""
+    applied_edits: tuple[dict[str, Any], ...] = ()
+    """The context edits the API applied to the request (``context_management.applied_edits``
+    of a beta answer), as plain dicts."""
 
 
 def response_text(response: ModelResponse) -> str:
@@ -180,6 +183,7 @@ def stream_response(
             cache_creation_input_tokens=message.usage.cache_creation_input_tokens or 0,
             web_search_requests=_web_searches(message.usage),
         ),
+        applied_edits=_applied_edits(message),
     )
 
 
@@ -250,6 +254,13 @@ def _block_param(block: Any) -> dict[str, Any]:
             c.model_dump(mode="json", exclude_unset=True) for c in block.citations
         ]
     return param
+
+
+def _applied_edits(message: Any) -> tuple[dict[str, Any], ...]:
+    """The context edits a (beta) answer says the API applied."""
+    management = getattr(message, "context_management", None)
+    edits = getattr(management, "applied_edits", None) or ()
+    return tuple(edit.model_dump(mode="json") for edit in edits)
 
 
 def _web_searches(usage: Any) -> int:

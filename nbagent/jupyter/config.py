@@ -32,6 +32,7 @@ from nbagent.catalogue.rankers.embedder import require_packages
 from nbagent.catalogue.toolsearch import RANKERS
 from nbagent.core.errors import ConfigurationError
 from nbagent.loop.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
+from nbagent.loop.context_editing import ContextEditing
 from nbagent.loop.context_window import parse_windows
 from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.loop.request import MODES
@@ -51,6 +52,7 @@ AGENT_VALUES: dict[str, Callable[[NbAgent], Any]] = {
     "preload_budget": lambda settings: settings.preload_budget if settings.preload else None,
     "usage_store": lambda settings: _usage_store(settings),
     "context_windows": lambda settings: parse_windows(settings.context_windows),
+    "context_editing": lambda settings: _context_editing(settings),
 }
 """The Agent parameters whose value is not their one setting's own value, by parameter:
 how the settings tagged with it make it."""
@@ -159,6 +161,34 @@ class NbAgent(Configurable):
         help="Context windows in tokens by model id, over the built-in table, "
         'e.g. {"my-model": 500000}.',
     ).tag(config=True, agent="context_windows")
+    context_editing = Bool(
+        True,
+        help="Clear old tool results from what the model reads once a request passes "
+        "clear_trigger tokens (the API's context editing, beta context-management-2025-06-27; "
+        "nbagent's own where the endpoint lacks it). The conversation keeps them.",
+    ).tag(config=True, agent="context_editing")
+    clear_trigger = Int(
+        60_000, help="Input tokens of a request from which old tool results are cleared."
+    ).tag(config=True, agent="context_editing")
+    clear_keep = Int(4, help="The most recent tool results never cleared.").tag(
+        config=True, agent="context_editing"
+    )
+    clear_at_least = Int(
+        10_000,
+        help="Clear only when this many tokens are freed (so that the prompt cache is not "
+        "broken for little); 0 for any amount.",
+    ).tag(config=True, agent="context_editing")
+    clear_exclude = List(
+        Unicode(), help="Tools whose results are never cleared (ToolSearch's never are)."
+    ).tag(config=True, agent="context_editing")
+
+    @validate("clear_trigger", "clear_keep", "clear_at_least")
+    def _clearing_counts(self, proposal: dict[str, Any]) -> int:
+        """Refuse a negative count, or a trigger below 1."""
+        least = 1 if proposal["trait"].name == "clear_trigger" else 0
+        if proposal["value"] < least:
+            raise TraitError(f"NbAgent.{proposal['trait'].name} must be at least {least}.")
+        return proposal["value"]
 
     server_tools = List(
         Unicode(),
@@ -318,6 +348,18 @@ class NbAgent(Configurable):
                 'holding {"mcpServers": {...}}, or "" for .mcp.json beside the notebook.'
             )
         return value
+
+
+def _context_editing(settings: NbAgent) -> ContextEditing | None:
+    """How old tool results are cleared, or None when that is off."""
+    if not settings.context_editing:
+        return None
+    return ContextEditing(
+        trigger=settings.clear_trigger,
+        keep=settings.clear_keep,
+        clear_at_least=settings.clear_at_least,
+        exclude=tuple(settings.clear_exclude),
+    )
 
 
 def _usage_store(settings: NbAgent) -> Any:

@@ -670,4 +670,6 @@ def _names(names: list[str]) -> str:
 def _context_line(agent: Agent) -> str:
     """How full the agent's context window is, and where it compacts."""
     threshold = agent.compact_threshold if agent.compaction != "off" else None
-    return context_line(agent.last_prompt_tokens, agent.context_window, threshold)
+    return context_line(
+        agent.last_prompt_tokens, agent.context_window, threshold, agent.editor.last
+    )

@@ -47,6 +47,7 @@ from nbagent.loop.compaction import (
     Compaction,
     Compactor,
 )
+from nbagent.loop.context_editing import ContextEditing, ContextEditor
 from nbagent.loop.context_window import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.loop.history import History, ends_with, last_answer, repaired
@@ -140,6 +141,8 @@ class Agent:
             :data:`~nbagent.loop.compaction.SERVER_MIN_TRIGGER`, the API's least).
         context_windows: Context windows by model, over
             :data:`~nbagent.loop.context_window.CONTEXT_WINDOWS`.
+        context_editing: How old tool results are cleared
+            (:mod:`nbagent.loop.context_editing`); None to keep them all.
 
     Raises:
         ConfigurationError: The mode or ranker is unknown.
@@ -167,6 +170,7 @@ class Agent:
         compaction: Compaction = "server",
         compact_threshold: int = 150_000,
         context_windows: Mapping[str, int] | None = None,
+        context_editing: ContextEditing | None = ContextEditing(),  # noqa: B008 (frozen)
     ) -> None:
         if registry is None:
             from nbagent.catalogue.process import process_registry
@@ -207,6 +211,8 @@ class Agent:
         only what differs from it."""
         self._preloaded: list[str] = []
         self.compactor = Compactor(self)
+        self.context_editing = context_editing
+        self.editor = ContextEditor(self)
         self.server_min_trigger = SERVER_MIN_TRIGGER
         """Thresholds below this are compacted by nbagent, not the API."""
 
@@ -401,7 +407,8 @@ class Agent:
                     cancel.check()
                 if self.compactor.due():
                     yield from self.compactor.summarise()
-                response = yield from self.compactor.ask(self._stream_turn)
+                ask = functools.partial(self.compactor.ask, self._stream_turn)
+                response = yield from self.editor.ask(ask)
             except (KeyboardInterrupt, Cancelled):
                 yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
                 return
@@ -413,6 +420,7 @@ class Agent:
             self.usage += response.usage
             self.last_prompt_tokens = response.usage.total_input_tokens
             yield UsageReported(response.usage)
+            yield from self.editor.after_response(response)
             self._add_assistant_content(response.content)
             self._note_server_search(response.content)
             yield from self.compactor.after_response(response.content)
@@ -436,7 +444,7 @@ class Agent:
         cancel = cellthread.cancellation()
         for attempt in range(self.stream_retries + 1):
             request = self._request()
-            betas = self.compactor.betas(request)
+            betas = (*self.compactor.betas(request), *self.editor.betas(request))
             streamed: list[str] = []
             try:
                 with cellthread.acting(cancel):
@@ -468,7 +476,7 @@ class Agent:
             "model": self.model,
             "max_tokens": self.max_tokens if messages is None else SUMMARY_MAX_TOKENS,
             "messages": build_messages(
-                self.messages if messages is None else messages,
+                self.editor.messages(self.messages) if messages is None else messages,
                 [t.name for t in self.registry.deferred()] if self.legacy_announcements else None,
             ),
             "tools": build_tools(
@@ -483,9 +491,9 @@ class Agent:
         }
         if self.system:
             request["system"] = self.system
-        edit = self.compactor.context_management() if messages is None else None
-        if edit is not None:
-            request["context_management"] = edit
+        edits = [*self.editor.edits(), *self.compactor.edits()] if messages is None else []
+        if edits:
+            request["context_management"] = {"edits": edits}
         return request
 
     # -- keeping the conversation inside the context window ---------------------------------

@@ -83,18 +83,20 @@ class Compactor:
         )
         return client_side and agent.last_prompt_tokens >= agent.compact_threshold
 
-    def context_management(self) -> dict[str, Any] | None:
-        """The ``context_management`` of a turn's request; None unless the API compacts."""
+    def edits(self) -> list[dict[str, Any]]:
+        """The ``context_management`` edits of a turn's request: none unless the API compacts."""
         if not self.on_server():
-            return None
+            return []
         trigger = {"type": "input_tokens", "value": self.agent.compact_threshold}
-        return {"edits": [{"type": COMPACT_EDIT, "trigger": trigger}]}
+        return [{"type": COMPACT_EDIT, "trigger": trigger}]
 
     def betas(self, request: dict[str, Any]) -> tuple[str, ...]:
         """The betas a request needs: compaction's, if it asks for it or the history holds a
         compaction block."""
         compacted = self.agent.announcements.last_compaction(self.agent.messages) is not None
-        return (COMPACT_BETA,) if "context_management" in request or compacted else ()
+        edits = (request.get("context_management") or {}).get("edits", ())
+        asks = any(edit["type"] == COMPACT_EDIT for edit in edits)
+        return (COMPACT_BETA,) if asks or compacted else ()
 
     def ask(
         self, stream_turn: Callable[[], Generator[Event, None, ModelResponse]]
@@ -200,4 +202,4 @@ class Compactor:
 def _refuses_compaction(exc: ModelAPIError) -> bool:
     """Tell whether an API error refuses the compaction edit (not the conversation)."""
     text = str(exc).lower()
-    return exc.status == 400 and ("context_management" in text or COMPACT_BETA in text)
+    return exc.status == 400 and (COMPACT_EDIT in text or COMPACT_BETA in text)

@@ -22,9 +22,13 @@ rather than late; ``c.NbAgent.context_windows`` sets others (``{"my-model": 5000
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from nbagent.api.pricing import model_entry
 from nbagent.core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from nbagent.loop.context_editing import Clearing
 
 DEFAULT_WINDOW = 200_000
 """The window of a model the table does not know."""
@@ -105,18 +109,27 @@ def parse_windows(value: Mapping[str, object]) -> dict[str, int]:
     return table
 
 
-def context_line(tokens: int, window: int, threshold: int | None = None) -> str:
+def context_line(
+    tokens: int, window: int, threshold: int | None = None, cleared: Clearing | None = None
+) -> str:
     """Say how full the context window is.
 
     Args:
         tokens: The input tokens of the last request (cached ones included).
         window: The model's window.
         threshold: Where compaction starts, if it is on.
+        cleared: What context editing cleared from the last request, if anything.
 
     Returns:
-        E.g. ``context: 45,120 of 200,000 tokens (23%) · compacts at 150,000``.
+        E.g. ``context: 45,120 of 200,000 tokens (23%) · compacts at 150,000 · cleared 12
+        old tool results (38,400 tokens)``.
     """
     share = 100 * tokens / window
     percent = "<1" if 0 < share < 1 else f"{round(share)}"
     line = f"context: {tokens:,} of {window:,} tokens ({percent}%)"
-    return f"{line} · compacts at {threshold:,}" if threshold else line
+    if threshold:
+        line += f" · compacts at {threshold:,}"
+    if cleared is not None:
+        freed = f" ({cleared.tokens:,} tokens)" if cleared.tokens else ""
+        line += f" · cleared {cleared.tool_uses} old tool results{freed}"
+    return line

@@ -141,7 +141,8 @@ def test_an_endpoint_without_compaction_is_asked_again_and_nbagent_summarises() 
         events: list[Any] = []
         assert agent.run("Hi.", on_event=events.append).text == "Hello."
         refused, retried = api.requests[0].body, api.requests[1].body
-        assert "context_management" in refused and "context_management" not in retried
+        assert edit_types(refused) == ["clear_tool_uses_20250919", "compact_20260112"]
+        assert edit_types(retried) == ["clear_tool_uses_20250919"]
         warnings = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
         assert warnings == [
             "This endpoint has no server-side compaction; nbagent will summarise the "
@@ -151,8 +152,13 @@ def test_an_endpoint_without_compaction_is_asked_again_and_nbagent_summarises() 
         api.enqueue(Reply.text("The user said hi."), Reply.text("Hello again."))
         assert agent.run("Hi again.").text == "Hello again."
         assert texts(api.requests[2].body["messages"][-1])[-1] == SUMMARY_REQUEST
-        assert "context_management" not in api.requests[3].body
+        assert edit_types(api.requests[3].body) == ["clear_tool_uses_20250919"]
         api.assert_no_errors()
+
+
+def edit_types(body: dict[str, Any]) -> list[str]:
+    """The types of a request's context_management edits."""
+    return [edit["type"] for edit in (body.get("context_management") or {}).get("edits", ())]
 
 
 def test_status_meter_and_agent_compact_in_a_notebook(
@@ -189,6 +195,6 @@ def test_a_compacted_conversation_goes_on_when_compaction_is_switched_off() -> N
         api.enqueue(Reply.text("Still here."))
         assert agent.run("Go on.").text == "Still here."
         last = api.requests[-1]
-        assert "context_management" not in last.body
+        assert edit_types(last.body) == ["clear_tool_uses_20250919"]
         assert "compact-2026-01-12" in last.headers.get("anthropic-beta", "")
         api.assert_no_errors()
