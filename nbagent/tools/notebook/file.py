@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from nbagent.core.errors import ToolError
 from nbagent.core.text import cut
+from nbagent.tools.digest import text_digest
 from nbagent.tools.files.stamps import ChangedOnDisk, FileStamp, atomic_write
 from nbagent.tools.notebook.images import ImageBudget
 
@@ -308,7 +309,8 @@ def render_outputs(
     parts = []
     for number, output in enumerate(outputs, 1):
         kind, text = _output_text(output, images, f"cell {cell_id}, output {number}")
-        text = _cut_noting_rest(text.rstrip("\n"), output_chars)
+        more = f"the whole output is cell {cell_id}'s output {number} (RunCode can print parts)"
+        text = text_digest(text.rstrip("\n"), output_chars, more)
         parts.append(f'<output type="{kind}">\n{text}\n</output>')
     return parts
 
@@ -345,13 +347,6 @@ def _joined(value: Any) -> str:
     if isinstance(value, list):
         return "".join(value)
     return value if isinstance(value, str) else str(value or "")
-
-
-def _cut_noting_rest(text: str, limit: int) -> str:
-    """Cut a text (an output) to ``limit`` characters, noting how many more there were."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n[output cut: {len(text) - limit:,} more characters]"
 
 
 @dataclass(frozen=True)

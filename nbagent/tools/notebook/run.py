@@ -28,6 +28,7 @@ from nbagent.tools.notebook.file import Document, LoadedNotebook, render_outputs
 from nbagent.tools.notebook.images import ImageBudget, with_images
 from nbagent.tools.notebook.locate import NO_NOTEBOOK, NotebookSnapshot, snapshot
 from nbagent.tools.notebook.read_edit import cell_index
+from nbagent.tools.digest import with_frame_digest
 from nbagent.tools.output import cap_text
 from nbagent.tools.python.cellrun import CellRun, run_source, running_count
 
@@ -196,7 +197,9 @@ def _report(
     label = f"In [{count}]" if count is not None else "no execution count"
     head = f"Ran cell {cell_id} ({label}) in {elapsed:.2f} s: {ended}. {where}"
     images = ImageBudget(limits.images, limits.image_bytes)
-    body = render_outputs(run.outputs, limits.output_chars // 2, images, cell_id)
+    results = getattr(context.shell, "user_ns", {}).get("Out", {})
+    outputs = with_frame_digest(run.outputs, results, count)
+    body = render_outputs(outputs, limits.output_chars // 2, images, cell_id)
     text = cap_text(
         "\n".join([head, *(body or ["(no output)"])]), limits.output_chars, "print less"
     )

@@ -140,7 +140,9 @@ def test_outputs_are_rendered_as_text_and_cut() -> None:
         + THIS_CELL
     )
     assert render_cell(cell, 4, None, outputs=True, output_chars=10).endswith(
-        '<output type="execute_result">\nyyyyyyyyyy\n[output cut: 40 more characters]\n</output>'
+        '<output type="execute_result">\nyyyyyy\n[… 40 characters (0 lines) left out between '
+        "the head and the tail; the whole output is cell c's output 4 (RunCode can print "
+        "parts)]\nyyyy\n</output>"
     )
     assert render_cell(cell, 4, None, outputs=False, output_chars=10) == (
         '<cell index="4" id="c" type="code" execution_count="3">\nx\n</cell>'
