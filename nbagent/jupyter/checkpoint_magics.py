@@ -89,6 +89,8 @@ def run_command(session: Session, command: str, words: list[str], **flags: bool)
         return
     if session.context is None:
         raise UsageError("nbagent's tools are not ready yet: run the command again.")
+    if session.frontend is not None:  # restores go where the user sees the notebook
+        session.frontend.open()
     number = _number(command, words)
     force = bool(flags.get("force"))
     if command == "rewind":
