@@ -45,6 +45,7 @@ from nbagent.render.schema_view import parameters_markdown
 from nbagent.render.transcript.items import Search, Tasks
 from nbagent.render.transcript.markdown import item_markdown, tasks_markdown
 from nbagent.render.transcript.summaries import usage_line
+from nbagent.store.instructions import instructions_line
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
 from nbagent.store.recorder import Recorder
 from nbagent.store.resume import resume
@@ -349,6 +350,7 @@ class AgentMagics(Magics):
             f"{self.session.cost(agent.usage, agent.model)} at "
             f"{code_markdown(agent.model)} list prices",
             f"**context**: {_context_line(agent).removeprefix('context: ')}",
+            f"**instructions**: {plain_markdown(instructions_line(self.session.notebook()))}",
             f"**permissions**: {_permissions(agent.runner.policy)}",
             f"**server tools**: {_server_tools(self.session.server_tools())}",
             f"**Bash sandbox**: {sandbox.status()}",

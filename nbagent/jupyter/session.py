@@ -42,6 +42,7 @@ from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.codeview import plain_text
 from nbagent.store.checkpoints import notebook_checkpoints
 from nbagent.store.folders import notebook_path
+from nbagent.store.instructions import ProjectInstructions, notebook_dir
 from nbagent.store.logfile import LogFile, stop_writing, write_to_file
 from nbagent.store.recorder import Recorder
 from nbagent.tools.notebook.locate import front_end_file, running_client
@@ -123,6 +124,8 @@ class Session:
         self.tasks = TaskBoard()
         """The agent's task list (TaskCreate, TaskUpdate, ...)."""
         self.recorder = Recorder(self.notebook)
+        self.instructions = ProjectInstructions()
+        """The AGENTS.md and CLAUDE.md files put in the system prompt at each cell."""
         """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
         self.live: LiveDocuments | None = None
         """The notebook tools' connections to JupyterLab's live documents (made with them)."""
@@ -255,6 +258,8 @@ class Session:
         for parameter in CELL_OPTIONS:
             value = options.get(parameter) or self.settings.agent_value(parameter)
             set_parameter(agent, parameter, value)
+        base = self.settings.agent_value("system")
+        agent.system = self.instructions.system(base, notebook_dir(self.notebook()))
 
     def policy(self) -> PermissionPolicy | None:
         """The agent's permission policy, once the agent exists (what the tools' searches

@@ -1,0 +1,106 @@
+"""Project instructions: AGENTS.md and CLAUDE.md from the repository's root to the notebook's
+folder, and the user's own, in the system prompt in a stable order; a changed file applies
+from the next cell, an unchanged one keeps the prompt cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent.store.instructions import (
+    ProjectInstructions,
+    instruction_files,
+    instructions_line,
+    repository_root,
+)
+from nbagent.testing import FakeAnthropicServer, Reply
+from tests.shells import run
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A repository with instructions at its root and in a sub-folder holding notebooks."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("Use uv, never pip.")
+    (root / "analysis").mkdir()
+    (root / "analysis" / "CLAUDE.md").write_text("Plots use seaborn.")
+    (root / "analysis" / "AGENTS.md").write_text("Data is in data/.")
+    (tmp_path / "AGENTS.md").write_text("Outside the repository: never read.")
+    return root
+
+
+def test_the_files_from_the_root_down_then_agents_before_claude(
+    project: Path, tmp_path: Path
+) -> None:
+    user = tmp_path / "home" / "AGENTS.md"
+    user.parent.mkdir()
+    user.write_text("Answer in French.")
+    folder = project / "analysis"
+    assert repository_root(folder) == project
+    assert instruction_files(folder, user) == [
+        user,
+        project / "AGENTS.md",
+        folder / "AGENTS.md",
+        folder / "CLAUDE.md",
+    ]
+    (tmp_path / "lone").mkdir()
+    assert instruction_files(tmp_path / "lone", None) == []  # no repository: its own folder
+
+
+def test_the_system_prompt_quotes_each_file_under_its_path(project: Path) -> None:
+    instructions = ProjectInstructions(user_file=None)
+    system = instructions.system("Be concise.", project / "analysis")
+    assert system is not None and system.startswith("Be concise.\n\n<project-instructions>\n")
+    assert system.index("Use uv") < system.index("Data is in") < system.index("seaborn")
+    assert f'<file path="{project / "AGENTS.md"}">\nUse uv, never pip.\n</file>' in system
+    assert system.endswith("</project-instructions>")
+    assert instructions.files[0] == project / "AGENTS.md"
+    assert instructions.system("Be concise.", project.parent / "elsewhere") == "Be concise."
+
+
+def test_a_file_is_read_again_only_when_it_changed(project: Path) -> None:
+    instructions = ProjectInstructions(user_file=None)
+    first = instructions.system(None, project)
+    assert instructions.system(None, project) == first
+    path = project / "AGENTS.md"
+    path.write_text("Use conda.")
+    os.utime(path, ns=(1, 1))  # a changed stamp, whatever the clock's resolution
+    changed = instructions.system(None, project)
+    assert changed is not None and "Use conda." in changed and "uv" not in changed
+
+
+def test_status_names_the_files(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(project.parent))
+    line = instructions_line(str(project / "analysis" / "nb.ipynb"))
+    assert line == "~/repo/AGENTS.md, ~/repo/analysis/AGENTS.md, ~/repo/analysis/CLAUDE.md"
+    assert instructions_line(str(project.parent / "x" / "nb.ipynb")).startswith("none")
+
+
+def test_in_cells_the_prompt_carries_them_and_the_cache_holds(
+    ip: Any,
+    fake_api: FakeAnthropicServer,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first cell's system prompt has the files; the next cell reads the system prompt
+    from the cache; an edited file is in the cell after the edit; status names them."""
+    monkeypatch.setenv("HOME", str(project.parent))
+    ip.user_ns["__session__"] = str(project / "analysis" / "nb.ipynb")
+    fake_api.enqueue(Reply.text("One."), Reply.text("Two."), Reply.text("Three."))
+    run(ip, "%%agent\nHi.")
+    first = fake_api.requests[-1]
+    assert "Use uv, never pip." in first.body["system"]
+    run(ip, "%%agent\nAgain.")
+    second = fake_api.requests[-1]
+    assert second.body["system"] == first.body["system"]
+    assert second.answer is not None and second.answer["usage"]["cache_read_input_tokens"] > 0
+    (project / "analysis" / "CLAUDE.md").write_text("Plots use matplotlib.")
+    os.utime(project / "analysis" / "CLAUDE.md", ns=(1, 1))
+    run(ip, "%%agent\nAnd now?")
+    assert "Plots use matplotlib." in fake_api.requests[-1].body["system"]
+    _, status = run(ip, "%agent status")
+    assert "**instructions**: \\~/repo/AGENTS.md, \\~/repo/analysis/AGENTS.md" in status
