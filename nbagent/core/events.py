@@ -112,6 +112,9 @@ class ToolCallFinished:
     summary: str = ""
     """The result in a few words (``42 lines``), when the tool gives one
     (``ToolResult.metadata["summary"]``)."""
+    review: str = ""
+    """What the card opens on: the change as a diff (words and fenced blocks), when the tool
+    gives one (``ToolResult.metadata["review"]``)."""
 
 
 @dataclass(frozen=True)

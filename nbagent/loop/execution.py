@@ -129,6 +129,7 @@ class CallOutcome:
             duration=self.duration,
             permission=self.permission,
             summary=str(self.result.metadata.get("summary") or ""),
+            review=str(self.result.metadata.get("review") or ""),
         )
 
 

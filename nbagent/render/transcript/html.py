@@ -114,9 +114,11 @@ def call_body_html(call: Call, verbose: bool = False) -> str:
     body = []
     if asked_line(call):
         body.append(f'<div class="nbagent-asked">{escape_html(asked_line(call))}</div>')
+    if call.review:
+        body.append(review_html(call.review))
     if verbose:
         body.append(full_input)
-    elif call.input:
+    elif call.input and "```" not in call.review:  # a diff shows what the input asked
         body.append(f'<pre class="nbagent-input">{escape_html(input_lines(call.input))}</pre>')
     if call.search is not None:
         body.append(search_html(call.search, caption=False))
@@ -174,6 +176,21 @@ def ask_html(call: Call) -> str:
         f'<pre class="nbagent-request"><code>{escape_html(call.request)}</code></pre>{code}'
         f'<div class="nbagent-choices">answer below: {choices}</div></div>'
     )
+
+
+def review_html(review: str) -> str:
+    """The change a call made: its words, and its diffs highlighted with their lines tinted.
+
+    Args:
+        review: Words and fenced blocks (``diff python``, ``diff text``).
+    """
+    parts = []
+    for info, part in question_parts(review):
+        if info is None:
+            parts.append(f'<div class="nbagent-change">{escape_html(part)}</div>')
+        else:
+            parts.append(code_html(part, info))
+    return f'<div class="nbagent-review">{"".join(parts)}</div>'
 
 
 def result_html(result: str) -> str:

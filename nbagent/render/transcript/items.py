@@ -95,6 +95,8 @@ class Call:
     """What the model was sent, as text (cut at FULL_CHARS)."""
     summary: str = ""
     """The result in a few words, as the tool gave it (empty: the card derives one)."""
+    review: str = ""
+    """The change the call made, as words and fenced diffs (empty: none to show)."""
     permission: str = ""
     """The permission decision, when one applied."""
     request: str = ""

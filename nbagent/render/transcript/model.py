@@ -158,6 +158,7 @@ class Transcript:
         call.permission = redact(event.permission)
         call.result = redact(result_text(event.content))[:FULL_CHARS]
         call.summary = redact(event.summary)
+        call.review = redact(event.review)
         if call.inner is not None:
             call.inner.end_open_calls()
         return call

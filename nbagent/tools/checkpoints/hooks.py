@@ -114,20 +114,9 @@ def record_run(
     record(context, change)
 
 
-def file_before(context: ToolContext, path: Path) -> bytes | None:
-    """A file's bytes before a tool changes it (None when it does not exist, or when not
-    recording)."""
-    if not recording(context):
-        return None
-    try:
-        return path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError):
-        return None
-
-
 def record_file(
     context: ToolContext, path: Path, before: bytes | None, after: bytes, tool: str
 ) -> None:
-    """Record a file a tool wrote (``before`` from :func:`file_before`)."""
+    """Record a file a tool wrote (``before``: its bytes before, None when it was new)."""
     if recording(context) and context.checkpoints is not None:
         context.checkpoints.record_file(str(path), before, after, tool, current_call_id())

@@ -17,7 +17,8 @@ from nbagent.core.access import paths
 from nbagent.core.errors import ToolError
 from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
-from nbagent.tools.checkpoints.hooks import file_before, record_file
+from nbagent.tools.checkpoints.hooks import record_file
+from nbagent.tools.checkpoints.review import file_review
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.paths import (
     refuse_open_notebook,
@@ -316,20 +317,21 @@ def write_tool(context: ToolContext) -> Tool:
         data = content.encode("utf-8")
         if existed:
             stamp = _check_fresh(context, path, name, "write over it")
-            before = file_before(context, path)
+            before: bytes | None = path.read_bytes()
             _write_over(path, name, data, stamp, "write over it")
         else:
             before = None
             atomic_write(path, data)
         context.reads.note(path, FileStamp.of_bytes(data))
         record_file(context, path, before, data, "Write")
+        review = file_review(name, before, data)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Wrote" if existed else "Created"
         size = f"{len(data):,} byte{'s' if len(data) != 1 else ''}"
         said = f"{'replaced' if existed else 'created'}, {plural(lines, 'line')}"
         return ToolResult(
             f"{verb} {name} ({lines} line{'s' if lines != 1 else ''}, {size}).",
-            metadata={"summary": said},
+            metadata={"summary": said, "review": review},
         )
 
     return write
@@ -372,7 +374,8 @@ def edit_tool(context: ToolContext) -> Tool:
             atomic_write(path, data)
             context.reads.note(path, FileStamp.of_bytes(data))
             record_file(context, path, None, data, "Edit")
-            return ToolResult(f"Created {name}.", metadata={"summary": "created"})
+            review = file_review(name, None, data)
+            return ToolResult(f"Created {name}.", metadata={"summary": "created", "review": review})
         path, name = _existing_file(context, file_path)
         stamp = _check_fresh(context, path, name, "edit it")
         try:
@@ -387,11 +390,12 @@ def edit_tool(context: ToolContext) -> Tool:
         _write_over(path, name, data, stamp, "edit it")
         context.reads.note(path, FileStamp.of_bytes(data))
         record_file(context, path, old_data, data, "Edit")
+        review = file_review(name, old_data, data)
         ending = "s" if count != 1 else ""
         return ToolResult(
             f"Edited {name}: replaced {count} occurrence{ending}.\n"
             + _snippet(new_text, first, new),
-            metadata={"summary": plural(count, "replacement")},
+            metadata={"summary": plural(count, "replacement"), "review": review},
         )
 
     return edit

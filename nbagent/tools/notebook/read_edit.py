@@ -27,6 +27,7 @@ from nbagent.policy.decisions import PermissionDecision, explain
 from nbagent.render.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
 from nbagent.tools.checkpoints.hooks import cell_change, record, whole_cells
 from nbagent.tools.checkpoints.model import Change
+from nbagent.tools.checkpoints.review import cell_review
 from nbagent.tools.context import ToolContext
 from nbagent.tools.notebook.file import (
     CellEdit,
@@ -248,11 +249,11 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
         running = context.cell_id if is_open else _no_cell
         request = _Request(cell_id, new_source, cell_type, edit_mode, running)
         if found.document is not None:
-            message, said = _edit_live(context, found.document, name, request)
+            message, said, review = _edit_live(context, found.document, name, request)
         else:
-            message, said = _edit_file(context, path, name, request)
+            message, said, review = _edit_file(context, path, name, request)
             message = f"{message}\n\n{found.note}" if found.note else message
-        return ToolResult(message, metadata={"summary": said})
+        return ToolResult(message, metadata={"summary": said, "review": review})
 
     return notebook_edit
 
@@ -488,16 +489,19 @@ def _live_reads(context: ToolContext, path: Path, name: str) -> Mapping[str, str
     return known
 
 
-def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -> tuple[str, str]:
+def _edit_file(
+    context: ToolContext, path: Path, name: str, request: _Request
+) -> tuple[str, str, str]:
     """Make an edit in the notebook's file, if it did not change since it was read.
 
     Returns:
-        What the model is told, and the edit in a few words.
+        What the model is told, the edit in a few words, and its diff for the card.
     """
     notebook, seen = _file_state(context, path, name)
     edit, message = _plan(notebook, name, request, seen)
     said = _summary(notebook, edit)
     change = cell_change(notebook, edit, "NotebookEdit")
+    review = cell_review(change, name, _language(notebook, "code"))
     if edit.action == "delete":
         seen.discard(notebook.cells[edit.index].id)
     apply_edit(notebook, edit)
@@ -505,22 +509,23 @@ def _edit_file(context: ToolContext, path: Path, name: str, request: _Request) -
         seen.add(edit.cell.id)
     context.reads.note(path, save_notebook(notebook), seen)
     record(context, change)
-    return message, said
+    return message, said, review
 
 
 def _edit_live(
     context: ToolContext, live: Document, name: str, request: _Request
-) -> tuple[str, str]:
+) -> tuple[str, str, str]:
     """Make an edit where the user sees the notebook (the front end's or the live document),
     if the cell it changes did not change since it was read.
 
     Returns:
-        What the model is told, and the edit in a few words.
+        What the model is told, the edit in a few words, and its diff for the card.
     """
     known = _live_reads(context, live.path, name)
     retyped = request.edit_mode == "replace" and request.cell_type is not None
     whole = whole_cells(context, live) if request.edit_mode == "delete" or retyped else {}
     made: list[Change] = []
+    reviews: list[str] = []
 
     def change(
         notebook: LoadedNotebook,
@@ -530,6 +535,7 @@ def _edit_live(
         edit, message = _plan(notebook, name, request, known, known)
         said = _summary(notebook, edit)
         made[:] = [cell_change(notebook, edit, "NotebookEdit", whole)]
+        reviews[:] = [cell_review(made[0], name, _language(notebook, "code"))]
         if edit.action == "delete":
             return edit, (message, said, {}, [notebook.cells[edit.index].id])
         cell = edit.cell
@@ -541,7 +547,7 @@ def _edit_live(
     context.reads.note_live(live.path, written, gone)
     for made_change in made:
         record(context, made_change)
-    return message, said
+    return message, said, "".join(reviews)
 
 
 def _plan(

@@ -25,6 +25,7 @@ from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.policy.decisions import PermissionDecision, ask
 from nbagent.render.codeview import capped, fenced
+from nbagent.tools.checkpoints.review import UNTRACKED_REVIEW
 from nbagent.tools.context import Limits, ToolContext
 from nbagent.tools.notebook.images import ImageBudget
 from nbagent.tools.output import HeadTail
@@ -172,7 +173,8 @@ def execute(shell: Any, code: str, limits: Limits) -> ToolResult:
     text = "\n\n".join(parts) or "(The code ran without output or result.)"
     content: Any = [{"type": "text", "text": text}, *images.blocks] if images.blocks else text
     said = _summary(raised, result, stdout.lines + stderr.lines, len(images.blocks))
-    return ToolResult(content=content, is_error=error is not None, metadata={"summary": said})
+    metadata = {"summary": said, "review": UNTRACKED_REVIEW}
+    return ToolResult(content=content, is_error=error is not None, metadata=metadata)
 
 
 def _summary(raised: str, result: Any, printed: int, images: int) -> str:

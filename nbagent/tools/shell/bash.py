@@ -26,6 +26,7 @@ from typing import IO
 from nbagent.core.access import Touch
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool, ToolResult, tool
+from nbagent.tools.checkpoints.review import UNTRACKED_REVIEW
 from nbagent.tools.context import ToolContext
 from nbagent.tools.output import HeadTail
 from nbagent.tools.shell.sandbox import Sandbox, current, problem
@@ -146,6 +147,7 @@ def run_command(
             metadata={
                 "seconds": time.monotonic() - started,
                 "summary": f"timed out after {timeout:g} s",
+                "review": UNTRACKED_REVIEW,
             },
         )
     except BaseException:
@@ -163,6 +165,7 @@ def run_command(
             "exit_code": code,
             "seconds": time.monotonic() - started,
             "summary": f"exit {code}",
+            "review": UNTRACKED_REVIEW,
         },
     )
 
