@@ -8,6 +8,7 @@ The SDK is imported lazily (it takes about a second). Its own retries handle 429
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nbagent.api.api_tool_blocks import ServerBlockReader
 from nbagent.api.body import BodyEncoder
 from nbagent.core.errors import ModelAPIError
-from nbagent.core.events import StopReason, TextCited, TextDelta, Usage, WebSearched
+from nbagent.core.events import Notice, StopReason, TextCited, TextDelta, Usage, WebSearched
 from nbagent.core.text import one_line
 
 if TYPE_CHECKING:
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_RETRIES = 4
 """Retries of a failed request (the SDK's backoff, honouring ``retry-after``)."""
+
+THOUGHT_CHARS = 300
+"""The most characters of a thinking summary the card shows."""
 
 MAX_MESSAGE_CHARS = 500
 """The longest error message shown (on one line)."""
@@ -106,7 +110,7 @@ def stream_response(
     request: dict[str, Any],
     betas: Sequence[str] = (),
     cancel: Cancellation | None = None,
-) -> Iterator[TextDelta | WebSearched | TextCited | ModelResponse]:
+) -> Iterator[TextDelta | WebSearched | TextCited | Notice | ModelResponse]:
     """Send a request and stream the answer.
 
     Args:
@@ -118,7 +122,8 @@ def stream_response(
 
     Yields:
         TextDelta for each piece of text, WebSearched for each web search the API ran,
-        TextCited after a text that cites web pages, then one ModelResponse.
+        TextCited after a text that cites web pages, a Notice after each thinking block
+        (:func:`thought`), then one ModelResponse.
 
     Raises:
         StreamDropped: The connection broke during the stream, or the stream ended with an
@@ -133,12 +138,17 @@ def stream_response(
     try:
         opened = _open_stream(client, request, betas)
         reader = ServerBlockReader()
+        thinking_since = 0.0
         with opened as stream:
             for event in stream:
                 if cancel is not None:
                     cancel.check()
                 if event.type == "content_block_delta" and event.delta.type == "text_delta":
                     yield TextDelta(event.delta.text)
+                elif event.type == "content_block_start":
+                    thinking_since = time.monotonic()
+                elif event.type == "content_block_stop" and event.content_block.type == "thinking":
+                    yield thought(event.content_block.thinking, time.monotonic() - thinking_since)
                 elif event.type == "content_block_stop":
                     read = reader.read(_block_param(event.content_block))
                     if read is not None:
@@ -254,6 +264,17 @@ def _block_param(block: Any) -> dict[str, Any]:
             c.model_dump(mode="json", exclude_unset=True) for c in block.citations
         ]
     return param
+
+
+def thought(summary: str, seconds: float) -> Notice:
+    """What the card shows of a thinking block: how long, and the start of its summary.
+
+    Args:
+        summary: The block's (summarised) thinking; empty when the display omits it.
+        seconds: How long it streamed.
+    """
+    said = f": {one_line(summary, THOUGHT_CHARS)}" if summary.strip() else ""
+    return Notice(f"Thought for {max(1, round(seconds))} s{said}")
 
 
 def _applied_edits(message: Any) -> tuple[dict[str, Any], ...]:

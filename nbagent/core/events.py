@@ -23,9 +23,10 @@ StopReason = Literal[
 """Why the model stopped a message: the Messages API's stop reasons, the beta API's included
 (the SDK's ``anthropic.types.beta.BetaStopReason``)."""
 RunStopReason = Literal[
-    "end_turn", "stop_sequence", "max_tokens", "refusal", "max_turns", "interrupted"
+    "end_turn", "stop_sequence", "max_tokens", "refusal", "max_turns", "interrupted", "budget"
 ]
-"""Why a run ended: the model's last message stopped it, the turn limit, or an interruption."""
+"""Why a run ended: the model's last message stopped it, the turn limit, an interruption, or
+the run's cost budget."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from nbagent.loop.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
 from nbagent.loop.context_editing import ContextEditing
 from nbagent.loop.context_window import parse_windows
 from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
+from nbagent.loop.reasoning import EFFORTS, THINKING_MODES, check_effort
 from nbagent.loop.request import MODES
 from nbagent.policy.modes import MODES as PERMISSION_MODES
 from nbagent.policy.permission_rules import Rule
@@ -44,6 +45,7 @@ PARSERS: dict[str, Callable[[Any], Any]] = {
     "prices": parse_prices,
     "server_tools": check_names,
     "web_search": web_search_options,
+    "effort": check_effort,
 }
 """The options checked by a parser, which says what is wrong (a ConfigurationError)."""
 
@@ -53,6 +55,8 @@ AGENT_VALUES: dict[str, Callable[[NbAgent], Any]] = {
     "usage_store": lambda settings: _usage_store(settings),
     "context_windows": lambda settings: parse_windows(settings.context_windows),
     "context_editing": lambda settings: _context_editing(settings),
+    "effort": lambda settings: settings.effort or None,
+    "cell_budget": lambda settings: settings.cell_budget or None,
 }
 """The Agent parameters whose value is not their one setting's own value, by parameter:
 how the settings tagged with it make it."""
@@ -181,6 +185,32 @@ class NbAgent(Configurable):
     clear_exclude = List(
         Unicode(), help="Tools whose results are never cleared (ToolSearch's never are)."
     ).tag(config=True, agent="context_editing")
+
+    effort = Unicode(
+        "",
+        help=f"How much effort the model puts into an answer: {', '.join(EFFORTS)}, or '' for "
+        "the model's default (sent as output_config.effort to the models that take it); "
+        "%%agent --effort for one cell.",
+    ).tag(config=True, agent="effort")
+    thinking = Enum(
+        list(THINKING_MODES),
+        default_value="adaptive",
+        help="adaptive: the model thinks when it helps, on the models that can (its summary "
+        "is shown in the card); off: never.",
+    ).tag(config=True, agent="thinking")
+    cell_budget = Float(
+        0.0,
+        help="Dollars one %%agent cell may spend at list prices: the run stops at the first "
+        "turn boundary past it and the next cell can go on; 0 for no limit; %%agent --budget "
+        "for one cell.",
+    ).tag(config=True, agent="cell_budget")
+
+    @validate("cell_budget")
+    def _budget(self, proposal: dict[str, Any]) -> float:
+        """Refuse a negative budget."""
+        if proposal["value"] < 0:
+            raise TraitError("NbAgent.cell_budget must be 0 (no limit) or more dollars.")
+        return proposal["value"]
 
     @validate("clear_trigger", "clear_keep", "clear_at_least")
     def _clearing_counts(self, proposal: dict[str, Any]) -> int:

@@ -39,6 +39,7 @@ from nbagent.jupyter.display import CellTranscript, show_notices
 from nbagent.jupyter.session import Session
 from nbagent.loop.agent import Agent, AgentResult
 from nbagent.loop.context_window import context_line
+from nbagent.loop.reasoning import EFFORTS
 from nbagent.loop.request import MODES
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.schema_view import parameters_markdown
@@ -149,6 +150,8 @@ class AgentMagics(Magics):
     @argument("--model", help="The model for this cell (default: c.NbAgent.model).")
     @argument("--max-turns", type=int, help="Model requests for this cell at most.")
     @argument("--mode", choices=MODES, help="How deferred tools reach the model.")
+    @argument("--effort", choices=EFFORTS, help="The model's effort for this cell.")
+    @argument("--budget", type=float, help="Dollars this cell may spend at most.")
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument(
         "--trust",
@@ -218,6 +221,8 @@ class AgentMagics(Magics):
         prompt = expand_prompt(cell, self.shell.user_ns)
         if args.max_turns is not None and args.max_turns < 1:
             raise UsageError("--max-turns must be at least 1.")
+        if args.budget is not None and args.budget <= 0:
+            raise UsageError("--budget must be more than 0 dollars, e.g. --budget 0.50.")
         agent = self._agent_for(args)
         if self.session.mcp_manager is not None:
             show_notices(self.session.mcp_manager.notices)
@@ -296,7 +301,14 @@ class AgentMagics(Magics):
         if args.new:
             agent.reset()
             self.recorder.new()
-        self.session.for_cell(agent, model=args.model, max_turns=args.max_turns, mode=args.mode)
+        self.session.for_cell(
+            agent,
+            model=args.model,
+            max_turns=args.max_turns,
+            mode=args.mode,
+            effort=args.effort,
+            cell_budget=args.budget,
+        )
         policy = agent.runner.policy
         if isinstance(policy, PermissionPolicy) and policy.mode == "bypassPermissions":
             display(

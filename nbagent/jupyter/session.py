@@ -70,9 +70,9 @@ SETTERS: dict[str, Callable[[Agent, Any], None]] = {
 """How a changed setting reaches an agent built, for the parameters that are not an
 attribute of the agent of their name (the others are set as that attribute)."""
 
-CELL_OPTIONS = ("model", "max_turns", "mode")
+CELL_OPTIONS = ("model", "max_turns", "mode", "effort", "cell_budget")
 """The parameters one ``%%agent`` cell may set for itself (``--model``, ``--max-turns``,
-``--mode``): :meth:`Session.for_cell`."""
+``--mode``, ``--effort``, ``--budget``): :meth:`Session.for_cell`."""
 
 SET_ONCE_BUILT = ("call_timeout",)
 """The parameters a setting names that ``Agent(...)`` takes no keyword for (the timeout is
@@ -260,6 +260,7 @@ class Session:
             set_parameter(agent, parameter, value)
         base = self.settings.agent_value("system")
         agent.system = self.instructions.system(base, notebook_dir(self.notebook()))
+        agent.prices = self._prices
 
     def policy(self) -> PermissionPolicy | None:
         """The agent's permission policy, once the agent exists (what the tools' searches

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
+from nbagent.api.pricing import PRICES, Price
 from nbagent.catalogue.delta import Announcements, Style
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
@@ -41,6 +42,7 @@ from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import model_markdown
 from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
+from nbagent.loop.budget import budget_notice
 from nbagent.loop.compaction import (
     SERVER_MIN_TRIGGER,
     SUMMARY_MAX_TOKENS,
@@ -51,6 +53,7 @@ from nbagent.loop.context_editing import ContextEditing, ContextEditor
 from nbagent.loop.context_window import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.loop.history import History, ends_with, last_answer, repaired
+from nbagent.loop.reasoning import check_effort, reasoning_fields
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
@@ -143,6 +146,11 @@ class Agent:
             :data:`~nbagent.loop.context_window.CONTEXT_WINDOWS`.
         context_editing: How old tool results are cleared
             (:mod:`nbagent.loop.context_editing`); None to keep them all.
+        cell_budget: Dollars one run may spend (:mod:`nbagent.loop.budget`, priced from
+            ``prices``); None for no limit.
+        effort: ``low`` to ``max`` (``output_config.effort``), or None for the model's own.
+        thinking: ``adaptive`` (where the model has it, :mod:`nbagent.loop.reasoning`) or
+            ``off``.
 
     Raises:
         ConfigurationError: The mode or ranker is unknown.
@@ -171,6 +179,9 @@ class Agent:
         compact_threshold: int = 150_000,
         context_windows: Mapping[str, int] | None = None,
         context_editing: ContextEditing | None = ContextEditing(),  # noqa: B008 (frozen)
+        cell_budget: float | None = None,
+        effort: str | None = None,
+        thinking: str = "adaptive",
     ) -> None:
         if registry is None:
             from nbagent.catalogue.process import process_registry
@@ -213,6 +224,11 @@ class Agent:
         self.compactor = Compactor(self)
         self.context_editing = context_editing
         self.editor = ContextEditor(self)
+        self.cell_budget = cell_budget
+        self.effort = check_effort(effort)
+        self.thinking = thinking
+        self.prices: Mapping[str, Price] = PRICES
+        """The price table the budget is counted with."""
         self.server_min_trigger = SERVER_MIN_TRIGGER
         """Thresholds below this are compacted by nbagent, not the API."""
 
@@ -436,6 +452,10 @@ class Agent:
             if not finished:
                 yield RunFinished("interrupted", INTERRUPTED_TEXT, usage)
                 return
+            if spent := budget_notice(usage, self.model, self.cell_budget, self.prices):
+                yield Notice(spent, level="warning")
+                yield RunFinished("budget", last_answer(self.messages), usage)
+                return
         yield Notice(f"Stopped after {self.max_turns} turns (max_turns).", level="warning")
         yield RunFinished("max_turns", last_answer(self.messages), usage)
 
@@ -491,6 +511,8 @@ class Agent:
         }
         if self.system:
             request["system"] = self.system
+        if messages is None:
+            request.update(reasoning_fields(self.model, self.effort, self.thinking))
         edits = [*self.editor.edits(), *self.compactor.edits()] if messages is None else []
         if edits:
             request["context_management"] = {"edits": edits}

@@ -78,6 +78,7 @@ from nbagent.testing.fakeapi.script import (
     ScriptItem,
     render,
 )
+from nbagent.testing.fakeapi.thinking import ThinkingSigner, config_error
 
 if TYPE_CHECKING:
     import anthropic
@@ -163,6 +164,7 @@ class FakeAnthropicServer:
         self.context_windows: dict[str, int] = dict(context_windows or {})
         self.min_compaction_trigger = min_compaction_trigger
         self._signer = CompactionSigner()
+        self._thinking = ThinkingSigner()
         self._script: deque[ScriptItem] = deque(script)
         self._requests: list[RecordedRequest] = []
         self._errors: list[str] = []
@@ -357,6 +359,8 @@ class FakeAnthropicServer:
         )
         if isinstance(checked, ApiError):
             return _error(checked, request_id)
+        if problem := config_error(body) or self._thinking.error(body):
+            return _error(invalid(problem), request_id)
         if path == _COUNT_TOKENS:
             return _json(200, {"input_tokens": self.prompt_cache.count(body)}, request_id)
         plan = self._plan(body, checked)
@@ -436,7 +440,7 @@ class FakeAnthropicServer:
         gives from the compacted request; the top-level usage is that of this answer (the
         ``message`` iteration), the compaction's own is only in ``usage.iterations``.
         """
-        content = render(reply, plan.model_body, visible, self._new_id)
+        content = self._thinking.sign(render(reply, plan.model_body, visible, self._new_id))
         compaction = self._compaction_usage(plan)
         cache = self.prompt_cache.account(plan.model_body)
         output = sum(

@@ -23,6 +23,7 @@ from nbagent.testing.fakeapi.api_tools import (
     search_results,
 )
 from nbagent.testing.fakeapi.rules import TOOL_SEARCH_TYPES, call_error, model_messages
+from nbagent.testing.fakeapi.thinking import thinking_on
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -57,6 +58,14 @@ class Text:
 
     text: str
     citations: tuple[Cite, ...] = ()
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """A thinking block of a reply (it must come first, and the request must turn thinking
+    on); the server signs it."""
+
+    text: str
 
 
 @dataclass(frozen=True)
@@ -133,7 +142,7 @@ class WebSearch:
     error: str | None = None
 
 
-Part = Text | ToolUse | ServerToolSearch | WebSearch
+Part = Text | Thinking | ToolUse | ServerToolSearch | WebSearch
 
 
 @dataclass(frozen=True)
@@ -374,6 +383,13 @@ def render(
     for part in reply.parts:
         if isinstance(part, Text):
             blocks.append(_text_block(part, body, blocks))
+        elif isinstance(part, Thinking):
+            if not thinking_on(body) or blocks:
+                raise ScriptError(
+                    "script error: a Thinking part must come first, in answer to a request "
+                    "with thinking on"
+                )
+            blocks.append({"type": "thinking", "thinking": part.text, "signature": ""})
         elif isinstance(part, WebSearch):
             blocks += _web_search_blocks(part, body, visible, blocks, new_id("srvtoolu"))
         elif isinstance(part, ToolUse):

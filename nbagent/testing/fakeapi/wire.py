@@ -97,6 +97,10 @@ def _block_events(index: int, block: dict[str, Any]) -> list[Event]:
             {"type": "input_json_delta", "partial_json": piece}
             for piece in split_text(compact_json(block["input"]))
         ]
+    elif kind == "thinking":
+        start = {**block, "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": p} for p in split_text(block["thinking"])]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
     elif kind == "compaction":
         start = {**block, "content": None, "encrypted_content": None}
         delta = {
