@@ -21,6 +21,7 @@ from IPython.display import display
 from nbagent.core.events import ToolCallStarted
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown, table_cell
 from nbagent.jupyter.conversations_table import local_time
+from nbagent.jupyter.undo_widgets import show_undo_panel
 from nbagent.loop.agent import Agent
 from nbagent.tools.checkpoints.model import Checkpoint
 from nbagent.tools.checkpoints.recording import CheckpointLog
@@ -59,8 +60,8 @@ def begin_cell(session: Session, agent: Agent, prompt: str) -> None:
 
 
 def end_cell(session: Session) -> None:
-    """Close the checkpoint of the ``%%agent`` cell that ran."""
-    session.checkpoints.end()
+    """Close the checkpoint of the ``%%agent`` cell that ran, and show its Undo buttons."""
+    show_undo_panel(session, session.checkpoints.end())
 
 
 def watch(session: Session, event: Any) -> None:

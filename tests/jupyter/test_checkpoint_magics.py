@@ -215,3 +215,68 @@ def test_rewind_with_the_conversation_cuts_it_back_to_before_that_cell(
         assert length.text.strip() == "2"  # Hi. and Hello.
     finally:
         peer.close()
+
+
+CLICK = """
+import gc
+panel = [w for w in gc.get_objects() if type(w).__name__ == "UndoPanel"][-1]
+rows = {row.children[1].value: row.children[0] for row in panel.children[1:-1]}
+[button] = [b for label, b in rows.items() if NEEDLE in label]
+button.click()
+print(sorted(rows))
+"""
+
+
+def test_the_undo_button_of_an_edit_takes_back_that_edit_only_and_undo_all_the_rest(
+    notebook: Path, session: tuple[Any, Any], fake_api: FakeAnthropicServer
+) -> None:
+    manager, client = session
+    peer = FrontEndPeer(manager, notebook)
+    try:
+        tidy_up(fake_api)
+        run = agent_cell(client)
+        panel = [
+            o["data"]["text/plain"]
+            for o in run.outputs
+            if "nbagent: " in o.get("data", {}).get("text/plain", "")
+        ]
+        assert panel == [
+            "nbagent: 1 cell edited, 1 inserted, 1 deleted, 1 file (%agent undo takes them back)"
+        ]
+        clicked = execute(client, CLICK.replace("NEEDLE", repr("cell intro")))
+        assert clicked.status == "ok", clicked.error
+        assert "NotebookEdit · cell intro of analysis.ipynb · edited" in clicked.text
+        sources = [c.source for c in peer.notebook.cells]
+        assert sources[0] == "# Sales" and "data.sort()" in sources  # that edit only
+        everything = execute(client, "panel.children[0].children[1].click()")
+        assert everything.status == "ok", everything.error
+        assert "Undid checkpoint 1" in everything.text  # shown in the panel's output area
+        assert [c.id for c in peer.notebook.cells] == ["intro", "data", "other", "agent"]
+        assert not (notebook.parent / "notes.txt").exists()
+    finally:
+        peer.close()
+
+
+def test_undo_of_a_run_gives_the_cell_its_outputs_and_count_back(
+    notebook: Path, session: tuple[Any, Any], fake_api: FakeAnthropicServer
+) -> None:
+    manager, client = session
+    peer = FrontEndPeer(manager, notebook)
+    try:
+        before = peer.cell("other")
+        fake_api.enqueue(
+            Reply.tool_use("NotebookRead", {}),
+            Reply.tool_use("NotebookRun", {"cell_id": "other"}),
+            Reply.text("Ran."),
+        )
+        agent_cell(client, "Run it.")
+        ran = peer.cell("other")
+        assert ran.execution_count != before.execution_count
+        undone = execute(client, "%agent undo")
+        assert "its outputs restored" in undone.text
+        assert "does not run anything" in undone.text
+        restored = peer.cell("other")
+        assert restored.outputs == before.outputs
+        assert restored.execution_count == before.execution_count
+    finally:
+        peer.close()
