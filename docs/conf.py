@@ -47,6 +47,8 @@ myst_heading_anchors = 3
 
 # The example notebooks, executed in a temporary folder (notebook 02 writes a server script).
 nb_execution_mode = "cache"
+# Markdown outputs (the cards, tables of %tools and %agent status) with GFM tables.
+nb_render_markdown_format = "myst"
 nb_execution_in_temp = True
 nb_execution_timeout = 300
 nb_execution_raise_on_error = True
@@ -60,16 +62,23 @@ nb_mime_priority_overrides = [
 # The Python API from the docstrings (Google style), types in the description.
 autodoc_default_options = {"members": True, "member-order": "bysource"}
 autodoc_typehints = "description"
+autodoc_typehints_description_target = "documented"
 autodoc_typehints_format = "short"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
+# A fence without a language is a prompt or a table, not code.
+highlight_language = "none"
+
 html_theme = "pydata_sphinx_theme"
 html_title = f"nbagent {release}"
 html_static_path = ["_static"]
+html_css_files = ["nbagent.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+    "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": [],
 }

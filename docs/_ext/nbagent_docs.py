@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import inspect
 import re
-import textwrap
 from typing import Any
 
 from docutils import nodes
-from docutils.statemachine import StringList
 from IPython.core.magic import Magics
 from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
 from sphinx.ext.napoleon.docstring import GoogleDocstring
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
-from sphinx.util.nodes import nested_parse_with_titles
 from traitlets import TraitType
 
 logger = logging.getLogger(__name__)
@@ -62,19 +59,18 @@ class MagicsDirective(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        """Parse one section per magic into the page."""
-        lines: list[str] = []
+        """One section per magic: its name as the title, its help text as a literal block."""
+        sections: list[nodes.Node] = []
         for typed, text in magics():
             if not text:
                 logger.warning("the magic %s has no docstring", typed, location=self.get_location())
-            title = f"``{typed}``"
-            lines += [title, "-" * len(title), "", "::", ""]
-            lines += [textwrap.indent(line, "    ") if line else "" for line in text.splitlines()]
-            lines.append("")
-        container = nodes.section()
-        container.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(lines, source="nbagent-magics"), container)
-        return container.children
+            section = nodes.section(ids=[nodes.make_id("magic " + typed)])
+            section += nodes.title("", "", nodes.literal(typed, typed))
+            block = nodes.literal_block(text, text, language="text")
+            section += block
+            self.state.document.note_implicit_target(section, section)
+            sections.append(section)
+        return sections
 
 
 def literal_trait_help(
@@ -122,11 +118,50 @@ def resolve_short_name(app: Sphinx, env: Any, node: pending_xref, contnode: node
     )
 
 
+def every_export_documented(app: Sphinx, env: Any) -> None:
+    """Warn about each name of an automodule'd module's ``__all__`` that the reference does
+    not document (autodoc leaves out a member without a docstring without a word)."""
+    import importlib
+
+    objects = env.get_domain("py").objects
+    for module in sorted(getattr(env, "nbagent_automodules", ())):
+        exported = getattr(importlib.import_module(module), "__all__", ())
+        for name in exported:
+            if f"{module}.{name}" not in objects:
+                logger.warning(
+                    "%s.%s is exported but not in the reference (no docstring?)",
+                    module,
+                    name,
+                    type="nbagent",
+                    subtype="docstring",
+                )
+
+
+def note_automodule(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """Remember each module documented with its members (checked at the end of the read)."""
+    if what == "module" and options.get("members"):
+        app.env.nbagent_automodules = {*getattr(app.env, "nbagent_automodules", ()), name}
+
+
+def settings_only(
+    app: Sphinx, what: str, name: str, obj: Any, skip: bool, options: Any
+) -> bool | None:
+    """Leave out the methods of ``NbAgent``: its page lists the settings (its traits)."""
+    if getattr(obj, "__qualname__", "").startswith("NbAgent.") and not isinstance(obj, TraitType):
+        return True
+    return None
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the directive, the docstring check and the reference resolver."""
     app.add_directive("nbagent-magics", MagicsDirective)
     app.connect("autodoc-process-docstring", literal_trait_help)
     app.connect("autodoc-process-docstring", require_docstring)
     app.connect("missing-reference", resolve_short_name)
+    app.connect("autodoc-skip-member", settings_only)
+    app.connect("autodoc-process-docstring", note_automodule)
+    app.connect("env-updated", every_export_documented)
     GoogleDocstring._parse_attribute_docstring = plain_attribute_docstring
     return {"parallel_read_safe": True, "parallel_write_safe": True}
