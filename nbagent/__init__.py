@@ -1,7 +1,7 @@
 """nbagent: a Claude agent inside a Jupyter kernel.
 
 ``%load_ext nbagent`` registers the ``%%agent`` magics. The public names are here; the code is
-in folders by layer, each importing only those below it (the README's layout section)::
+in folders by layer, each importing only those below it (docs/explanation/architecture.md)::
 
     import nbagent
     nbagent.registry            # the process-wide ToolRegistry

@@ -3,9 +3,9 @@
 Counts use the BPE tokenizer Anthropic published with its Python SDK (up to 0.38.0, shipped
 here as ``data/claude-v1-tokenizer.json.gz``) through the ``tokenizers`` library. It is the
 tokenizer of the Claude 2 generation: current models tokenize differently and Anthropic
-publishes no offline tokenizer for them, so these are estimates (see the README for the
-measured error). For exact counts against a live model use the API's
-``messages.count_tokens``.
+publishes no offline tokenizer for them, so these are estimates (see
+docs/explanation/token-estimates.md for the measured error). For exact counts against a live
+model use the API's ``messages.count_tokens``.
 
 A definition is counted as the compact JSON the API receives; a request adds the fixed
 tool-use system prompt that the API documents for requests with tools.
