@@ -7,8 +7,8 @@ FakeAnthropicServer, which checks each request as the API does (at most 10,000 d
 tools, ...). The cell time is the median of ``--runs`` cells; the figures of a shape and of
 the good server are taken in the same way, one after the other.
 
-Prints rows for the README's reliability table (fault injected | outcome | data lost |
-kernel deaths).
+Prints rows for the reliability table of docs/benchmarks/reliability.md (fault injected |
+outcome | data lost | kernel deaths).
 
 Run: ``python benchmarks/hostile_servers.py [--runs N]``.
 """

@@ -1,4 +1,5 @@
-"""Figures for the README: start-up cost of MCP servers for the caller, and connect latency.
+"""Figures for docs/benchmarks/mcp.md: start-up cost of MCP servers for the caller, and
+connect latency.
 
 Run from the repository root: ``python -m tests.mcp.figures``. It prints three tables:
 
