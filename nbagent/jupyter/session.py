@@ -27,6 +27,7 @@ from traitlets import Bunch
 from nbagent.api.api_tools import SERVER_TOOLS, ServerTool, server_tool
 from nbagent.api.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.catalogue.registry import ToolRegistry
+from nbagent.catalogue.skills import SkillSet
 from nbagent.core.events import PermissionRequested, Usage
 from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
@@ -42,7 +43,7 @@ from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.codeview import plain_text
 from nbagent.store.checkpoints import notebook_checkpoints
 from nbagent.store.folders import notebook_path
-from nbagent.store.instructions import ProjectInstructions, notebook_dir
+from nbagent.store.instructions import ProjectInstructions, notebook_dir, repository_root
 from nbagent.store.logfile import LogFile, stop_writing, write_to_file
 from nbagent.store.recorder import Recorder
 from nbagent.tools.notebook.locate import front_end_file, running_client
@@ -126,6 +127,8 @@ class Session:
         self.recorder = Recorder(self.notebook)
         self.instructions = ProjectInstructions()
         """The AGENTS.md and CLAUDE.md files put in the system prompt at each cell."""
+        self.skills = SkillSet()
+        """The skills registered as deferred tools, found again at each cell."""
         """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
         self.live: LiveDocuments | None = None
         """The notebook tools' connections to JupyterLab's live documents (made with them)."""
@@ -261,6 +264,7 @@ class Session:
         base = self.settings.agent_value("system")
         agent.system = self.instructions.system(base, notebook_dir(self.notebook()))
         agent.prices = self._prices
+        self.skills.sync(self.registry, repository_root(notebook_dir(self.notebook())))
 
     def policy(self) -> PermissionPolicy | None:
         """The agent's permission policy, once the agent exists (what the tools' searches
@@ -335,7 +339,9 @@ class Session:
             self._restarting.join(timeout)
         if self._agent is not None:
             self._agent.runner.close()
-        self.registry.unregister_many([*self._session_tools, *self._server_tools, *self.builtin])
+        self.registry.unregister_many(
+            [*self._session_tools, *self._server_tools, *self.builtin, *self.skills.names]
+        )
         for name in self._overrides:
             self.registry.override(name, None)
         sandbox.use(sandbox.Sandbox())

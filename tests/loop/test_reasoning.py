@@ -117,9 +117,10 @@ def test_thinking_blocks_are_resumed_with_their_signatures(
     fake_api: FakeAnthropicServer,
     tmp_path: Path,
     conversations_folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A saved conversation's thinking blocks come back as they were: the API accepts them."""
-    ip.user_ns["__session__"] = str(tmp_path / "analysis.ipynb")
+    monkeypatch.setitem(ip.user_ns, "__session__", str(tmp_path / "analysis.ipynb"))
     fake_api.enqueue(Reply.of(Thinking("A greeting; answer in kind."), Text("Hello.")))
     first, _ = run(ip, "%%agent --effort medium\nHi.")
     assert first.success, error_of(first)
@@ -135,4 +136,3 @@ def test_thinking_blocks_are_resumed_with_their_signatures(
     assert body["messages"][1]["content"][0]["type"] == "thinking"
     assert "output_config" not in body  # --effort was the first cell's only
     assert fake_api.requests[-1].status == 200
-    ip.user_ns.pop("__session__", None)

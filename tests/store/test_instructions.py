@@ -89,7 +89,7 @@ def test_in_cells_the_prompt_carries_them_and_the_cache_holds(
     """The first cell's system prompt has the files; the next cell reads the system prompt
     from the cache; an edited file is in the cell after the edit; status names them."""
     monkeypatch.setenv("HOME", str(project.parent))
-    ip.user_ns["__session__"] = str(project / "analysis" / "nb.ipynb")
+    monkeypatch.setitem(ip.user_ns, "__session__", str(project / "analysis" / "nb.ipynb"))
     fake_api.enqueue(Reply.text("One."), Reply.text("Two."), Reply.text("Three."))
     run(ip, "%%agent\nHi.")
     first = fake_api.requests[-1]
