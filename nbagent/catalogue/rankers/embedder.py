@@ -3,8 +3,9 @@
 Any object with a ``model_id``, a ``multilingual`` flag, a ``dimension`` and an
 ``embed(texts)`` method returning unit vectors is an embedder. The defaults
 (:data:`DEFAULT_EMBEDDERS`) are all-MiniLM-L6-v2 (English, the sharper on English keyword
-queries) and the multilingual Universal Sentence Encoder v3 (16 languages), both in NumPy;
-the rankers average their similarities.
+queries) and the multilingual Universal Sentence Encoder v3 (16 languages), both in NumPy,
+each in a child process at the lowest priority, so that the kernel's cells never wait on
+them (:mod:`nbagent.catalogue.rankers.child`); the rankers average their similarities.
 
 :class:`EmbeddingCache` keeps one vector per distinct text and model, in memory and, when
 given a directory, in one ``.npz`` file per model (written atomically, so kernels sharing
@@ -55,23 +56,29 @@ class Embedder(Protocol):
         """The length of every vector."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed texts: an array of shape ``(len(texts), dimension)``, rows of unit length."""
+        """Embed texts: an array of shape ``(len(texts), dimension)``, rows of unit length.
+
+        An embedder may also have ``embed_query(texts)``, the same for a search's texts when
+        it serves those faster or at a higher priority than the index's
+        (:class:`~nbagent.catalogue.rankers.child.ChildEmbedder`)."""
 
 
 @functools.cache
 def _minilm() -> Embedder:
-    """The process's MiniLM embedder (the models hold no state, so every index shares one)."""
-    from nbagent.catalogue.rankers.minilm import MiniLMEmbedder
+    """The process's MiniLM embedder, in a child process at low priority
+    (:mod:`~nbagent.catalogue.rankers.child`; the models hold no state, so every index
+    shares one)."""
+    from nbagent.catalogue.rankers.child import ChildEmbedder
 
-    return MiniLMEmbedder()
+    return ChildEmbedder("minilm")
 
 
 @functools.cache
 def _use() -> Embedder:
-    """The process's multilingual USE embedder (shared, as :func:`_minilm`)."""
-    from nbagent.catalogue.rankers.usem import USEEmbedder
+    """The process's multilingual USE embedder (in a child and shared, as :func:`_minilm`)."""
+    from nbagent.catalogue.rankers.child import ChildEmbedder
 
-    return USEEmbedder()
+    return ChildEmbedder("usem")
 
 
 DEFAULT_EMBEDDERS: tuple[tuple[Callable[[], Embedder], float], ...] = ((_minilm, 0.6), (_use, 0.4))

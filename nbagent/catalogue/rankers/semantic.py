@@ -256,7 +256,8 @@ class SemanticIndex:
         total = np.zeros(len(embedded), dtype=np.float32)
         windows = np.zeros((len(texts) - 1, len(embedded)), dtype=np.float32)
         for cache, matrix, weight in chosen:
-            rows = [standardised(matrix @ v, embedded) for v in cache.embedder.embed(texts)]
+            query = getattr(cache.embedder, "embed_query", cache.embedder.embed)
+            rows = [standardised(matrix @ v, embedded) for v in query(texts)]
             total += weight * pooled(rows)
             if len(rows) > 1:
                 windows += weight * np.stack(rows[1:])
