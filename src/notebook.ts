@@ -1,11 +1,13 @@
 /**
- * The requests the kernel makes of the notebook the user sees: `read` and `edit`.
+ * The requests the kernel makes of the notebook the user sees: `read`, `edit`
+ * and `queue` (./queue.ts).
  */
 import type { ICellModel, ICodeCellModel } from '@jupyterlab/cells';
 import type * as nbformat from '@jupyterlab/nbformat';
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
-import type { IEdit, IGuard, INewCell, IRequest } from './protocol';
+import type { IEdit, IGuard, INewCell, IQueue, IRequest } from './protocol';
+import { queueRuns } from './queue';
 
 /** A request's handler: the answer's fields beside `id` and `ok`. */
 export type Handler = (
@@ -16,7 +18,8 @@ export type Handler = (
 export const handlers: Record<string, Handler> = {
   read: (panel, request) => read(panel, Boolean(request.light)),
   edit: (panel, request) =>
-    applyEdit(panel, request.edit as IEdit, request.guard ?? null)
+    applyEdit(panel, request.edit as IEdit, request.guard ?? null),
+  queue: (panel, request) => queueRuns(panel, request.queue as IQueue)
 };
 
 function cellIndex(model: INotebookModel, id: string | undefined): number {

@@ -59,6 +59,8 @@ export interface IRequest {
   light?: boolean;
   edit?: IEdit;
   guard?: IGuard | null;
+  /** For `queue`: the runs queued for after the agent's turn. */
+  queue?: IQueue;
   /** For `withdrawn`: the message id of the question's input request. */
   request?: string;
   /** For `withdrawn`: why, as a clause ("its call reached its time limit"). */
@@ -105,4 +107,18 @@ export interface IEdit {
 export interface IGuard {
   length: number;
   cells: [number, string, string | null][];
+}
+
+/** Cells to run after the agent's turn, in order, then maybe an agent cell
+ * that goes on (nbagent/jupyter/queued_runs.py). */
+export interface IQueue {
+  /** The cells' ids. */
+  cells: string[];
+  /** The `%%agent` cell that queued them (the new cell goes below the lower of it
+   * and the last run cell). */
+  after: string | null;
+  /** Whether to add and run the agent cell that goes on. */
+  continue: boolean;
+  /** That cell's source (`%%agent --after ...`). */
+  source: string;
 }

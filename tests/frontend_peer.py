@@ -83,6 +83,10 @@ class FrontEndPeer:
         self._answers: set[str] = set()
         self.runs: list[tuple[str, bool]] = []
         """Each outputs edit: (cell id, whether it said the cell is running)."""
+        self.streamed: list[tuple[str, str]] = []
+        """Each outputs edit of a running cell: (cell id, its stream text so far)."""
+        self.queued: list[dict[str, Any]] = []
+        """Each ``queue`` request's runs (the peer runs nothing itself)."""
         self._client = manager.blocking_client()
         self._client.start_channels()
         self._client.wait_for_ready(timeout=60)
@@ -203,6 +207,9 @@ class FrontEndPeer:
                         return {"id": data["id"], "ok": True, "missing": True}
                     self._apply({**edit, "index": ids.index(edit["cell_id"])})
                     return {"id": data["id"], "ok": True, "missing": False}
+                if data["op"] == "queue":
+                    self.queued.append(data["queue"])
+                    return {"id": data["id"], "ok": True, "queued": len(data["queue"]["cells"])}
                 if data["op"] == "withdrawn":
                     return {"id": data["id"], "ok": True, "shown": True}
                 if data["op"] == "edit":
@@ -240,5 +247,8 @@ class FrontEndPeer:
             cells[index].outputs = [nbformat.from_dict(o) for o in edit["outputs"]]
             cells[index].execution_count = edit["execution_count"]
             self.runs.append((cells[index].id, edit["running"]))
+            if edit["running"]:
+                text = "".join(o.get("text", "") for o in edit["outputs"])
+                self.streamed.append((cells[index].id, text))
             self._changed.notify_all()
         self.dirty = True

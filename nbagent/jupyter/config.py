@@ -39,6 +39,7 @@ from nbagent.loop.reasoning import EFFORTS, THINKING_MODES, check_effort
 from nbagent.loop.request import MODES
 from nbagent.policy.modes import MODES as PERMISSION_MODES
 from nbagent.policy.permission_rules import Rule
+from nbagent.tools.notebook.run_queue import MAX_RUN_SECONDS
 
 PARSERS: dict[str, Callable[[Any], Any]] = {
     "context_windows": parse_windows,
@@ -252,6 +253,18 @@ class NbAgent(Configurable):
         "(absolute or ~ paths).",
     ).tag(config=True)
 
+    max_run_seconds = Float(
+        MAX_RUN_SECONDS,
+        help="The longest time limit the agent may give a NotebookRun (300 s when it names "
+        "none); a longer run is queued for after its turn (NotebookRun when='after_turn') and "
+        "runs as a normal cell.",
+    ).tag(config=True)
+    continue_after_run = Bool(
+        True,
+        help="After the runs the agent queued for after its turn, go on with the conversation "
+        "in a new %%agent cell below (never after an interrupt).",
+    ).tag(config=True)
+
     def agent_values(self) -> dict[str, Any]:
         """The agent's parameters the settings give (those tagged ``agent``), by name.
 
@@ -329,7 +342,7 @@ class NbAgent(Configurable):
             )
         return int(proposal["value"])
 
-    @validate("call_timeout", "preload_budget")
+    @validate("call_timeout", "preload_budget", "max_run_seconds")
     def _positive(self, proposal: dict[str, Any]) -> Any:
         """Refuse a time or a budget that is not positive."""
         if proposal["value"] <= 0:

@@ -36,6 +36,7 @@ from nbagent.jupyter.checkpoint_magics import CHECKPOINT_COMMANDS
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
 from nbagent.jupyter.display import CellTranscript, show_notices
+from nbagent.jupyter.queued_runs import continuation, show_queued
 from nbagent.jupyter.session import Session
 from nbagent.loop.agent import Agent, AgentResult
 from nbagent.loop.context_window import context_line
@@ -154,6 +155,12 @@ class AgentMagics(Magics):
     @argument("--budget", type=float, help="Dollars this cell may spend at most.")
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument(
+        "--after",
+        metavar="CELLS",
+        help="Go on after the runs the agent queued (cell ids, comma separated): the cell "
+        "nbagent adds below them.",
+    )
+    @argument(
         "--trust",
         action="store_true",
         help="%%agent resume only: resume a conversation not written by nbagent (unsigned or "
@@ -219,6 +226,8 @@ class AgentMagics(Magics):
         if args.command is not None:
             raise UsageError(f"'{args.command}' is a %agent command; %%agent takes a prompt.")
         prompt = expand_prompt(cell, self.shell.user_ns)
+        if args.after and (prompt := continuation(self.session, args.after, prompt)) is None:
+            return
         if args.max_turns is not None and args.max_turns < 1:
             raise UsageError("--max-turns must be at least 1.")
         if args.budget is not None and args.budget <= 0:
@@ -231,11 +240,13 @@ class AgentMagics(Magics):
                 display(Markdown(f"> **nbagent cannot see this notebook**: {_with_code(notice)}"))
             self.session.frontend.open()
         checkpoint_magics.begin_cell(self.session, agent, prompt)
+        result = None
         try:
             result = self._run(agent, prompt, args)
         finally:  # --model, --max-turns and --mode are this cell's only
             checkpoint_magics.end_cell(self.session)
             self.session.for_cell(agent)
+            show_queued(self.session, result)
         if args.output:
             self.shell.user_ns[args.output] = result
 

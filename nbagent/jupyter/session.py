@@ -35,6 +35,8 @@ from nbagent.core.text import one_line
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.kernel_reminders import KernelChanges
 from nbagent.jupyter.kernel_state import CellWatch, kernel_start_time
+from nbagent.jupyter.queued_runs import Sent
+from nbagent.jupyter.queued_runs import apply_settings as apply_run_settings
 from nbagent.loop import cellthread
 from nbagent.loop.agent import Agent
 from nbagent.orchestration import TaskBoard, session_tools
@@ -48,6 +50,7 @@ from nbagent.store.logfile import LogFile, stop_writing, write_to_file
 from nbagent.store.recorder import Recorder
 from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.notebook.record import ExecutionRecord
+from nbagent.tools.notebook.run_queue import RunQueue
 from nbagent.tools.shell import sandbox
 
 if TYPE_CHECKING:
@@ -142,6 +145,11 @@ class Session:
         self.record = ExecutionRecord(kernel_start_time())
         """What the kernel ran, cell by cell (kept from IPython's events while loaded)."""
         self._watch = CellWatch(shell, self.record) if hasattr(shell, "events") else None
+        self.runs = RunQueue()
+        """NotebookRun's time limit and runs queued for after the turn (settings applied)."""
+        self.sent_runs: Sent | None = None
+        """The queued runs last handed to the front end, until an ``--after`` cell goes on."""
+        apply_run_settings(self.runs, settings)
         if self._watch is not None:
             self._watch.start()
         self._builder: threading.Thread | None = None
@@ -222,6 +230,7 @@ class Session:
         context.checkpoints = self.checkpoints
         self.context = context
         context.record = self.record
+        context.runs = self.runs
         tools = builtin_tools(context)
         self.registry.register_many(tools, replace=True)
         self.builtin = [t.name for t in tools]
@@ -403,6 +412,8 @@ class Session:
             self._apply_server_tools()
         elif name in SANDBOX_SETTINGS:
             self._apply_sandbox()
+        elif name in ("max_run_seconds", "continue_after_run"):
+            apply_run_settings(self.runs, self.settings)
 
     def _apply_policy(self, name: str) -> None:
         """Set the permission mode, or the rules, of the settings on the agent's policy."""

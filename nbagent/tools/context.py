@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nbagent.tools.files.stamps import FileStamp
+from nbagent.tools.notebook.run_queue import RunQueue
 
 if TYPE_CHECKING:
     from nbagent.frontend.channel import FrontEndChannel
@@ -190,6 +191,8 @@ class ToolContext:
     record: ExecutionRecord | None = field(default=None, repr=False)
     """What the kernel ran, cell by cell (:mod:`nbagent.tools.notebook.record`), in a kernel
     where nbagent is loaded; None elsewhere."""
+    runs: RunQueue = field(default_factory=RunQueue, repr=False)
+    """NotebookRun's longest time limit and its runs queued for after the agent's turn."""
 
     def __post_init__(self) -> None:
         """Resolve the root to an absolute path without symlinks."""

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,8 +46,14 @@ class CellRun:
 class _Recorder:
     """Collects a run's outputs as nbformat dicts."""
 
-    def __init__(self, execution_count: int | None, stream_chars: int) -> None:
+    def __init__(
+        self,
+        execution_count: int | None,
+        stream_chars: int,
+        on_change: Callable[[list[dict[str, Any]]], None] | None = None,
+    ) -> None:
         self.outputs: list[dict[str, Any]] = []
+        self.on_change = on_change
         self.execution_count = execution_count
         self.stream_chars = stream_chars
         self._streamed = {"stdout": 0, "stderr": 0}
@@ -57,6 +63,11 @@ class _Recorder:
         if self._clear_on_next:
             self._clear()
         self.outputs.append(output)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self.outputs)
 
     def _clear(self) -> None:
         """Drop the outputs so far: what is cut is counted again from here."""
@@ -76,6 +87,7 @@ class _Recorder:
         last = self.outputs[-1] if self.outputs else None
         if last is not None and last["output_type"] == "stream" and last["name"] == name:
             last["text"] += text
+            self._changed()
         else:
             self._add({"output_type": "stream", "name": name, "text": text})
 
@@ -85,6 +97,7 @@ class _Recorder:
             for output in self.outputs:
                 if output.get("_display_id") == display_id:
                     output.update(data=data, metadata=metadata or {})
+            self._changed()
             return
         output = {"output_type": "display_data", "data": data, "metadata": metadata or {}}
         if display_id:
@@ -111,6 +124,7 @@ class _Recorder:
             self._clear_on_next = True
         else:
             self._clear()
+            self._changed()
 
     def finished(self) -> list[dict[str, Any]]:
         for output in self.outputs:
@@ -274,6 +288,7 @@ def run_source(
     execution_count: int | None,
     timeout: float | None = None,
     stream_chars: int = STREAM_CHARS,
+    on_change: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> CellRun:
     """Run code as a cell of the kernel's, capturing its outputs. Main thread only.
 
@@ -283,12 +298,14 @@ def run_source(
         execution_count: The count the outputs carry (that of the running ``%%agent`` cell).
         timeout: Seconds before the code is interrupted (None: no limit).
         stream_chars: Characters of stdout and stderr each kept.
+        on_change: Called with the outputs so far each time they change (on the main
+            thread, in the middle of the cell's own code: it must return at once).
 
     Returns:
         The outputs and the error, if any. A Ctrl-C during the run ends it with a
         ``KeyboardInterrupt`` error (:attr:`CellRun.interrupted`); it is not raised.
     """
-    recorder = _Recorder(execution_count, stream_chars)
+    recorder = _Recorder(execution_count, stream_chars, on_change)
     run = CellRun()
     deadline: _Deadline | None = None
     try:

@@ -1,0 +1,186 @@
+"""Runs the agent queued for after its turn, and the ``%%agent --after`` cell that goes on.
+
+When an ``%%agent`` cell ends and NotebookRun queued cells (``when="after_turn"``,
+:mod:`nbagent.tools.notebook.run_queue`), :func:`send_queued` asks the front end that ran the
+agent cell (nbagent's JupyterLab extension, request ``queue``) to run them, in order, as
+normal cells: their outputs come live, Ctrl-C stops them as usual. When the last one ends
+(not interrupted) and going on is on (``c.NbAgent.continue_after_run``), the extension adds a
+``%%agent --after ID`` cell below and runs it; :func:`continuation` makes its prompt from the
+execution record (how each run ended) and the cells' outputs as the notebook shows them. A
+turn that was interrupted sends nothing, and a run that was interrupted goes on with nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from nbagent.core.errors import ToolError
+from nbagent.core.markup import Markdown, code_markdown
+from nbagent.frontend.channel import FrontEndError
+from nbagent.tools.notebook.file import render_outputs, source_of
+from nbagent.tools.notebook.locate import running_cell_id, running_client, snapshot
+from nbagent.tools.notebook.record import source_digest
+from nbagent.tools.notebook.run_queue import QueuedRun, RunQueue
+
+if TYPE_CHECKING:
+    from nbagent.jupyter.config import NbAgent
+    from nbagent.jupyter.session import Session
+    from nbagent.loop.agent import AgentResult
+
+CONTINUE_TEXT = "Go on: the runs you queued ended."
+"""The text of the ``%%agent --after`` cell the extension adds below (the person sees it)."""
+
+OUTPUT_CHARS = 4000
+"""Characters of each output of a queued run the continuation prompt carries."""
+
+
+def apply_settings(runs: RunQueue, settings: NbAgent) -> None:
+    """Give NotebookRun's queue the settings in force.
+
+    Args:
+        runs: The session's run queue.
+        settings: ``c.NbAgent``.
+    """
+    runs.max_seconds = settings.max_run_seconds
+    runs.continue_after = settings.continue_after_run
+
+
+@dataclass
+class Sent:
+    """Runs handed to the front end at the end of an ``%%agent`` cell."""
+
+    runs: list[QueuedRun]
+    """The runs, in order."""
+    after: int
+    """The record's last run number when they were handed over (their runs come later)."""
+
+
+def show_queued(session: Session, result: AgentResult | None) -> None:
+    """Hand the runs queued in the turn to the front end, and say so in the cell.
+
+    Args:
+        session: The kernel's session.
+        result: How the turn ended (None: it failed).
+    """
+    said = send_queued(session, result)
+    if said is not None:
+        from IPython.display import display
+
+        display(Markdown(f"> {said}"))
+
+
+def send_queued(session: Session, result: AgentResult | None) -> str | None:
+    """Hand the runs queued in the turn to the front end; say what happens (Markdown).
+
+    Args:
+        session: The kernel's session.
+        result: How the turn ended (None: it failed).
+
+    Returns:
+        What the cell says of it, or None when nothing was queued.
+    """
+    runs = session.runs.take()
+    if not runs:
+        return None
+    names = ", ".join(code_markdown(r.cell_id) for r in runs)
+    if result is None or result.stop_reason == "interrupted":
+        return f"Not run: {names} (queued for after the turn, which was interrupted)."
+    shell, channel = session.shell, session.frontend
+    front = channel.front_end(client=running_client(shell)) if channel is not None else None
+    if front is None:
+        return (
+            f"Not run: {names}: no JupyterLab with nbagent's extension answered. Run them "
+            "yourself; the agent is not told."
+        )
+    going_on = session.runs.continue_after
+    queue = {
+        "cells": [r.cell_id for r in runs],
+        "after": running_cell_id(shell),
+        "continue": going_on,
+        "source": f"%%agent --after {','.join(r.cell_id for r in runs)}\n{CONTINUE_TEXT}",
+    }
+    try:
+        channel.request(front, "queue", queue=queue)
+    except FrontEndError as exc:
+        return f"Not run: {names}: {front.app} did not take them ({exc}). Run them yourself."
+    session.sent_runs = Sent(runs, session.record.last_number)
+    then = (
+        "then a new `%%agent` cell below goes on with the conversation (interrupt to stop it)"
+        if going_on
+        else "going on by itself is off (`c.NbAgent.continue_after_run`)"
+    )
+    return f"Runs next, as normal cells: {names}; {then}."
+
+
+def continuation(session: Session, cells: str, text: str) -> str | None:
+    """The prompt of an ``%%agent --after`` cell, or None when it must not go on.
+
+    Args:
+        session: The kernel's session.
+        cells: The queued cells' ids, comma separated (as the extension wrote them).
+        text: The cell's own text.
+
+    Returns:
+        The prompt: the cell's text and how each queued run ended, with its outputs; None
+        (after showing why) when a run was interrupted or did not run.
+    """
+    from IPython.display import display
+
+    sent: Sent | None = getattr(session, "sent_runs", None)
+    ids = [c for c in cells.split(",") if c]
+    stop = _why_not(session, sent, ids)
+    if stop is not None:
+        display(Markdown(f"> **Not continued**: {stop}"))
+        return None
+    session.sent_runs = None
+    parts = [text.strip() or CONTINUE_TEXT, "", "The runs you queued for after your turn ended:"]
+    notebook = _notebook(session)
+    for cell_id in ids:
+        run = session.record.last_run(cell_id)
+        assert run is not None  # checked by _why_not
+        count = f"In [{run.execution_count}]" if run.execution_count is not None else "no count"
+        parts.append(f"Cell {cell_id} ({count}): {run.outcome} after {run.duration:.1f} s.")
+        cell = notebook.get(cell_id)
+        if cell is None:
+            parts.append("(its outputs could not be read)")
+            continue
+        if source_digest(source_of(cell)) != run.digest:
+            parts.append("(its source changed since it ran)")
+        outputs = render_outputs(cell.get("outputs", []), OUTPUT_CHARS, None, cell_id)
+        parts.extend(outputs or ["(no output)"])
+    return "\n".join(parts)
+
+
+def _why_not(session: Session, sent: Sent | None, ids: list[str]) -> str | None:
+    if sent is None or [r.cell_id for r in sent.runs] != ids:
+        return (
+            f"no run of {', '.join(map(code_markdown, ids))} was queued by the agent in this "
+            "kernel (restarted since?). Run `%%agent` to go on."
+        )
+    for cell_id in ids:
+        run = session.record.last_run(cell_id)
+        if run is None or run.number <= sent.after:
+            session.sent_runs = None
+            return f"cell {code_markdown(cell_id)} did not run. Run `%%agent` to go on."
+        if run.interrupted:
+            session.sent_runs = None
+            return (
+                f"cell {code_markdown(cell_id)} was interrupted after {run.duration:.1f} s. "
+                "Run `%%agent` to go on."
+            )
+    return None
+
+
+def _notebook(session: Session) -> dict[str, Any]:
+    """The notebook's cells by id, outputs included, as the person sees them (empty when it
+    cannot be read)."""
+    context = session.context
+    path = context.notebook_path() if context is not None else None
+    if context is None or path is None:
+        return {}
+    try:
+        seen = snapshot(context, path.resolve(), path.name, outputs=True)
+    except ToolError:
+        return {}
+    return {cell.get("id"): cell for cell in seen.notebook.cells}
