@@ -66,6 +66,8 @@ autodoc_typehints_description_target = "documented"
 autodoc_typehints_format = "short"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
+# Every name in these modules' __all__ must be in the reference (nbagent_docs checks it).
+nbagent_public_modules = ["nbagent", "nbagent.testing"]
 
 # A fence without a language is a prompt or a table, not code.
 highlight_language = "none"

@@ -119,30 +119,24 @@ def resolve_short_name(app: Sphinx, env: Any, node: pending_xref, contnode: node
 
 
 def every_export_documented(app: Sphinx, env: Any) -> None:
-    """Warn about each name of an automodule'd module's ``__all__`` that the reference does
-    not document (autodoc leaves out a member without a docstring without a word)."""
+    """Warn about each name in the ``__all__`` of a module of ``nbagent_public_modules`` that
+    the reference does not document, under that module or the one defining it (autodoc leaves
+    out a member without a docstring without a word)."""
     import importlib
 
     objects = env.get_domain("py").objects
-    for module in sorted(getattr(env, "nbagent_automodules", ())):
-        exported = getattr(importlib.import_module(module), "__all__", ())
-        for name in exported:
-            if f"{module}.{name}" not in objects:
+    for module in app.config.nbagent_public_modules:
+        imported = importlib.import_module(module)
+        for name in getattr(imported, "__all__", ()):
+            home = getattr(getattr(imported, name), "__module__", module)
+            if f"{module}.{name}" not in objects and f"{home}.{name}" not in objects:
                 logger.warning(
-                    "%s.%s is exported but not in the reference (no docstring?)",
+                    "%s.%s is public but not in the reference (no docstring?)",
                     module,
                     name,
                     type="nbagent",
                     subtype="docstring",
                 )
-
-
-def note_automodule(
-    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
-) -> None:
-    """Remember each module documented with its members (checked at the end of the read)."""
-    if what == "module" and options.get("members"):
-        app.env.nbagent_automodules = {*getattr(app.env, "nbagent_automodules", ()), name}
 
 
 def settings_only(
@@ -161,7 +155,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", require_docstring)
     app.connect("missing-reference", resolve_short_name)
     app.connect("autodoc-skip-member", settings_only)
-    app.connect("autodoc-process-docstring", note_automodule)
+    app.add_config_value("nbagent_public_modules", [], "env")
     app.connect("env-updated", every_export_documented)
     GoogleDocstring._parse_attribute_docstring = plain_attribute_docstring
     return {"parallel_read_safe": True, "parallel_write_safe": True}
