@@ -31,6 +31,7 @@ pytestmark = needs(
         ("agent_loop.py", "| deferred definitions in the cached prefix |"),
         ("keyword_quality.py", "| ranker | test Recall@1"),
         ("preload_savings.py", "| ranker | round trips saved |"),
+        ("execution_record.py", "| case | names in user_ns |"),
         pytest.param("load_time.py", "| statement | kernels |", marks=pytest.mark.slow),
         pytest.param("display_throughput.py", "| tool calls | events |", marks=pytest.mark.slow),
         pytest.param("live_document.py", "| notebook | first call |", marks=pytest.mark.slow),

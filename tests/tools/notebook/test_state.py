@@ -73,3 +73,21 @@ def test_the_state_names_counts_outcomes_stale_and_never_run_cells(
     assert lines["later"] == "[4] later never ran in this kernel: 'z = y * 2'"
     assert lines["agent"] == "[5] agent %%agent cell"
     assert "intro" not in lines
+
+
+def test_a_cell_the_agent_ran_is_its_own_in_the_state(
+    world: tuple[Any, Any, FrontEndPeer], fake_api: FakeAnthropicServer
+) -> None:
+    _, client, _ = world
+    execute(client, CELLS["load"][1], cell_id="load")
+    execute(client, CELLS["derive"][1], cell_id="derive")
+    fake_api.enqueue(
+        Reply.tool_use("NotebookRun", {"cell_id": "later"}),
+        Reply.tool_use("NotebookState", {}),
+        Reply.text("Seen."),
+    )
+    agent = execute(client, CELLS["agent"][1], cell_id="agent")
+    said = result_text(last_result(fake_api.requests[2].body))
+    line = next(line for line in said.splitlines() if line.startswith("[4] later"))
+    assert line.startswith(f"[4] later In [{agent.execution_count}], by the agent: ok, ")
+    assert "defined z (int)" in line
