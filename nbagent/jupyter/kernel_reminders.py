@@ -36,6 +36,9 @@ class KernelChanges:
         self.record = record
         self._seen: int | None = None
         """The last run number the model was told of; None before this kernel's first turn."""
+        self._told: tuple[int | None, str] | None = None
+        """The last reminder and what was seen before it: told again when the request that
+        carried it failed (the agent then takes its prompt back out of the history)."""
 
     def __call__(self, history: Sequence[Any]) -> str | None:
         """The reminder for a turn starting now, or None when there is nothing to tell.
@@ -43,8 +46,10 @@ class KernelChanges:
         Args:
             history: The conversation before the new prompt.
         """
+        if self._told is not None and not _in_history(history, self._told[1]):
+            self._seen = self._told[0]
         first, since = self._seen is None, self._seen or 0
-        self._seen = self.record.last_number
+        before, self._seen, self._told = self._seen, self.record.last_number, None
         lines = []
         if first and history:
             lines.append(
@@ -66,7 +71,9 @@ class KernelChanges:
         if any(r.interrupted for r in runs):
             lines.append("An interrupted cell stopped part way: what it was making may be partial.")
         lines.append("NotebookState shows every cell's state now.")
-        return "<system-reminder>\n" + "\n".join(lines) + "\n</system-reminder>"
+        text = "<system-reminder>\n" + "\n".join(lines) + "\n</system-reminder>"
+        self._told = (before, text)
+        return text
 
 
 def run_line(run: CellExecution) -> str:
@@ -87,3 +94,14 @@ def run_line(run: CellExecution) -> str:
 
 def _clock(moment: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(moment))
+
+
+def _in_history(history: Sequence[Any], text: str, last: int = 50) -> bool:
+    """Whether one of the last user messages carries the text (the request went out)."""
+    for message in list(history)[-last:]:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("text") == text for b in content
+        ):
+            return True
+    return False

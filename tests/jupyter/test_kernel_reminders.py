@@ -86,4 +86,19 @@ def test_a_long_list_is_cut_to_the_last_runs() -> None:
     told = changes([{"role": "user", "content": "hi"}])
     assert told is not None and "30 runs" in told and "... 18 earlier" in told
     assert "cell c29" in told and "cell c17 " not in told
-    assert changes([{"role": "user", "content": "hi"}]) is None
+    sent = [{"role": "user", "content": [{"type": "text", "text": told}]}]
+    assert changes(sent) is None
+
+
+def test_a_reminder_whose_request_failed_is_told_again() -> None:
+    record = ExecutionRecord()
+    changes = KernelChanges(record)
+    history: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    changes(history)  # a turn: nothing to tell
+    _add(record, "ran-between")
+    told = changes(history)
+    assert told is not None and "cell ran-between" in told
+    again = changes(history)  # the request failed: the prompt and the reminder left the history
+    assert again == told
+    history.append({"role": "user", "content": [{"type": "text", "text": again}]})
+    assert changes(history) is None
