@@ -199,6 +199,12 @@ class NbAgent(Configurable):
         help="adaptive: the model thinks when it helps, on the models that can (its summary "
         "is shown in the card); off: never.",
     ).tag(config=True, agent="thinking")
+    memory = Bool(
+        False,
+        help="Give the agent the API's memory tool: notes it keeps for this project across "
+        "conversations, in a folder of its own under ~/.nbagent/memory (%agent memory lists "
+        "them); it can reach nothing else.",
+    ).tag(config=True)
     cell_budget = Float(
         0.0,
         help="Dollars one %%agent cell may spend at list prices: the run stops at the first "

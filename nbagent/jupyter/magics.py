@@ -36,6 +36,7 @@ from nbagent.jupyter.checkpoint_magics import CHECKPOINT_COMMANDS
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
 from nbagent.jupyter.display import CellTranscript, show_notices
+from nbagent.jupyter.memory_magics import memory_report
 from nbagent.jupyter.queued_runs import continuation, show_queued
 from nbagent.jupyter.session import Session
 from nbagent.loop.agent import Agent, AgentResult
@@ -71,6 +72,7 @@ COMMANDS = (
     "sessions",
     "resume",
     "log",
+    "memory",
     *CHECKPOINT_COMMANDS,
 )
 """The subcommands of the ``%agent`` line magic."""
@@ -216,6 +218,8 @@ class AgentMagics(Magics):
                     conversation=args.conversation,
                     conversation_only=args.conversation_only,
                 )
+            elif args.command == "memory":
+                display(Markdown(memory_report(self.session)))
             elif args.rule:
                 raise UsageError(f"%agent {args.command} takes no argument.")
             elif args.command == "log":

@@ -35,6 +35,7 @@ from nbagent.core.text import one_line
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.kernel_reminders import KernelChanges
 from nbagent.jupyter.kernel_state import CellWatch, kernel_start_time
+from nbagent.jupyter.memory_magics import registered_memory, sync_memory
 from nbagent.jupyter.queued_runs import Sent
 from nbagent.jupyter.queued_runs import apply_settings as apply_run_settings
 from nbagent.loop import cellthread
@@ -48,6 +49,7 @@ from nbagent.store.folders import notebook_path
 from nbagent.store.instructions import ProjectInstructions, notebook_dir, repository_root
 from nbagent.store.logfile import LogFile, stop_writing, write_to_file
 from nbagent.store.recorder import Recorder
+from nbagent.tools.memory import MEMORY_NAME
 from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.notebook.record import ExecutionRecord
 from nbagent.tools.notebook.run_queue import RunQueue
@@ -274,6 +276,7 @@ class Session:
         agent.system = self.instructions.system(base, notebook_dir(self.notebook()))
         agent.prices = self._prices
         self.skills.sync(self.registry, repository_root(notebook_dir(self.notebook())))
+        sync_memory(self)
 
     def policy(self) -> PermissionPolicy | None:
         """The agent's permission policy, once the agent exists (what the tools' searches
@@ -351,6 +354,8 @@ class Session:
         self.registry.unregister_many(
             [*self._session_tools, *self._server_tools, *self.builtin, *self.skills.names]
         )
+        if registered_memory(self.registry) is not None:
+            self.registry.unregister(MEMORY_NAME)
         for name in self._overrides:
             self.registry.override(name, None)
         sandbox.use(sandbox.Sandbox())

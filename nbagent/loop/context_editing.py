@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 CONTEXT_BETA = "context-management-2025-06-27"
 """The beta of context editing (and of the memory tool)."""
 
+MEMORY_TYPE = "memory_20250818"
+"""The memory tool's type, which needs the same beta (:mod:`nbagent.tools.memory`)."""
+
 CLEAR_EDIT = "clear_tool_uses_20250919"
 """The edit that clears old tool uses."""
 
@@ -113,9 +116,10 @@ class ContextEditor:
         return [settings.edit()] if settings is not None and self.on_server else []
 
     def betas(self, request: dict[str, Any]) -> tuple[str, ...]:
-        """The beta a request needs for its edits."""
+        """The beta a request needs for its edits, or for the memory tool."""
         edits = (request.get("context_management") or {}).get("edits", ())
-        return (CONTEXT_BETA,) if any(e["type"] == CLEAR_EDIT for e in edits) else ()
+        memory = any(t.get("type") == MEMORY_TYPE for t in request.get("tools", ()))
+        return (CONTEXT_BETA,) if memory or any(e["type"] == CLEAR_EDIT for e in edits) else ()
 
     def ask(
         self, stream_turn: Callable[[], Generator[Event, None, ModelResponse]]

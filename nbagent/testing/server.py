@@ -56,6 +56,7 @@ from nbagent.testing.fakeapi.edits import (
     MIN_TRIGGER,
     clear_edit,
     clear_tool_uses,
+    memory_beta_error,
 )
 from nbagent.testing.fakeapi.http import (
     DropAnswer,
@@ -359,7 +360,10 @@ class FakeAnthropicServer:
         )
         if isinstance(checked, ApiError):
             return _error(checked, request_id)
-        if problem := config_error(body) or self._thinking.error(body):
+        betas = self._supported(_betas(headers))
+        if problem := (
+            config_error(body) or self._thinking.error(body) or memory_beta_error(body, betas)
+        ):
             return _error(invalid(problem), request_id)
         if path == _COUNT_TOKENS:
             return _json(200, {"input_tokens": self.prompt_cache.count(body)}, request_id)

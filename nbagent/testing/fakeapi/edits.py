@@ -51,6 +51,20 @@ CLEAR_KEEP = 3
 CLEARED_RESULT = "[This tool result was cleared to save context.]"
 """What a cleared tool result's content becomes."""
 
+MEMORY_TYPE = "memory_20250818"
+"""The memory tool's type: a tool the client runs, under the context-management beta."""
+CLIENT_TOOL_TYPES = {MEMORY_TYPE: "memory"}
+"""Typed tools the client runs, with the name each must carry."""
+_MEMORY_KEYS = {
+    "type",
+    "name",
+    "allowed_callers",
+    "cache_control",
+    "defer_loading",
+    "input_examples",
+    "strict",
+}
+
 _COMPACT_KEYS = {"type", "trigger", "instructions", "pause_after_compaction"}
 _CLEAR_KEYS = {"type", "trigger", "keep", "clear_at_least", "clear_tool_inputs", "exclude_tools"}
 
@@ -256,3 +270,23 @@ def _cleared(message: dict[str, Any], ids: set[str], blank: set[str]) -> dict[st
             block = {**block, "input": {}}
         blocks.append(block)
     return {**message, "content": blocks}
+
+
+def client_tool_error(i: int, tool: Mapping[str, Any]) -> str | None:
+    """Check a typed client tool's definition (``BetaMemoryTool20250818Param``)."""
+    kind = str(tool["type"])
+    where = f"tools.{i}.{kind}"
+    if tool.get("name") != CLIENT_TOOL_TYPES[kind]:
+        return f"{where}.name: Input should be '{CLIENT_TOOL_TYPES[kind]}'"
+    return extra_field_error(where, tool, _MEMORY_KEYS)
+
+
+def memory_beta_error(body: Mapping[str, Any], betas: Collection[str]) -> str | None:
+    """The memory tool is only taken under the context-management beta."""
+    for i, tool in enumerate(body.get("tools") or ()):
+        if isinstance(tool, dict) and tool.get("type") == MEMORY_TYPE and CONTEXT_BETA not in betas:
+            return (
+                f"tools.{i}: Input tag '{MEMORY_TYPE}' found using 'type' does not match any of "
+                f"the expected tags (it needs the anthropic-beta {CONTEXT_BETA})"
+            )
+    return None

@@ -54,7 +54,13 @@ from nbagent.testing.fakeapi.api_tools import (
     definition_error,
     extra_field_error,
 )
-from nbagent.testing.fakeapi.edits import COMPACT_BETA, MIN_TRIGGER, context_management_error
+from nbagent.testing.fakeapi.edits import (
+    CLIENT_TOOL_TYPES,
+    COMPACT_BETA,
+    MIN_TRIGGER,
+    client_tool_error,
+    context_management_error,
+)
 
 MAX_DEFERRED_TOOLS = 10_000
 """The most deferred tools one request may carry."""
@@ -456,8 +462,10 @@ def _check_tools(tools: list[Any], supports_tool_reference: bool) -> ApiError | 
             return invalid(f"tools.{i}.{kind}.name: Input should be '{TOOL_SEARCH_TYPES[kind]}'")
         elif kind in SERVER_TOOL_TYPES and (message := definition_error(i, tool)):
             return invalid(message)
-        elif kind not in TOOL_SEARCH_TYPES and kind not in SERVER_TOOL_TYPES:
-            known = ("custom", *TOOL_SEARCH_TYPES, *SERVER_TOOL_TYPES)
+        elif kind in CLIENT_TOOL_TYPES and (message := client_tool_error(i, tool)):
+            return invalid(message)
+        elif kind not in (*TOOL_SEARCH_TYPES, *SERVER_TOOL_TYPES, *CLIENT_TOOL_TYPES):
+            known = ("custom", *TOOL_SEARCH_TYPES, *SERVER_TOOL_TYPES, *CLIENT_TOOL_TYPES)
             expected = ", ".join(f"'{t}'" for t in known)
             return invalid(
                 f"tools.{i}: Input tag {kind!r} found using 'type' does not match any of the "

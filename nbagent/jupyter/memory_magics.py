@@ -1,0 +1,71 @@
+"""The memory tool in a kernel: registered while ``c.NbAgent.memory`` is on, over the
+project's folder, and listed by ``%agent memory``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nbagent.core.markup import code_markdown
+from nbagent.store.instructions import notebook_dir, repository_root
+from nbagent.tools.memory import (
+    MEMORY_NAME,
+    MemoryStore,
+    MemoryTool,
+    memory_folder,
+    memory_tool,
+)
+
+if TYPE_CHECKING:
+    from nbagent.catalogue.registry import ToolRegistry
+    from nbagent.jupyter.session import Session
+
+
+def project_store(session: Session) -> MemoryStore:
+    """The memory of the project the session's notebook belongs to."""
+    root = repository_root(notebook_dir(session.notebook()))
+    return MemoryStore(memory_folder(root))
+
+
+def sync_memory(session: Session) -> None:
+    """Register the memory tool over the project's folder when memory is on; drop it when
+    off (applied at each cell, so that a changed setting or notebook counts from the next).
+
+    Args:
+        session: The session.
+    """
+    registry = session.registry
+    registered = registered_memory(registry)
+    if not session.settings.memory:
+        if registered is not None:
+            registry.unregister(MEMORY_NAME)
+        return
+    store = project_store(session)
+    if registered is None or registered.store_folder != store.folder:
+        tool = memory_tool(store)
+        registry.register(tool, replace=True)
+
+
+def registered_memory(registry: ToolRegistry) -> MemoryTool | None:
+    """The memory tool the registry holds, if it holds nbagent's."""
+    tool = registry.get(MEMORY_NAME) if MEMORY_NAME in registry else None
+    return tool if isinstance(tool, MemoryTool) else None
+
+
+def memory_report(session: Session) -> str:
+    """What ``%agent memory`` shows: whether memory is on, its folder and its files.
+
+    Args:
+        session: The session.
+    """
+    store = project_store(session)
+    if not session.settings.memory:
+        return (
+            "Memory is off: `%config NbAgent.memory = True` lets the agent keep notes for this "
+            f"project in {code_markdown(str(store.folder))}."
+        )
+    files = store.listing()
+    lines = [f"**memory** of this project: {code_markdown(str(store.folder))}"]
+    lines += [f"- {code_markdown(name)} ({size:,} bytes)" for name, size in files]
+    if not files:
+        lines.append("No memory files yet: the agent writes them as it works.")
+    return "\n".join(lines)
