@@ -4,7 +4,9 @@ the code, the pydata theme. Build: ``sphinx-build -W --keep-going docs docs/_bui
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -19,6 +21,7 @@ os.environ.pop("ANTHROPIC_BASE_URL", None)
 # Their conversations and log go to a temporary folder, never to ~/.nbagent, and every request
 # body is checked against a whole encoding, as in the tests.
 _scratch = Path(tempfile.mkdtemp(prefix="nbagent-docs-"))
+atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
 os.environ["NBAGENT_CONVERSATIONS"] = str(_scratch / "conversations")
 os.environ["NBAGENT_LOG"] = str(_scratch / "nbagent.log")
 os.environ["NBAGENT_CHECK_BODIES"] = "1"
