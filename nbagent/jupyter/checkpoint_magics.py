@@ -19,9 +19,9 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from nbagent.core.events import ToolCallStarted
-from nbagent.core.markup import Markdown, code_markdown, plain_markdown, table_cell
+from nbagent.core.markup import Markdown, code_markdown, table_cell
 from nbagent.jupyter.conversations_table import local_time
-from nbagent.jupyter.undo_widgets import show_undo_panel
+from nbagent.jupyter.undo_widgets import report_markdown, show_undo_panel
 from nbagent.loop.agent import Agent
 from nbagent.tools.checkpoints.model import Checkpoint
 from nbagent.tools.checkpoints.recording import CheckpointLog
@@ -256,13 +256,7 @@ def _cut_conversation(session: Session, target: Checkpoint) -> None:
 
 
 def _show(report: UndoReport) -> None:
-    lines = report.lines()
-    head, rest = lines[0], lines[1:]
-    body = "\n".join(
-        plain_markdown(line) if not line.startswith("- ") else "- " + plain_markdown(line[2:])
-        for line in rest
-    )
-    display(Markdown(f"**{plain_markdown(head)}**\n\n{body}"))
+    display(Markdown(report_markdown(report)))
 
 
 def _mark(message: Any) -> str:

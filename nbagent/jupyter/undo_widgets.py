@@ -117,11 +117,30 @@ def _handler(
                 display(Markdown(f"**Not undone**: {plain_markdown(str(exc))}"))
                 button.disabled = False
                 return
-            lines = report.lines()
-            body = "\n".join(plain_markdown(line) for line in lines[1:])
-            display(Markdown(f"**{plain_markdown(lines[0])}**\n\n{body}"))
+            display(Markdown(report_markdown(report)))
 
     return clicked
+
+
+def report_markdown(report: UndoReport) -> str:
+    """An undo's report as Markdown: its first line bold, what it restored and left as lists,
+    the other lines as paragraphs (every text shown as written).
+
+    Args:
+        report: The undo's report.
+    """
+    lines = report.lines()
+    blocks = [f"**{plain_markdown(lines[0])}**"]
+    for line in lines[1:]:
+        if line.startswith("- "):
+            item = "- " + plain_markdown(line[2:])
+            if blocks[-1].startswith("- "):
+                blocks[-1] += "\n" + item
+                continue
+            blocks.append(item)
+        else:
+            blocks.append(plain_markdown(line))
+    return "\n\n".join(blocks)
 
 
 def _undo_call(session: Session, call_id: str) -> UndoReport:
