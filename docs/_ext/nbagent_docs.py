@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from docutils import nodes
+from docutils.statemachine import StringList
 from IPython.core.magic import Magics
 from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
@@ -71,6 +72,29 @@ class MagicsDirective(SphinxDirective):
             self.state.document.note_implicit_target(section, section)
             sections.append(section)
         return sections
+
+
+class SettingsTableDirective(SphinxDirective):
+    """``{nbagent-settings}``: a table of every ``c.NbAgent`` setting, its default and the
+    first sentence of its help, each linked to its entry in the reference."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        """Parse the table, written in Markdown, into the page."""
+        from nbagent.jupyter.config import NbAgent
+
+        lines = ["| setting | default | what it does |", "|---|---|---|"]
+        for name, trait in sorted(NbAgent.class_traits(config=True).items()):
+            default = trait.default_value_repr()
+            default = f"`{default}`" if len(default) <= 40 else "(long)"
+            first = re.split(r"(?<=\.)\s+(?=[A-Z])", " ".join(trait.help.split()), maxsplit=1)[0]
+            first = first.replace("|", "\\|").replace("*", "\\*")
+            target = f"nbagent.jupyter.config.NbAgent.{name}"
+            lines.append(f"| {{py:attr}}`{name} <{target}>` | {default} | {first} |")
+        container = nodes.container()
+        self.state.nested_parse(StringList(lines, source="nbagent-settings"), 0, container)
+        return container.children
 
 
 def literal_trait_help(
@@ -151,6 +175,7 @@ def settings_only(
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the directive, the docstring check and the reference resolver."""
     app.add_directive("nbagent-magics", MagicsDirective)
+    app.add_directive("nbagent-settings", SettingsTableDirective)
     app.connect("autodoc-process-docstring", literal_trait_help)
     app.connect("autodoc-process-docstring", require_docstring)
     app.connect("missing-reference", resolve_short_name)
