@@ -62,6 +62,8 @@ class RunQueue:
         """
         if asked is None:
             return min(default, self.max_seconds)
+        if isinstance(asked, bool) or not isinstance(asked, (int, float)):
+            raise ToolError(f"timeout must be a number of seconds, not {asked!r}.")
         if asked <= 0:
             raise ToolError("timeout must be more than 0 seconds.")
         if asked > self.max_seconds:
