@@ -59,7 +59,11 @@ class KernelChanges:
             )
         elif first:
             return None
-        runs = [r for r in self.record.runs(since) if r.by == "person" and not r.agent_cell]
+        runs = [
+            r
+            for r in self.record.runs(since)
+            if r.by == "person" and not r.agent_cell and not nbagent_only(r.source)
+        ]
         if runs:
             who = "" if first and history else " by the person"
             lines.append(f"Cells run{who} since your last turn ({plural(len(runs), 'run')}):")
@@ -74,6 +78,20 @@ class KernelChanges:
         text = "<system-reminder>\n" + "\n".join(lines) + "\n</system-reminder>"
         self._told = (before, text)
         return text
+
+
+NBAGENT_LINES = ("%agent", "%load_ext nbagent", "%reload_ext nbagent", "%config NbAgent", "%mcp")
+"""Starts of the lines of a cell that only works nbagent itself (not told to the model)."""
+
+
+def nbagent_only(source: str) -> bool:
+    """Whether a cell's every line is one of nbagent's own magics (``%agent resume``, ...).
+
+    Args:
+        source: The cell's source.
+    """
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    return bool(lines) and all(line.startswith(NBAGENT_LINES) for line in lines)
 
 
 def run_line(run: CellExecution) -> str:

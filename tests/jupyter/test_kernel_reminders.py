@@ -66,6 +66,7 @@ def test_person_runs_interrupts_and_a_restart_reach_the_model(
     assert third == ["And now?"]  # nothing ran in between
     assert fourth[0] == "Still there?" and "The kernel restarted" in fourth[1]
     assert "cell after-restart" in fourth[1] and "variable" in fourth[1]
+    assert "%agent resume" not in fourth[1] and "load_ext" not in fourth[1]
     # cache-safe: each request's messages begin with the previous request's, unchanged
     for before, after in zip(fake_api.requests[1:3], fake_api.requests[2:4], strict=True):
         sent = before.body["messages"]
