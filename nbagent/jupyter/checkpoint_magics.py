@@ -35,7 +35,7 @@ CHECKPOINT_COMMANDS = ("checkpoints", "undo", "redo", "rewind")
 """The ``%agent`` subcommands of this module."""
 
 
-def begin_cell(session: Session, agent: Agent, prompt: str) -> None:
+def begin_cell(session: Session, agent: Agent, prompt: str, review: bool = False) -> None:
     """Open the checkpoint of an ``%%agent`` cell, and tell the model what was undone since
     its last turn (a ``<system-reminder>`` before the prompt, in the same user message).
 
@@ -43,8 +43,10 @@ def begin_cell(session: Session, agent: Agent, prompt: str) -> None:
         session: The kernel's session.
         agent: The agent about to run the cell.
         prompt: The cell's prompt.
+        review: Review mode for this cell (``--review``); else ``c.NbAgent.review``.
     """
     log = session.checkpoints
+    log.review = review or session.settings.review
     messages = agent.messages
     log.begin(
         running_cell_id(session.shell),
@@ -61,6 +63,7 @@ def begin_cell(session: Session, agent: Agent, prompt: str) -> None:
 
 def end_cell(session: Session) -> None:
     """Close the checkpoint of the ``%%agent`` cell that ran, and show its Undo buttons."""
+    session.checkpoints.review = False
     show_undo_panel(session, session.checkpoints.end())
 
 

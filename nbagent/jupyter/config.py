@@ -244,6 +244,11 @@ class NbAgent(Configurable):
         "but the working folder, credentials and the kernel's environment hidden; sandboxed "
         "commands run without asking. A sandbox that cannot run here refuses commands.",
     ).tag(config=True)
+    review = Bool(
+        False,
+        help="Review mode: each notebook and file edit is made, then kept only once accepted "
+        "(y) or undone (n, and the model is told why); %%agent --review for one cell.",
+    ).tag(config=True)
     checkpoints = Int(
         50,
         help="Checkpoints kept per notebook for %agent undo, rewind and the Undo buttons (what "

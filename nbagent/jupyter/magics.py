@@ -157,6 +157,12 @@ class AgentMagics(Magics):
     @argument("--budget", type=float, help="Dollars this cell may spend at most.")
     @argument("--new", action="store_true", help="Start a new conversation.")
     @argument(
+        "--review",
+        action="store_true",
+        help="Keep each notebook or file edit of this cell only once accepted "
+        "(default: c.NbAgent.review).",
+    )
+    @argument(
         "--after",
         metavar="CELLS",
         help="Go on after the runs the agent queued (cell ids, comma separated): the cell "
@@ -243,7 +249,7 @@ class AgentMagics(Magics):
             for notice in self.session.frontend.notices():  # once per front end
                 display(Markdown(f"> **nbagent cannot see this notebook**: {_with_code(notice)}"))
             self.session.frontend.open()
-        checkpoint_magics.begin_cell(self.session, agent, prompt)
+        checkpoint_magics.begin_cell(self.session, agent, prompt, review=args.review)
         result = None
         try:
             result = self._run(agent, prompt, args)

@@ -280,3 +280,45 @@ def test_undo_of_a_run_gives_the_cell_its_outputs_and_count_back(
         assert restored.execution_count == before.execution_count
     finally:
         peer.close()
+
+
+def test_review_mode_keeps_an_accepted_edit_and_undoes_a_rejected_one_telling_why(
+    notebook: Path, session: tuple[Any, Any], fake_api: FakeAnthropicServer
+) -> None:
+    manager, client = session
+    peer = FrontEndPeer(manager, notebook)
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        asked.append(prompt)
+        if "Review: keep this NotebookEdit" in prompt:
+            assert peer.cell("intro").source == "# Revenue"  # made first, where it is seen
+            return "n"
+        return "keep the title" if prompt.startswith("Why") else "y"
+
+    try:
+        fake_api.enqueue(
+            Reply.tool_use("NotebookRead", {}),
+            Reply.tool_use("NotebookEdit", {"cell_id": "intro", "new_source": "# Revenue"}),
+            Reply.tool_use("Write", {"file_path": "notes.txt", "content": "sorted\n"}),
+            Reply.text("Done."),
+        )
+        run = execute(client, "%%agent --review\nTidy up.", stdin=answer, cell_id="agent")
+        assert run.status == "ok", run.error
+        assert peer.cell("intro").source == "# Sales"
+        assert (notebook.parent / "notes.txt").read_text() == "sorted\n"
+        reviews = [p for p in asked if "Review: keep" in p]
+        assert len(reviews) == 2 and "-# Sales\n+# Revenue" in reviews[0]
+        rejected = fake_api.requests[2].body["messages"][-1]["content"][-1]
+        assert rejected["is_error"]
+        assert "rejected this change and it was undone: keep the title" in str(rejected["content"])
+        # Without --review (and c.NbAgent.review off) nothing is asked beyond permissions.
+        asked.clear()
+        fake_api.enqueue(
+            Reply.tool_use("NotebookEdit", {"cell_id": "intro", "new_source": "# Sales 2"}),
+            Reply.text("Done."),
+        )
+        execute(client, "%%agent\nAgain.", stdin=answer, cell_id="agent")
+        assert not [p for p in asked if "Review" in p]
+    finally:
+        peer.close()

@@ -109,10 +109,14 @@ class CheckpointLog:
         self._lock = threading.RLock()
         self._memory = MemoryStore()
 
+    review = False
+    """Review mode in the cell that runs (each edit kept once the person accepts it)."""
+
     @property
     def enabled(self) -> bool:
-        """Whether changes are recorded (``c.NbAgent.checkpoints`` above 0)."""
-        return self._limit() > 0
+        """Whether changes are recorded (``c.NbAgent.checkpoints`` above 0, or review mode,
+        which undoes a rejected change from its record)."""
+        return self._limit() > 0 or self.review
 
     @property
     def store(self) -> CheckpointStore | None:
@@ -228,19 +232,11 @@ class CheckpointLog:
                 current.untracked.append(tool)
                 self._save()
 
-    def last_state(self, path: str, cell_id: str) -> Any:
-        """A cell as the open checkpoint's last change of it left it, or None.
-
-        Args:
-            path: The notebook's path.
-            cell_id: The cell's id.
-        """
+    def current_changes(self) -> list[Change]:
+        """The changes of the open checkpoint so far."""
         with self._lock:
             current = self.current
-            for change in reversed(current.changes if current else ()):
-                if change.kind == "cell" and change.path == path and change.cell_id == cell_id:
-                    return change.after
-        return None
+            return list(current.changes) if current is not None else []
 
     def checkpoints(self) -> list[Checkpoint]:
         """The checkpoints kept, oldest first."""

@@ -19,6 +19,7 @@ from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.checkpoints.hooks import record_file
 from nbagent.tools.checkpoints.review import file_review
+from nbagent.tools.checkpoints.review_mode import reviewed
 from nbagent.tools.context import ToolContext
 from nbagent.tools.files.paths import (
     refuse_open_notebook,
@@ -334,7 +335,7 @@ def write_tool(context: ToolContext) -> Tool:
             metadata={"summary": said, "review": review},
         )
 
-    return write
+    return reviewed(write, context)
 
 
 def edit_tool(context: ToolContext) -> Tool:
@@ -398,7 +399,7 @@ def edit_tool(context: ToolContext) -> Tool:
             metadata={"summary": plural(count, "replacement"), "review": review},
         )
 
-    return edit
+    return reviewed(edit, context)
 
 
 def _replace(

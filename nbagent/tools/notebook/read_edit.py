@@ -28,6 +28,7 @@ from nbagent.render.codeview import SHORT_ID, capped, cell_diff, diff_counts, fe
 from nbagent.tools.checkpoints.hooks import cell_change, record, whole_cells
 from nbagent.tools.checkpoints.model import Change
 from nbagent.tools.checkpoints.review import cell_review
+from nbagent.tools.checkpoints.review_mode import reviewed
 from nbagent.tools.context import ToolContext
 from nbagent.tools.notebook.file import (
     CellEdit,
@@ -255,7 +256,7 @@ def notebook_edit_tool(context: ToolContext) -> Tool:
             message = f"{message}\n\n{found.note}" if found.note else message
         return ToolResult(message, metadata={"summary": said, "review": review})
 
-    return notebook_edit
+    return reviewed(notebook_edit, context)
 
 
 ONLY_BELOW = (
