@@ -12,7 +12,22 @@ For each: requests, input tokens sent in all, the share of them read from the pr
 the longest prompt, and how many compactions. The threshold is small (10,000 tokens) so that
 a 200-turn session crosses it several times; the figures scale with it.
 
-Run: ``python benchmarks/long_session.py [--turns N] [--threshold T]``.
+Then an outputs-heavy session (``--output-turns``, 40 by default): each turn the model runs a
+cell whose output is a 400-row DataFrame printed whole (some 6,000 tokens) and, every third
+turn, a long training log; compaction off, so that only these differ:
+
+- *neither*: the outputs whole, nothing cleared;
+- *clearing*: the API's context editing (``clear_tool_uses_20250919``, trigger 20,000 input
+  tokens, the last 3 tool results kept, at least 5,000 tokens cleared at a time);
+- *digests*: each output as nbagent's digest (the DataFrame's shape, dtypes, first and last
+  rows; the log's head and tail, :mod:`nbagent.tools.digest`);
+- *both*.
+
+For each: input tokens per turn (mean, and the last turn's), input tokens sent in all, and
+the share read from the prompt cache (clearing changes the prompt's middle, which costs cache
+writes when it happens).
+
+Run: ``python benchmarks/long_session.py [--turns N] [--threshold T] [--output-turns M]``.
 """
 
 from __future__ import annotations
@@ -30,7 +45,9 @@ from nbagent.catalogue.registry import ToolRegistry  # noqa: E402
 from nbagent.core.events import Event, Notice, Usage, UsageReported  # noqa: E402
 from nbagent.core.tool import Tool  # noqa: E402
 from nbagent.loop.agent import Agent  # noqa: E402
+from nbagent.loop.context_editing import ContextEditing  # noqa: E402
 from nbagent.testing import FakeAnthropicServer, Reply  # noqa: E402
+from nbagent.tools.digest import frame_digest, text_digest  # noqa: E402
 
 WINDOW = 1_000_000
 """The fake server's context window (no run reaches it)."""
@@ -98,11 +115,134 @@ def session(compaction: str, turns: int, threshold: int) -> dict[str, Any]:
     }
 
 
+CLEARING = ContextEditing(trigger=20_000, keep=3, clear_at_least=5_000)
+"""The clearing of the outputs-heavy session (a small trigger, as the threshold above)."""
+
+LOG_CHARS = 2_000
+"""Characters of a long output a digest keeps (NotebookRun keeps 15,000; smaller here so that
+the 40-turn session shows the effect)."""
+
+
+def frame(turn: int) -> Any:
+    """The DataFrame a cell shows at a turn."""
+    import pandas as pd
+
+    rows = range(400)
+    return pd.DataFrame(
+        {
+            "id": [f"row{turn}-{k}" for k in rows],
+            "city": [f"city{k % 37}" for k in rows],
+            "temp": [round(10 + (k * 7 % 23) / 3, 2) for k in rows],
+            "rain": [k % 5 == 0 for k in rows],
+        }
+    )
+
+
+def training_log(turn: int) -> str:
+    """A long text output: a training log."""
+    return "\n".join(f"epoch {turn}.{k}: loss {1 / (k + 1):.5f}" for k in range(400))
+
+
+def outputs_tool(digests: bool) -> Tool:
+    """A cell runner whose outputs are big: whole, or as digests."""
+
+    def run_cell(turn: int, kind: str = "frame") -> str:
+        if kind == "log":
+            log = training_log(turn)
+            return (
+                text_digest(log, LOG_CHARS, "the whole log is the cell's output")
+                if digests
+                else log
+            )
+        table = frame(turn)
+        return frame_digest(table) if digests else table.to_string()
+
+    return Tool(
+        name="run_cell",
+        description="Run a cell and show its output.",
+        input_schema={
+            "type": "object",
+            "properties": {"turn": {"type": "integer"}, "kind": {"type": "string"}},
+        },
+        handler=run_cell,
+    )
+
+
+def outputs_session(clearing: bool, digests: bool, turns: int) -> dict[str, Any]:
+    """Run the outputs-heavy session; return its figures."""
+    turn_inputs: list[int] = []
+    usages: list[Usage] = []
+
+    def observe(event: Event) -> None:
+        if isinstance(event, UsageReported):
+            usages.append(event.usage)
+
+    with FakeAnthropicServer(context_window=WINDOW) as api:
+        agent = Agent(
+            registry=ToolRegistry([outputs_tool(digests)]),
+            client=api.client(),
+            compaction="off",
+            context_editing=CLEARING if clearing else None,
+        )
+        for turn in range(1, turns + 1):
+            kind = "log" if turn % 3 == 0 else "frame"
+            api.enqueue(
+                Reply.tool_use("run_cell", {"turn": turn, "kind": kind}),
+                Reply.text(f"Turn {turn}: the output looks right. {FILLER}"),
+            )
+            before = len(usages)
+            agent.run(f"Run step {turn} and check it.", on_event=observe)
+            turn_inputs.append(max(u.total_input_tokens for u in usages[before:]))
+        api.assert_no_errors()
+    sent = sum(u.total_input_tokens for u in usages)
+    return {
+        "mean": sum(turn_inputs) / len(turn_inputs),
+        "last": turn_inputs[-1],
+        "sent": sent,
+        "read share": sum(u.cache_read_input_tokens for u in usages) / sent,
+    }
+
+
+def outputs_table(turns: int) -> str:
+    """The outputs-heavy session's table."""
+    cases = {
+        "neither": (False, False),
+        "clearing": (True, False),
+        "digests": (False, True),
+        "both": (True, True),
+    }
+    results = {name: outputs_session(*flags, turns) for name, flags in cases.items()}
+    base = results["neither"]["sent"]
+    rows = [
+        [
+            name,
+            f"{figures['mean']:,.0f}",
+            f"{figures['last']:,}",
+            f"{figures['sent']:,}",
+            f"{figures['sent'] / base:.2f}",
+            f"{figures['read share']:.1%}",
+        ]
+        for name, figures in results.items()
+    ]
+    headers = [
+        "outputs",
+        "input tokens per turn (mean)",
+        "last turn",
+        "input tokens sent",
+        "vs neither",
+        "read from cache",
+    ]
+    return markdown_table(headers, rows, "lrrrrr")
+
+
 def main() -> None:
     """Print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200, help="User turns (default 200).")
     parser.add_argument("--threshold", type=int, default=10_000, help="Compaction threshold.")
+    parser.add_argument(
+        "--output-turns", type=int, default=40, help="Turns of the outputs-heavy session."
+    )
     args = parser.parse_args()
     rows = []
     modes = ("off", "server", "client")
@@ -137,6 +277,8 @@ def main() -> None:
             "lrrrrrr",
         )
     )
+    print(f"\n## An outputs-heavy session of {args.output_turns} turns\n")
+    print(outputs_table(args.output_turns))
 
 
 if __name__ == "__main__":
