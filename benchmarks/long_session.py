@@ -27,7 +27,8 @@ For each: input tokens per turn (mean, and the last turn's), input tokens sent i
 the share read from the prompt cache (clearing changes the prompt's middle, which costs cache
 writes when it happens).
 
-Run: ``python benchmarks/long_session.py [--turns N] [--threshold T] [--output-turns M]``.
+Run: ``python benchmarks/long_session.py [--turns N] [--threshold T] [--output-turns M]
+[--quick]``.
 """
 
 from __future__ import annotations
@@ -243,7 +244,10 @@ def main() -> None:
     parser.add_argument(
         "--output-turns", type=int, default=40, help="Turns of the outputs-heavy session."
     )
+    parser.add_argument("--quick", action="store_true", help="10 and 8 turns (a smoke test).")
     args = parser.parse_args()
+    if args.quick:
+        args.turns, args.output_turns = 10, 8
     rows = []
     modes = ("off", "server", "client")
     results = {mode: session(mode, args.turns, args.threshold) for mode in modes}

@@ -32,6 +32,7 @@ pytestmark = needs(
         ("keyword_quality.py", "| ranker | test Recall@1"),
         ("preload_savings.py", "| ranker | round trips saved |"),
         ("execution_record.py", "| case | names in user_ns |"),
+        ("long_session.py", "| outputs | input tokens per turn (mean) |"),
         pytest.param("load_time.py", "| statement | kernels |", marks=pytest.mark.slow),
         pytest.param("display_throughput.py", "| tool calls | events |", marks=pytest.mark.slow),
         pytest.param("live_document.py", "| notebook | first call |", marks=pytest.mark.slow),
