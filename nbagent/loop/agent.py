@@ -42,7 +42,7 @@ from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import model_markdown
 from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
-from nbagent.loop.budget import budget_notice
+from nbagent.loop.budget import budget_notice, unpriced_budget
 from nbagent.loop.compaction import (
     SERVER_MIN_TRIGGER,
     SUMMARY_MAX_TOKENS,
@@ -414,6 +414,8 @@ class Agent:
         yield from self._add_user_content(
             [{"type": "text", "text": valid_unicode(t)} for t in (prompt, *notes)]
         )
+        if unpriced := unpriced_budget(self.model, self.cell_budget, self.prices):
+            yield Notice(unpriced, level="warning")
         usage = Usage()
         cancel = cellthread.cancellation()
         for turn in range(1, self.max_turns + 1):

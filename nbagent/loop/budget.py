@@ -38,3 +38,20 @@ def budget_notice(
         f"Stopped at the cell's budget: about ${spent:.3f} spent of ${budget:.2f}. Run another "
         "%%agent cell to go on (--budget sets this cell's, c.NbAgent.cell_budget the default)."
     )
+
+
+def unpriced_budget(model: str, budget: float | None, prices: Mapping[str, Price]) -> str | None:
+    """What to say when a run has a budget that cannot be counted (no price for its model).
+
+    Args:
+        model: The model.
+        budget: The run's budget, or None.
+        prices: The price table.
+    """
+    if budget is None or estimate(Usage(), model, prices) is not None:
+        return None
+    return (
+        f"No price is known for {model}, so the ${budget:.2f} budget cannot be counted: give "
+        'its price in c.NbAgent.prices (e.g. {"' + model + '": {"input": 3, "output": 15, '
+        '"cache_write": 3.75, "cache_read": 0.3}}).'
+    )

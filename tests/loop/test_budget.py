@@ -9,7 +9,7 @@ from nbagent.api.pricing import PRICES, estimate
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.events import Notice, Usage
 from nbagent.loop.agent import Agent
-from nbagent.loop.budget import budget_notice
+from nbagent.loop.budget import budget_notice, unpriced_budget
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.loop.test_agent import echo
 from tests.shells import error_of, run
@@ -70,3 +70,21 @@ def test_the_budget_option_of_a_cell(ip: Any, fake_api: FakeAnthropicServer) -> 
     _, shown = run(ip, "%%agent\nAgain.")
     assert "Stopped at the cell's budget" in shown
     ip.run_line_magic("config", "NbAgent.cell_budget = 0")
+
+
+def test_a_budget_without_a_price_is_said(fake_api: FakeAnthropicServer) -> None:
+    """A model with no price cannot be held to a budget: the run says so and goes on."""
+    assert unpriced_budget(MODEL, 1.0, PRICES) is None
+    assert unpriced_budget("claude-unpriced", None, PRICES) is None
+    agent = Agent(
+        registry=ToolRegistry([echo]),
+        client=fake_api.client(),
+        model="claude-unpriced",
+        cell_budget=1e-6,
+    )
+    fake_api.enqueue(Reply.tool_use("echo", {"text": "one"}), Reply.text("Done."))
+    events: list[Any] = []
+    assert agent.run("Echo.", on_event=events.append).stop_reason == "end_turn"
+    (notice,) = [e for e in events if isinstance(e, Notice)]
+    assert notice.message.startswith("No price is known for claude-unpriced")
+    assert "c.NbAgent.prices" in notice.message
