@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 DEFAULT_MAX_RETRIES = 4
 """Retries of a failed request (the SDK's backoff, honouring ``retry-after``)."""
 
-THOUGHT_CHARS = 300
-"""The most characters of a thinking summary the card shows."""
-
 MAX_MESSAGE_CHARS = 500
 """The longest error message shown (on one line)."""
 
@@ -267,14 +264,13 @@ def _block_param(block: Any) -> dict[str, Any]:
 
 
 def thought(summary: str, seconds: float) -> Notice:
-    """What the card shows of a thinking block: how long, and the start of its summary.
+    """What the card shows of a thinking block: how long, its summary folded under it.
 
     Args:
         summary: The block's (summarised) thinking; empty when the display omits it.
         seconds: How long it streamed.
     """
-    said = f": {one_line(summary, THOUGHT_CHARS)}" if summary.strip() else ""
-    return Notice(f"Thought for {max(1, round(seconds))} s{said}")
+    return Notice(f"Thought for {max(1, round(seconds))} s", detail=summary.strip())
 
 
 def _applied_edits(message: Any) -> tuple[dict[str, Any], ...]:

@@ -240,6 +240,8 @@ class Notice:
     """What happened."""
     level: Literal["info", "warning"] = "info"
     """How much it matters."""
+    detail: str = ""
+    """More, shown folded under the message (the summary of the model's thinking)."""
 
 
 @dataclass(frozen=True)

@@ -65,8 +65,9 @@ def test_thinking_round_trips_through_a_tool_loop(fake_api: FakeAnthropicServer)
     sent = fake_api.requests[-1].body["messages"][1]["content"]
     assert [b["type"] for b in sent] == ["thinking", "tool_use"]
     assert sent[0]["signature"] and sent[0]["thinking"].startswith("The user wants")
-    thoughts = [e.message for e in events if isinstance(e, Notice)]
-    assert thoughts[0].startswith("Thought for 1 s: The user wants an echo")
+    thoughts = [e for e in events if isinstance(e, Notice)]
+    assert thoughts[0].message == "Thought for 1 s"
+    assert thoughts[0].detail == "The user wants an echo; call the tool."
     fake_api.assert_no_errors()
 
 

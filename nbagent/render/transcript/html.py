@@ -57,6 +57,11 @@ def item_html(item: Item, verbose: bool = False) -> str:
     if isinstance(item, Delta):
         return f'<div class="nbagent-delta">{escape_html(delta_line(item))}</div>'
     cls = "nbagent-notice warning" if item.level == "warning" else "nbagent-notice"
+    if item.detail:
+        return (
+            f'<details class="{cls}"><summary>{escape_html(item.message)}</summary>'
+            f'<div class="nbagent-detail">{escape_html(item.detail)}</div></details>'
+        )
     return f'<div class="{cls}">{escape_html(item.message)}</div>'
 
 

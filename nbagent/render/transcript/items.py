@@ -191,6 +191,8 @@ class Note:
     """What happened."""
     level: str = "info"
     """info or warning."""
+    detail: str = ""
+    """More, folded under the message (a thinking summary)."""
 
 
 Item = AnswerItem | Call | Tasks | Search | Delta | Note

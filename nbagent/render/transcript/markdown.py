@@ -5,7 +5,7 @@ HTML, which Markdown keeps).
 from __future__ import annotations
 
 from nbagent.core.markup import code_markdown, html_block, plain_markdown
-from nbagent.render.transcript.html import call_html
+from nbagent.render.transcript.html import call_html, item_html
 from nbagent.render.transcript.items import AnswerItem, Call, Delta, Item, Search, Tasks
 from nbagent.render.transcript.summaries import TASK_MARK, delta_line, tasks_heading
 
@@ -30,6 +30,8 @@ def item_markdown(item: Item, verbose: bool = False) -> str:
         return search_markdown(item)
     if isinstance(item, Delta):
         return f"**{plain_markdown(delta_line(item))}**"
+    if item.detail:
+        return html_block(item_html(item))
     message = plain_markdown(item.message)
     return f"> Warning: {message}" if item.level == "warning" else f"> {message}"
 

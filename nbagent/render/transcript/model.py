@@ -98,7 +98,7 @@ class Transcript:
                 Delta(tuple(event.added), tuple(event.removed), event.text, event.initial)
             )
         if isinstance(event, Notice):
-            return self._add(Note(redact(event.message), event.level))
+            return self._add(Note(redact(event.message), event.level, redact(event.detail)))
         if isinstance(event, TaskListChanged):
             return self._tasks(event.tasks)
         if isinstance(event, ToolProgress):

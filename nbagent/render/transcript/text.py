@@ -46,7 +46,8 @@ def item_text(item: Item, verbose: bool = False) -> str:
         return delta_line(item)
     if isinstance(item, Tasks):
         return tasks_text(item)
-    return f"> Warning: {item.message}" if item.level == "warning" else f"> {item.message}"
+    message = f"{item.message}: {item.detail}" if item.detail else item.message
+    return f"> Warning: {message}" if item.level == "warning" else f"> {message}"
 
 
 def call_text(call: Call, verbose: bool = False) -> str:

@@ -577,3 +577,16 @@ def test_no_result_or_input_ever_becomes_markdown(
     assert rendered.startswith("<details")
     outside = rendered.split("</details>")[-1].strip()
     assert re.fullmatch(r'<p><sub class="nbagent-meter">tokens: [^<]*</sub></p>', outside)
+
+
+def test_a_notice_with_detail_is_folded_under_its_line() -> None:
+    """The model's thinking: "Thought for 12 s" opens on its summary (escaped)."""
+    t = Transcript()
+    t.apply(Notice("Thought for 12 s", detail="Compare the <b>two</b> joins."))
+    (note,) = t.items
+    assert note == Note("Thought for 12 s", "info", "Compare the <b>two</b> joins.")
+    shown = item_markdown(note)
+    assert "<details" in shown and "<summary>Thought for 12 s</summary>" in shown
+    assert "Compare the &lt;b&gt;two&lt;/b&gt; joins." in shown
+    assert item_text(note) == "> Thought for 12 s: Compare the <b>two</b> joins."
+    assert item_markdown(Note("Retrying.")) == "> Retrying."
