@@ -12,7 +12,6 @@ given instead:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 FRAME_ROWS = 5
@@ -91,24 +90,20 @@ def _dtypes(frame: Any) -> str:
     return "\n".join(f"  {name}: {dtype}" for name, dtype in zip(columns, dtypes, strict=False))
 
 
-def with_frame_digest(
-    outputs: list[dict[str, Any]], results: Mapping[int, Any], count: int | None
-) -> list[dict[str, Any]]:
+def with_frame_digest(outputs: list[dict[str, Any]], result: Any) -> list[dict[str, Any]]:
     """The outputs of a run, its result replaced by a digest when that result is a table.
 
     Args:
         outputs: The run's nbformat outputs.
-        results: The shell's ``Out`` (results by execution count).
-        count: The run's execution count.
+        result: The value the run's ``execute_result`` shows (``CellRun.result``).
 
     Returns:
         The outputs; the ``execute_result`` of a table shown as its digest (text only).
     """
-    value = results.get(count) if count is not None else None
-    if value is None or not is_frame(value):
+    if not is_frame(result) or not any(o.get("output_type") == "execute_result" for o in outputs):
         return outputs
     try:
-        digest = frame_digest(value)
+        digest = frame_digest(result)
     except Exception:  # a table type whose head or tail fails: show what it printed
         return outputs
     return [

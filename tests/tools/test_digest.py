@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import nbformat
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tools.digest import frame_digest, is_frame, text_digest, with_frame_digest
+from tests.frontend.test_kernel_front_end import last_result, result_text
+from tests.frontend_peer import FrontEndPeer
+from tests.kernels import execute, kernel
 
 MORE = "read cell ab12"
 
@@ -49,8 +57,8 @@ def test_a_dataframe_digest_has_shape_dtypes_head_and_tail() -> None:
 
 
 def test_a_run_whose_result_is_a_frame_shows_the_digest() -> None:
-    """The execute_result of a DataFrame (looked up in Out by the run's count) is replaced by
-    its digest; other outputs, and other results, stay."""
+    """The execute_result of a DataFrame (the value the run showed) is replaced by its
+    digest; other outputs, and other results, stay."""
     frame = pd.DataFrame({"x": range(100)})
     outputs = [
         {"output_type": "stream", "name": "stdout", "text": "hi\n"},
@@ -61,8 +69,45 @@ def test_a_run_whose_result_is_a_frame_shows_the_digest() -> None:
             "metadata": {},
         },
     ]
-    shown = with_frame_digest(outputs, {7: frame}, 7)
+    shown = with_frame_digest(outputs, frame)
     assert shown[0] == outputs[0]
     assert shown[1]["data"] == {"text/plain": frame_digest(frame)}
-    assert with_frame_digest(outputs, {7: "text"}, 7) == outputs
-    assert with_frame_digest(outputs, {}, None) == outputs
+    assert with_frame_digest(outputs, "text") == outputs
+    assert with_frame_digest(outputs[:1], frame) == outputs[:1]  # no execute_result
+
+
+@pytest.mark.slow
+def test_notebook_run_gives_the_model_a_frame_digest_in_a_kernel(
+    tmp_path: Path, fake_api: FakeAnthropicServer
+) -> None:
+    """In a real kernel, NotebookRun of a cell ending in a 1,000-row DataFrame gives the model
+    its shape, dtypes and ends, not its HTML; the notebook keeps the full output."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "import pandas as pd\npd.DataFrame({'city': [f'c{k}' for k in range(1000)], "
+            "'temp': range(1000)})",
+            id="frame",
+        ),
+        nbformat.v4.new_code_cell("%%agent\nRun it.", id="agent"),
+    ]
+    path = tmp_path / "frames.ipynb"
+    nbformat.write(notebook, path)
+    env = {
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": fake_api.url,
+        "JPY_SESSION_NAME": str(path),
+    }
+    with kernel(env, cwd=str(tmp_path)) as (manager, client):
+        execute(client, "%load_ext nbagent")
+        execute(client, "%config NbAgent.permission_mode = 'bypassPermissions'")
+        peer = FrontEndPeer(manager, path)
+        try:
+            fake_api.enqueue(Reply.tool_use("NotebookRun", {"cell_id": "frame"}), Reply.text("Ok."))
+            ran = execute(client, "%%agent\nRun it.", cell_id="agent")
+            assert ran.status == "ok", ran.error
+        finally:
+            peer.close()
+    told = result_text(last_result(fake_api.requests[-1].body))
+    assert "DataFrame: 1,000 rows × 2 columns" in told and "temp: int64" in told
+    assert "c999" in told and "c500" not in told and "<table" not in told

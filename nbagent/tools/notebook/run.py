@@ -259,8 +259,7 @@ def _report(
     label = f"In [{count}]" if count is not None else "no execution count"
     head = f"Ran cell {cell_id} ({label}) in {elapsed:.2f} s: {ended}. {where}"
     images = ImageBudget(limits.images, limits.image_bytes)
-    results = getattr(context.shell, "user_ns", {}).get("Out", {})
-    outputs = with_frame_digest(run.outputs, results, count)
+    outputs = with_frame_digest(run.outputs, run.result)
     body = render_outputs(outputs, limits.output_chars // 2, images, cell_id)
     text = cap_text(
         "\n".join([head, *(body or ["(no output)"])]), limits.output_chars, "print less"

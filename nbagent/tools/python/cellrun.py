@@ -36,6 +36,8 @@ class CellRun:
     """The exception the code raised (a syntax error included), or None."""
     timed_out: bool = False
     """Whether the time limit stopped it."""
+    result: Any = None
+    """The value its last expression showed (its ``execute_result``), if any."""
 
     @property
     def interrupted(self) -> bool:
@@ -56,6 +58,8 @@ class _Recorder:
         self.on_change = on_change
         self.execution_count = execution_count
         self.stream_chars = stream_chars
+        self.value: Any = None
+        """The value shown as the ``execute_result``."""
         self._streamed = {"stdout": 0, "stderr": 0}
         self._clear_on_next = False
 
@@ -200,6 +204,7 @@ def _display_hook(shell: Any, recorder: _Recorder, source: str) -> Any:
         if value is None or quiet:
             return
         data, metadata = shell.display_formatter.format(value)
+        recorder.value = value
         recorder.result(data, metadata)
 
     return hook
@@ -328,4 +333,5 @@ def run_source(
         message = f"stopped by nbagent after {timeout:g} s (the tool time limit)"
         recorder.error("TimeoutError", message, [f"TimeoutError: {message}"])
     run.outputs = recorder.finished()
+    run.result = recorder.value
     return run
