@@ -12,7 +12,8 @@ what was cleared, which the context line shows. Never cleared: ToolSearch's resu
 
 Where the endpoint refuses the edit, nbagent clears the same tool results itself in the
 request it builds (:meth:`ContextEditor.messages`), from the turn after a request past the
-trigger.
+trigger; it also keeps the latest NotebookRead of each notebook (the API's edit can only
+spare whole tools, by name).
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ CLEAR_EDIT = "clear_tool_uses_20250919"
 
 CLEARED_TEXT = "[Old tool result cleared to save context; run the tool again if you need it.]"
 """What a tool result cleared by nbagent itself becomes."""
+
+NOTEBOOK_READ = "NotebookRead"
+"""Its latest result for each notebook is kept when nbagent clears results itself."""
 
 ALWAYS_KEPT = (TOOL_SEARCH_NAME,)
 """Tools whose results are never cleared: ToolSearch's load the tools it found."""
@@ -195,7 +199,8 @@ class ContextEditor:
 
 def old_tool_uses(messages: Sequence[dict[str, Any]], settings: ContextEditing) -> set[str]:
     """The ids of the tool uses whose results are cleared: all but the last ``keep``, less
-    those of the tools always kept.
+    those of the tools always kept and the latest NotebookRead of each notebook (what the
+    model knows of a notebook's cells).
 
     Args:
         messages: The history.
@@ -209,8 +214,15 @@ def old_tool_uses(messages: Sequence[dict[str, Any]], settings: ContextEditing) 
         if block.get("type") == "tool_use"
     ]
     spared = {*ALWAYS_KEPT, *settings.exclude}
+    latest_reads = {
+        str(b.get("input", {}).get("notebook_path")): b["id"]
+        for b in uses
+        if b.get("name") == NOTEBOOK_READ
+    }
     old = uses[: max(0, len(uses) - settings.keep)]
-    return {b["id"] for b in old if b.get("name") not in spared}
+    return {
+        b["id"] for b in old if b.get("name") not in spared and b["id"] not in latest_reads.values()
+    }
 
 
 def _same_clearing(copy: dict[str, Any], ids: set[str]) -> bool:

@@ -175,3 +175,16 @@ def test_old_tool_uses_spares_toolsearch_and_the_last_ones() -> None:
     assert old_tool_uses(history, ContextEditing(keep=1)) == {"b", "c"}
     assert old_tool_uses(history, ContextEditing(keep=1, exclude=("Grep",))) == {"b"}
     assert old_tool_uses(history, ContextEditing(keep=9)) == set()
+    reads = [
+        user("go"),
+        assistant(call("r1", "NotebookRead")),
+        answered("r1"),
+        assistant(call("r2", "NotebookRead", notebook_path="other.ipynb")),
+        answered("r2"),
+        assistant(call("r3", "NotebookRead")),
+        answered("r3"),
+        assistant(call("e", "Edit")),
+        answered("e"),
+    ]
+    # the latest read of each notebook stays: r2 (other.ipynb) and r3 (the open one)
+    assert old_tool_uses(reads, ContextEditing(keep=0)) == {"r1", "e"}
