@@ -384,6 +384,9 @@ class AgentMagics(Magics):
             f"{code_markdown(agent.model)} list prices",
             f"**context**: {_context_line(agent).removeprefix('context: ')}",
             f"**instructions**: {plain_markdown(instructions_line(self.session.notebook()))}",
+            f"**effort** {code_markdown(agent.effort or 'default')} · **thinking** "
+            f"{code_markdown(agent.thinking)} · **cell budget** "
+            + (f"${agent.cell_budget:.2f}" if agent.cell_budget else "none"),
             f"**permissions**: {_permissions(agent.runner.policy)}",
             f"**server tools**: {_server_tools(self.session.server_tools())}",
             f"**Bash sandbox**: {sandbox.status()}",

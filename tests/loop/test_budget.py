@@ -65,6 +65,9 @@ def test_the_budget_option_of_a_cell(ip: Any, fake_api: FakeAnthropicServer) -> 
     assert "Nothing there." in shown and "budget" not in shown
     result, _ = run(ip, "%%agent --budget 0\nGo on.")
     assert "--budget must be more than 0 dollars" in str(error_of(result))
+    ip.run_line_magic("config", "NbAgent.cell_budget = 0.5")
+    _, status = run(ip, "%agent status")
+    assert "**effort** `default` · **thinking** `adaptive` · **cell budget** $0.50" in status
     ip.run_line_magic("config", "NbAgent.cell_budget = 0.000001")
     fake_api.enqueue(Reply.tool_use("Glob", {"pattern": "*.nothing"}))
     _, shown = run(ip, "%%agent\nAgain.")
