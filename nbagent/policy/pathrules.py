@@ -114,10 +114,14 @@ PROJECT_PROTECTED = (
     "**/jupyter_*_config.json",
     "**/ipython_config.py",
     "**/ipython_kernel_config.py",
+    "**/AGENTS.md",
+    "**/CLAUDE.md",
+    "**/skills/*/SKILL.md",
 )
 """Places anywhere whose contents run code later: git's hooks and configuration, the MCP
 servers a folder starts, editor tasks, CI workflows, Python's start-up hooks, the kernel's
-launcher, Jupyter's and IPython's configuration."""
+launcher, Jupyter's and IPython's configuration; and the project instructions and skills
+nbagent gives the model as the person's own words (a model must not write its own)."""
 
 _MAGIC = re.compile(r"[*?\[]")
 
