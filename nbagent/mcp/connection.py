@@ -278,7 +278,8 @@ class Connection:
 
         The SDK checks the result of a tool with an ``outputSchema`` with ``jsonschema``, which
         it imports on the loop at the first such call (a second or more, with every server
-        waiting): the call waits for the import on its own thread instead.
+        waiting): the call waits for the import on its own thread instead. Not before: an
+        import holds the GIL, and done while servers connect it slowed the person's cells.
         """
         if remote in self._with_output_schema:
             await asyncio.wrap_future(warm_jsonschema())
@@ -509,8 +510,6 @@ class Connection:
         listed = await _all_pages(lambda cursor: client.list_tools(cursor=cursor), "tools")
         refused, typed, mended = self._guard.take()
         self._with_output_schema = {tool.name for tool in listed if tool.output_schema}
-        if self._with_output_schema:
-            warm_jsonschema()
         listing = self._listing = await anyio.to_thread.run_sync(
             build_tools, self.name, listed, self.call, refused, typed, mended
         )
