@@ -17,6 +17,7 @@ import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 
 import { version } from '../package.json';
 import { shownBy, Subshells, watch } from './connection';
+import { watchMarks } from './marks';
 import { Questions } from './questions';
 
 /** Subshell bookkeeping requests (control messages) publish a busy and an idle
@@ -73,10 +74,14 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const shown = shownBy(app, version);
     const subshells: Subshells = new WeakMap();
     const questions = new Questions(tracker);
-    tracker.forEach(panel => watch(panel, shown, subshells, questions));
-    tracker.widgetAdded.connect((_, panel) =>
-      watch(panel, shown, subshells, questions)
-    );
+    tracker.forEach(panel => {
+      watch(panel, shown, subshells, questions);
+      watchMarks(panel);
+    });
+    tracker.widgetAdded.connect((_, panel) => {
+      watch(panel, shown, subshells, questions);
+      watchMarks(panel);
+    });
   }
 };
 

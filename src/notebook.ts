@@ -6,6 +6,7 @@ import type { ICellModel, ICodeCellModel } from '@jupyterlab/cells';
 import type * as nbformat from '@jupyterlab/nbformat';
 import type { INotebookModel, NotebookPanel } from '@jupyterlab/notebook';
 
+import { setMark } from './marks';
 import type { IEdit, IGuard, INewCell, IQueue, IRequest } from './protocol';
 import { queueRuns } from './queue';
 
@@ -146,7 +147,9 @@ function applyEdit(
     } else if (edit.action === 'delete') {
       notebook.deleteCell(edit.index);
     } else if (edit.action === 'source') {
-      retype(model.cells.get(edit.index).sharedModel, edit.source as string);
+      const shared = model.cells.get(edit.index).sharedModel;
+      retype(shared, edit.source as string);
+      setMark(shared, edit.mark);
     } else {
       // The new cell first: if it cannot be made, the old one is still there.
       notebook.insertCell(edit.index, cell!);

@@ -99,6 +99,8 @@ export interface IEdit {
   outputs?: unknown[];
   execution_count?: number | null;
   running?: boolean;
+  /** For `source`: the cell's `nbagent` metadata, the agent's mark ({} removes it). */
+  mark?: Record<string, unknown> | null;
 }
 
 /** What must still hold for an edit to be made as planned

@@ -241,6 +241,11 @@ class FrontEndPeer:
             del cells[index]
         elif action == "source":
             cells[index].source = edit["source"]
+            if edit.get("mark") is not None:
+                if edit["mark"]:
+                    cells[index].metadata["nbagent"] = edit["mark"]
+                else:
+                    cells[index].metadata.pop("nbagent", None)
         elif action == "cell":
             cells[index] = nbformat.from_dict(edit["cell"])
         elif action == "outputs":

@@ -66,6 +66,20 @@ def lab(
         yield server
 
 
+METADATA = """() => window.jupyterapp.shell.currentWidget.content.model.toJSON().cells.map(
+    cell => cell.metadata)"""
+
+
+def marked(page: Any) -> list[str]:
+    """What the marked cells say, top to bottom (the extension's mark)."""
+    return list(
+        page.evaluate(
+            "() => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell.nbagent-changed'))"
+            ".map(cell => cell.dataset.nbagentChanged)"
+        )
+    )
+
+
 def run_command(page: Any, source: str) -> None:
     """Add a code cell at the end, as the user would, run it and wait until it ran (cells
     above it may come and go meanwhile)."""
@@ -135,6 +149,8 @@ def test_the_undo_button_and_the_commands_restore_the_notebook_the_user_sees(
         button = agent.get_by_role("button", name="Undo all")
         button.wait_for(timeout=30_000)
         assert agent.locator("button.widget-button").count() == 4  # Undo all, one per edit
+        # The cells the agent inserted or changed are marked (metadata, drawn by the extension).
+        wait_until(lambda: marked(page) == ["inserted", "edited"], "the marks")
         # The card of the replaced cell opens on its diff.
         agent.locator("details.nbagent-call").nth(1).locator("summary").click()
         assert "-Notes" in agent.locator(".nbagent-review").first.inner_text()
@@ -152,17 +168,29 @@ def test_the_undo_button_and_the_commands_restore_the_notebook_the_user_sees(
         expected[1] += TYPED
         wait_until(lambda: page.evaluate(SOURCES) == expected, "the notebook as it was")
         wait_until(lambda: "Undid checkpoint" in agent.inner_text(), "the undo's report")
+        wait_until(lambda: marked(page) == [], "no marks left")
         notes = page.locator(".jp-Notebook .jp-MarkdownCell .jp-RenderedMarkdown").first
         wait_until(lambda: notes.inner_text().strip() == "Notes", "the page draws the old notes")
         assert not report.exists()
         assert screenshot(page, f"undo-after-{lab_kind(lab)}", tmp_path).exists()
 
-        # %agent redo brings the changes back; %agent undo takes them away again.
+        # %agent redo brings the changes back, marks included.
         run_command(page, "%agent redo")
         wait_until(lambda: "Summary" in page.evaluate(SOURCES), "the redo")
         assert report.read_text() == "done\n"
+        wait_until(lambda: marked(page) == ["inserted", "edited"], "the marks are back")
+        # The user types in the cell the agent inserted: its mark goes, and %agent undo
+        # leaves it as the user has it while it restores the rest.
+        page.evaluate("window.jupyterapp.shell.currentWidget.content.activeCellIndex = 2")
+        page.evaluate("window.jupyterapp.commands.execute('notebook:enter-edit-mode')")
+        page.keyboard.press("Control+End")
+        page.keyboard.type("  # kept")
+        page.evaluate("window.jupyterapp.commands.execute('notebook:enter-command-mode')")
+        wait_until(lambda: marked(page) == ["edited"], "the typed-in cell is no longer marked")
+        assert "nbagent" not in page.evaluate(METADATA)[2]
         run_command(page, "%agent undo")
-        wait_until(lambda: page.evaluate(SOURCES)[:4] == expected, "the undo")
-        assert not report.exists()
+        kept = [*expected[:2], "total = sum(data)  # kept", *expected[2:4]]
+        wait_until(lambda: page.evaluate(SOURCES)[:5] == kept, "the undo, the typing kept")
+        assert not report.exists() and marked(page) == []
         assert page.evaluate("window.nbagentNoReload") is True
         assert page.locator(".jp-Dialog").count() == 0 and dialogs == []

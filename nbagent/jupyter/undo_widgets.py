@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from IPython.display import display
 
 from nbagent.core.errors import NbAgentError
-from nbagent.core.markup import Markdown, escape_html, plain_markdown
+from nbagent.core.markup import escape_html, plain_markdown
 from nbagent.render.codeview import short_id
 from nbagent.tools.checkpoints.model import Change, Checkpoint
 from nbagent.tools.checkpoints.undo import UndoReport, undo, undo_call
@@ -43,7 +43,7 @@ def undo_panel(session: Session, item: Checkpoint) -> UndoPanel:
         session: The kernel's session.
         item: The cell's checkpoint.
     """
-    out = widgets.Output()
+    out = widgets.HTML()
     summary = item.summary()
     if item.untracked:
         summary += f"; {' and '.join(item.untracked)} not tracked"
@@ -104,20 +104,19 @@ def _row(changes: list[Change]) -> str:
 
 
 def _handler(
-    session: Session, out: widgets.Output, button: widgets.Button, work: Callable[[], UndoReport]
+    session: Session, out: widgets.HTML, button: widgets.Button, work: Callable[[], UndoReport]
 ) -> Callable[[Any], None]:
     def clicked(_: Any) -> None:
         button.disabled = True
-        with out:
-            try:
-                if session.frontend is not None:
-                    session.frontend.open()
-                report = work()
-            except (NbAgentError, ValueError) as exc:
-                display(Markdown(f"**Not undone**: {plain_markdown(str(exc))}"))
-                button.disabled = False
-                return
-            display(Markdown(report_markdown(report)))
+        try:
+            if session.frontend is not None:
+                session.frontend.open()
+            report = work()
+        except (NbAgentError, ValueError) as exc:
+            out.value = f"<p><b>Not undone</b>: {escape_html(str(exc))}</p>"
+            button.disabled = False
+            return
+        out.value = report_html(report)
 
     return clicked
 
@@ -141,6 +140,27 @@ def report_markdown(report: UndoReport) -> str:
         else:
             blocks.append(plain_markdown(line))
     return "\n\n".join(blocks)
+
+
+def report_html(report: UndoReport) -> str:
+    """An undo's report as HTML (the panel's): what :func:`report_markdown` says.
+
+    Args:
+        report: The undo's report.
+    """
+    lines = report.lines()
+    parts = [f'<p class="nbagent-undo-report"><b>{escape_html(lines[0])}</b></p>']
+    items: list[str] = []
+    for line in [*lines[1:], ""]:
+        if line.startswith("- "):
+            items.append(f"<li>{escape_html(line[2:])}</li>")
+            continue
+        if items:
+            parts.append(f"<ul>{''.join(items)}</ul>")
+            items = []
+        if line:
+            parts.append(f"<p>{escape_html(line)}</p>")
+    return "".join(parts)
 
 
 def _undo_call(session: Session, call_id: str) -> UndoReport:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nbagent.loop.execution import current_call_id
+from nbagent.tools.checkpoints.marks import MARK_KEY
 from nbagent.tools.checkpoints.model import Change, cell_mark
 from nbagent.tools.context import ToolContext
 from nbagent.tools.notebook.file import CellEdit, Document, LoadedNotebook
@@ -74,6 +75,10 @@ def cell_change(
     change.cell_id, change.before = before["id"], before
     if edit.action == "source":
         change.after = {**before, "source": edit.source}
+        if edit.mark is not None:
+            metadata = {key: value for key, value in before.get("metadata", {}).items()}
+            metadata.pop(MARK_KEY, None)
+            change.after["metadata"] = {**metadata, **({MARK_KEY: edit.mark} if edit.mark else {})}
     elif edit.action == "cell":
         change.after = plain(edit.cell)
     elif edit.action == "outputs":

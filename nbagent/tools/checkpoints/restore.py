@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from nbagent.core.errors import ToolError
 from nbagent.render.codeview import short_id
 from nbagent.tools.checkpoints.hooks import plain
+from nbagent.tools.checkpoints.marks import mark_of
 from nbagent.tools.checkpoints.model import Change, cell_mark
 from nbagent.tools.checkpoints.recording import CheckpointLog
 from nbagent.tools.context import ToolContext
@@ -190,8 +191,8 @@ def _restore_cell(context: ToolContext, change: Change, force: bool) -> tuple[st
             after
         ):
             return CellEdit("cell", index, cell=as_nodes(before)), ("restored whole", inverse)
-        source = _source(before)
-        return CellEdit("source", index, source=source), ("its source restored", inverse)
+        edit = CellEdit("source", index, source=_source(before), mark=mark_of(before))
+        return edit, ("its source restored", inverse)
 
     return document.edit(plan)
 

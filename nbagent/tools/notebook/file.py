@@ -519,6 +519,9 @@ class CellEdit:
     """The new execution count, for ``outputs``."""
     running: bool = False
     """For ``outputs``: the cell is running now (shown as ``[*]``), its outputs still to come."""
+    mark: dict[str, Any] | None = None
+    """For ``source``: the cell's ``nbagent`` metadata to set (``{}`` removes it; None leaves
+    it): the mark of a cell the agent changed (:mod:`nbagent.tools.checkpoints.marks`)."""
 
 
 def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
@@ -534,9 +537,21 @@ def apply_edit(notebook: LoadedNotebook, edit: CellEdit) -> None:
     elif edit.action == "delete":
         del notebook.cells[edit.index]
     elif edit.action == "source":
-        notebook.cells[edit.index].source = edit.source
+        cell = notebook.cells[edit.index]
+        cell.source = edit.source
+        if edit.mark is not None:
+            set_mark(cell, edit.mark)
     else:
         notebook.cells[edit.index] = edit.cell
+
+
+def set_mark(cell: Any, mark: dict[str, Any]) -> None:
+    """Set a cell's ``nbagent`` metadata (the agent's mark), or remove it (``{}``)."""
+    metadata = cell.setdefault("metadata", Node())
+    if mark:
+        metadata["nbagent"] = as_nodes(mark)
+    else:
+        metadata.pop("nbagent", None)
 
 
 class Document(Protocol):

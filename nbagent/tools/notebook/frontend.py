@@ -156,6 +156,8 @@ def edit_json(edit: CellEdit) -> dict[str, Any]:
     data: dict[str, Any] = {"action": edit.action, "index": edit.index, "source": edit.source}
     if edit.cell is not None:
         data["cell"] = {**edit.cell, "source": source_of(edit.cell)}
+    if edit.mark is not None:
+        data["mark"] = edit.mark
     return data
 
 

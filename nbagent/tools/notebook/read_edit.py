@@ -26,6 +26,7 @@ from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.policy.decisions import PermissionDecision, explain
 from nbagent.render.codeview import SHORT_ID, capped, cell_diff, diff_counts, fenced, short_id
 from nbagent.tools.checkpoints.hooks import cell_change, record, whole_cells
+from nbagent.tools.checkpoints.marks import marked
 from nbagent.tools.checkpoints.model import Change
 from nbagent.tools.checkpoints.review import cell_review
 from nbagent.tools.checkpoints.review_mode import reviewed
@@ -500,6 +501,7 @@ def _edit_file(
     """
     notebook, seen = _file_state(context, path, name)
     edit, message = _plan(notebook, name, request, seen)
+    edit = marked(edit)
     said = _summary(notebook, edit)
     change = cell_change(notebook, edit, "NotebookEdit")
     review = cell_review(change, name, _language(notebook, "code"))
@@ -534,6 +536,7 @@ def _edit_live(
         # The document makes the change; the notebook stays as planned on (the front end's
         # guard is read from it: a cell changed here would be its new source).
         edit, message = _plan(notebook, name, request, known, known)
+        edit = marked(edit)
         said = _summary(notebook, edit)
         made[:] = [cell_change(notebook, edit, "NotebookEdit", whole)]
         reviews[:] = [cell_review(made[0], name, _language(notebook, "code"))]

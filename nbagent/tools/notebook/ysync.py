@@ -259,6 +259,8 @@ def _apply(notebook: Any, edit: CellEdit) -> None:
             retype(text, edit.source)
         else:
             cells[edit.index]["source"] = Text(edit.source)
+        if edit.mark is not None:
+            _set_mark(cells[edit.index], edit.mark)
     elif edit.action == "outputs":
         cell = cells[edit.index]
         cell["outputs"] = Array([_youtput(output) for output in edit.outputs])
@@ -266,6 +268,19 @@ def _apply(notebook: Any, edit: CellEdit) -> None:
         cell["execution_state"] = "running" if edit.running else "idle"
     else:
         cells[edit.index] = notebook.create_ycell(edit.cell)
+
+
+def _set_mark(cell: Any, mark: dict[str, Any]) -> None:
+    """Set a Y cell's ``nbagent`` metadata (the agent's mark), or remove it (``{}``)."""
+    from pycrdt import Map
+
+    metadata = cell.get("metadata")
+    if not isinstance(metadata, Map):
+        metadata = cell["metadata"] = Map(dict(metadata or {}))
+    if mark:
+        metadata["nbagent"] = mark
+    elif "nbagent" in metadata:
+        del metadata["nbagent"]
 
 
 def _youtput(output: dict[str, Any]) -> Any:

@@ -283,6 +283,8 @@ def test_replace_keeps_every_other_cell_and_output(
     after = cells_of(notebook)
     expected = copy.deepcopy(before)
     expected[2]["source"] = ["df.plot(kind='bar')"]
+    # The cell is marked as the agent's until a person edits it.
+    expected[2]["metadata"]["nbagent"] = {"changed": "edited", "source": "4f1e0927"}
     assert after == expected
     nbformat.validate(nbformat.read(notebook, as_version=4))
 
