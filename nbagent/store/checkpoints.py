@@ -7,19 +7,27 @@
 
 The log is one JSON file written atomically; the contents of the files the agent changed are
 kept once each by their SHA-256 (a file edited in many cells costs one copy per version).
+
+The log names the paths an undo writes and the notes the model is told as the person's, so it
+is signed with the key that signs conversations (:mod:`nbagent.store.key`): a log nbagent did
+not write (or one changed since) is not read. A content is read only under its own digest, and
+only when its bytes still have that digest.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from nbagent.store.folders import notebook_folder
+from nbagent.store.key import ConversationKeyError, conversation_key
 from nbagent.tools.checkpoints.recording import CheckpointLog
 
 LOG_NAME = "checkpoints.json"
@@ -27,6 +35,11 @@ LOG_NAME = "checkpoints.json"
 
 CONTENTS = "checkpoint-files"
 """The folder of the kept file contents, in the notebook's folder."""
+
+SIGNATURE = "signature"
+"""The log's field holding its HMAC (by the conversations' key)."""
+
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 class FileCheckpointStore:
@@ -44,7 +57,7 @@ class FileCheckpointStore:
         """The log as last saved, or None when there is none.
 
         Raises:
-            ValueError: The file is not a log.
+            ValueError: The file is not a log, or not one nbagent signed.
         """
         try:
             text = (self.folder / LOG_NAME).read_text(encoding="utf-8")
@@ -53,11 +66,30 @@ class FileCheckpointStore:
         data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError(f"{self.folder / LOG_NAME} is not a checkpoint log")
+        signature = data.pop(SIGNATURE, None)
+        key = conversation_key()
+        if (
+            key is None
+            or not isinstance(signature, str)
+            or not hmac.compare_digest(signature, self._sign(key, data))
+        ):
+            raise ValueError(f"{self.folder / LOG_NAME} is not signed by nbagent: not read")
         return data
 
     def save(self, data: dict[str, Any]) -> None:
-        """Write the log atomically."""
-        _write(self.folder / LOG_NAME, json.dumps(data, separators=(",", ":")).encode())
+        """Write the log atomically, signed (unsigned when no key can be kept: then it is
+        not read back, and undo reaches only this kernel's checkpoints)."""
+        try:
+            key = conversation_key(create=True)
+        except ConversationKeyError:
+            key = None
+        signed = {**data, SIGNATURE: self._sign(key, data)} if key is not None else data
+        _write(self.folder / LOG_NAME, json.dumps(signed, separators=(",", ":")).encode())
+
+    def _sign(self, key: bytes, data: dict[str, Any]) -> str:
+        body = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+        place = str(self.folder / LOG_NAME).encode("utf-8", "surrogatepass")
+        return hmac.new(key, b"nbagent checkpoints\0" + place + b"\0" + body, "sha256").hexdigest()
 
     def put(self, data: bytes) -> str:
         """Keep a file's content (once per content); return its digest."""
@@ -71,9 +103,14 @@ class FileCheckpointStore:
         """A content kept by :meth:`put`.
 
         Raises:
-            OSError: It is not kept.
+            OSError: It is not kept, or what is kept under its name is not it.
         """
-        return (self.folder / CONTENTS / digest).read_bytes()
+        if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+            raise FileNotFoundError(f"not a content digest: {digest!r}")
+        data = (self.folder / CONTENTS / digest).read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise OSError(f"the content kept as {digest[:12]} was changed on disk")
+        return data
 
     def keep(self, digests: set[str]) -> None:
         """Remove every kept content but these."""
