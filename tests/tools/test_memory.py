@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pydantic
 import pytest
@@ -20,7 +19,6 @@ from nbagent.policy.combining import decide
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.tools.memory import MemoryStore, memory_folder, memory_tool
-from tests.shells import error_of, run
 
 
 @pytest.fixture
@@ -128,32 +126,3 @@ def test_the_memory_tool_needs_its_beta(fake_api: FakeAnthropicServer) -> None:
             messages=[{"role": "user", "content": "hi"}],
             tools=[{"type": "memory_20250818", "name": "memory"}],  # type: ignore[list-item]
         )
-
-
-def test_memory_in_a_notebook_is_opt_in_and_listed(
-    ip: Any, fake_api: FakeAnthropicServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setitem(ip.user_ns, "__session__", str(tmp_path / "project" / "nb.ipynb"))
-    _, shown = run(ip, "%agent memory")
-    assert "Memory is off" in shown
-    fake_api.enqueue(Reply.text("Hi."))
-    run(ip, "%%agent\nHello.")
-    assert all(t.get("name") != "memory" for t in fake_api.requests[-1].body["tools"])
-    ip.run_line_magic("config", "NbAgent.memory = True")
-    try:
-        fake_api.enqueue(
-            Reply.tool_use(
-                "memory", {"command": "create", "path": "/memories/a.md", "file_text": "x"}
-            ),
-            Reply.text("Saved."),
-        )
-        result, _ = run(ip, "%%agent\nRemember x.")
-        assert result.success, error_of(result)
-        _, shown = run(ip, "%agent memory")
-        assert "/memories/a.md" in shown and "(1 bytes)" in shown
-    finally:
-        ip.run_line_magic("config", "NbAgent.memory = False")
-    fake_api.enqueue(Reply.text("Bye."))
-    run(ip, "%%agent\nBye.")
-    assert all(t.get("name") != "memory" for t in fake_api.requests[-1].body["tools"])
