@@ -8,7 +8,8 @@ hands IPython as ``info.cell_id``), the execution count, the source, the start, 
 the outcome and the names bound to another object or deleted: the names the cell's syntax tree
 binds (:mod:`~nbagent.tools.notebook.bindings`) are compared by the identity of their values
 before and after, no value copied nor kept alive; for code whose tree cannot show all it binds
-(a magic, ``import *``, ``exec``), the namespace's names are compared too. Cells
+(a magic, ``import *``, ``exec``), the names new to the namespace are added (those at the end
+of its insertion order); what such code rebinds or deletes is not seen. Cells
 that ``NotebookRun`` runs inside an ``%%agent`` cell are recorded as the agent's, with the id
 of the cell they ran.
 
@@ -52,8 +53,11 @@ class _Started:
     started: float
     values: dict[str, int | None]
     """The identity of the value of each name the code binds (None: unbound)."""
-    names: frozenset[str] | None
-    """The namespace's names, when the code may bind names its tree does not show."""
+    last_name: str | None
+    """The namespace's last name (names come in insertion order), when the code may bind
+    names its tree does not show: the names after it at the end are new."""
+    opaque: bool
+    """Whether the code may bind names its tree does not show."""
 
 
 class CellWatch:
@@ -91,8 +95,10 @@ class CellWatch:
         namespace = self.shell.user_ns
         found = bindings(_code_of(self.shell, info))
         values = {name: id(namespace[name]) if name in namespace else None for name in found.names}
-        names = frozenset(namespace) if found.opaque else None
-        self._running.append(_Started(info, time.perf_counter(), time.time(), values, names))
+        last = next(reversed(namespace), None) if found.opaque else None
+        self._running.append(
+            _Started(info, time.perf_counter(), time.time(), values, last, found.opaque)
+        )
 
     def post_run_cell(self, result: Any) -> None:
         """Record the cell that ended."""
@@ -122,9 +128,8 @@ class CellWatch:
             for name, before in started.values.items()
             if before is not None and name not in namespace
         }
-        if started.names is not None:  # the code may bind names its tree does not show
-            bound.update(namespace.keys() - started.names)
-            deleted.update(started.names - namespace.keys())
+        if started.opaque:  # the code may bind names its tree does not show
+            bound.update(_new_names(namespace, started.last_name))
         info = started.info
         attribution = self.record.attribution() if self._running else None
         if attribution is not None:
@@ -155,6 +160,21 @@ def _code_of(shell: Any, info: Any) -> str:
         return shell.transform_cell(raw)
     except Exception:  # noqa: BLE001 - IPython reports the cell's own error
         return raw
+
+
+def _new_names(namespace: dict[str, Any], last_name: str | None) -> list[str]:
+    """The names added to the namespace after ``last_name``: a dict keeps its keys in the
+    order they came, so they are those at its end (time in proportion to them, not to the
+    namespace). None when ``last_name`` was deleted meanwhile: then none are known."""
+    new = []
+    try:
+        for name in reversed(namespace):
+            if name == last_name:
+                return new
+            new.append(name)
+    except RuntimeError:  # changed by another thread meanwhile: none known
+        return []
+    return new if last_name is None else []
 
 
 def _shown(names: set[str]) -> tuple[str, ...]:
