@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -36,8 +37,8 @@ CHECKPOINT_COMMANDS = ("checkpoints", "undo", "redo", "rewind")
 
 
 def begin_cell(session: Session, agent: Agent, prompt: str, review: bool = False) -> None:
-    """Open the checkpoint of an ``%%agent`` cell, and tell the model what was undone since
-    its last turn (a ``<system-reminder>`` before the prompt, in the same user message).
+    """Open the checkpoint of an ``%%agent`` cell, and have the model told what was undone
+    since its last turn (:class:`UndoNotes`).
 
     Args:
         session: The kernel's session.
@@ -55,10 +56,26 @@ def begin_cell(session: Session, agent: Agent, prompt: str, review: bool = False
         conversation_id=session.recorder.current_id,
         conversation_mark=_mark(messages[-1]) if messages else "",
     )
-    notes = log.take_notes()
-    if notes and messages:  # a new conversation has nothing to be told
-        blocks = [{"type": "text", "text": note} for note in notes]
-        agent.messages.append({"role": "user", "content": blocks})
+    if not any(isinstance(remind, UndoNotes) for remind in agent.reminders):
+        agent.reminders.append(UndoNotes(log))
+
+
+class UndoNotes:
+    """What the model is told at its next turn of what was undone since its last one (a
+    reminder of the agent's: a ``<system-reminder>`` after the prompt, in the same message).
+
+    Args:
+        log: The checkpoint log, which keeps the notes until they are told.
+    """
+
+    def __init__(self, log: CheckpointLog) -> None:
+        self.log = log
+
+    def __call__(self, history: Sequence[Any]) -> str | None:
+        """The notes, taken from the log; None when there are none or the conversation is
+        new (it has nothing to be told)."""
+        notes = self.log.take_notes()
+        return "\n\n".join(notes) if notes and history else None
 
 
 def end_cell(session: Session) -> None:
