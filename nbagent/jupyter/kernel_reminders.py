@@ -14,6 +14,7 @@ stays valid (as the deferred-tool announcements of :mod:`nbagent.catalogue.delta
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +24,11 @@ from nbagent.tools.notebook.record import CellExecution, ExecutionRecord
 
 RUNS_TOLD = 12
 """Runs one reminder lists at most (the last ones)."""
+
+OUTCOME_CHARS = 200
+"""Characters of a run's outcome (its error's message) one reminder line quotes at most."""
+
+_TAG = re.compile(r"<(?=/?[A-Za-z])")
 
 
 class KernelChanges:
@@ -102,12 +108,24 @@ def run_line(run: CellExecution) -> str:
     """
     where = f"cell {run.cell_id}" if run.cell_id else f"code {one_line(run.source, 40)!r}"
     count = f" In [{run.execution_count}]" if run.execution_count is not None else ""
-    line = f"{where}{count}: {run.outcome} after {run.duration:.2f} s"
+    outcome = one_line(run.outcome, OUTCOME_CHARS)
+    line = inert(f"{where}{count}: {outcome} after {run.duration:.2f} s")
     if run.bound:
         line += f"; bound {', '.join(run.bound[:8])}" + (" ..." if len(run.bound) > 8 else "")
     if run.deleted:
         line += f"; deleted {', '.join(run.deleted[:8])}"
     return line
+
+
+def inert(text: str) -> str:
+    """A text quoted in a reminder with its tags made inert (``<`` before a tag's name
+    becomes ``‹``): a cell's source or error message cannot close nbagent's reminder and open
+    one of its own.
+
+    Args:
+        text: The quoted text.
+    """
+    return _TAG.sub("\u2039", text)
 
 
 def _clock(moment: float) -> str:
