@@ -195,6 +195,11 @@ class AgentMagics(Magics):
         ``%agent log [-n N]`` shows the end of nbagent's log: the tracebacks of handled
         errors, which a card shows as one line and never prints into the notebook.
 
+        ``%agent checkpoints`` lists what each ``%%agent`` cell changed in notebook cells and
+        files; ``%agent undo [N]`` puts the last cell's (or checkpoint N's) changes back,
+        ``%agent redo`` takes the last undo back, ``%agent rewind N [--conversation]`` goes
+        back to before checkpoint N. What a person changed since is kept unless ``--force``.
+
         Each conversation is saved as it goes, under ``~/.nbagent/conversations`` (never in
         the notebook). ``%agent sessions`` lists this notebook's; ``%agent resume [ID]``
         continues the last one (or the one named), after a kernel restart too. A file that
