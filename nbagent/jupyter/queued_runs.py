@@ -12,6 +12,7 @@ turn that was interrupted sends nothing, and a run that was interrupted goes on 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,8 @@ CONTINUE_TEXT = "Go on: the runs you queued ended."
 
 OUTPUT_CHARS = 4000
 """Characters of each output of a queued run the continuation prompt carries."""
+
+_FORGED = re.compile(r"<(?=/?(?:system-reminder|output)\b)", re.IGNORECASE)
 
 
 def apply_settings(runs: RunQueue, settings: NbAgent) -> None:
@@ -86,6 +89,13 @@ def send_queued(session: Session, result: AgentResult | None) -> str | None:
     names = ", ".join(code_markdown(r.cell_id) for r in runs)
     if result is None or result.stop_reason == "interrupted":
         return f"Not run: {names} (queued for after the turn, which was interrupted)."
+    cells = _notebook(session)
+    changed = [r.cell_id for r in runs if source_of(cells.get(r.cell_id) or {}) != r.source]
+    if changed:  # the front end runs what the cell holds then: only the code the person saw
+        return (
+            f"Not run: {names}: {', '.join(map(code_markdown, changed))} changed since its run "
+            "was approved (or could not be read). Read it, and run it yourself if you want it."
+        )
     shell, channel = session.shell, session.frontend
     front = channel.front_end(client=running_client(shell)) if channel is not None else None
     if front is None:
@@ -148,8 +158,16 @@ def continuation(session: Session, cells: str, text: str) -> str | None:
         if source_digest(source_of(cell)) != run.digest:
             parts.append("(its source changed since it ran)")
         outputs = render_outputs(cell.get("outputs", []), OUTPUT_CHARS, None, cell_id)
-        parts.extend(outputs or ["(no output)"])
+        parts.extend([_quoted(part) for part in outputs] or ["(no output)"])
     return "\n".join(parts)
+
+
+def _quoted(part: str) -> str:
+    """An ``<output>`` element whose text cannot close it, nor pass for nbagent's reminder
+    (``<`` before those tags' names becomes ``‹``)."""
+    head, _, rest = part.partition("\n")
+    body, _, tail = rest.rpartition("\n")
+    return f"{head}\n{_FORGED.sub(chr(0x2039), body)}\n{tail}"
 
 
 def _why_not(session: Session, sent: Sent | None, ids: list[str]) -> str | None:
