@@ -45,6 +45,15 @@ PROJECT_SKILLS = ("skills", ".claude/skills")
 MAX_FILES = 200
 """Files of a skill listed at most."""
 
+MAX_SKILL_BYTES = 256 * 1024
+"""The largest SKILL.md read (a bigger one is refused: it is read at every cell)."""
+
+MAX_DESCRIPTION = 1024
+"""Characters of a skill's description kept at most (Agent Skills' own limit)."""
+
+_SCALARS = (str, int, float)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
 
@@ -77,7 +86,11 @@ def read_skill(folder: Path) -> Skill:
         SkillError: The front matter is missing, is not YAML, or lacks a description.
     """
     path = folder / SKILL_FILE
-    text = path.read_text(encoding="utf-8", errors="replace")
+    with path.open("rb") as file:
+        data = file.read(MAX_SKILL_BYTES + 1)
+    if len(data) > MAX_SKILL_BYTES:
+        raise SkillError(f"{path} is over {MAX_SKILL_BYTES // 1024} KiB: keep SKILL.md short.")
+    text = data.decode("utf-8", errors="replace")
     match = _FRONT_MATTER.match(text)
     if match is None:
         raise SkillError(
@@ -85,10 +98,14 @@ def read_skill(folder: Path) -> Skill:
             "...', '---'."
         )
     meta = _front_matter(match.group(1), path)
-    if not str(meta.get("description") or "").strip():
+    description, name = meta.get("description") or "", meta.get("name") or folder.name
+    if not isinstance(description, _SCALARS) or not isinstance(name, _SCALARS):
+        raise SkillError(f"{path}: its front matter's 'name' and 'description' must be text.")
+    description = _CONTROL.sub("", str(description)).strip()[:MAX_DESCRIPTION]
+    if not description:
         raise SkillError(f"{path}: its front matter needs a 'description' saying when to use it.")
-    name = str(meta.get("name") or folder.name).strip()
-    return Skill(name, str(meta["description"]).strip(), folder, text[match.end() :].strip())
+    name = _CONTROL.sub("", str(name)).strip()
+    return Skill(name, description, folder, text[match.end() :].strip())
 
 
 def _front_matter(text: str, path: Path) -> dict[str, object]:
