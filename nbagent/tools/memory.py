@@ -45,6 +45,9 @@ MEMORY_HOME = Path("~/.nbagent/memory")
 MAX_VIEW_CHARS = 16_000
 """Characters of a file ``view`` shows at most."""
 
+MAX_FILE_CHARS = 100_000
+"""Characters a memory file may hold at most (create, str_replace and insert refuse more)."""
+
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 """The memory tool's commands."""
 
@@ -161,6 +164,7 @@ class MemoryStore:
         target = self.local(path)
         if target.is_dir() or path == ROOT:
             raise ToolError(f"{path} is a folder; give a file path.")
+        _bounded(path, file_text)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(file_text, encoding="utf-8")
         return f"File created successfully at {path}"
@@ -172,7 +176,7 @@ class MemoryStore:
         if count != 1:
             found = "not found" if count == 0 else f"found {count} times; make it unique"
             raise ToolError(f"The text to replace was {found} in {path}.")
-        target.write_text(text.replace(old_str, new_str), encoding="utf-8")
+        target.write_text(_bounded(path, text.replace(old_str, new_str)), encoding="utf-8")
         return f"The memory file {path} has been edited."
 
     def _insert(self, path: str, insert_line: int, insert_text: str) -> str:
@@ -182,12 +186,12 @@ class MemoryStore:
             raise ToolError(f"insert_line must be 0 to {len(lines)} for {path}.")
         text = insert_text if insert_text.endswith("\n") else insert_text + "\n"
         lines.insert(insert_line, text)
-        target.write_text("".join(lines), encoding="utf-8")
+        target.write_text(_bounded(path, "".join(lines)), encoding="utf-8")
         return f"Text inserted at line {insert_line} of {path}."
 
     def _delete(self, path: str) -> str:
         target = self.local(path)
-        if path.rstrip("/") == ROOT:
+        if path.rstrip("/") == ROOT or target == self.folder.resolve():
             raise ToolError(f"{ROOT} itself cannot be deleted; delete the files in it.")
         if target.is_dir():
             shutil.rmtree(target)
@@ -212,6 +216,20 @@ class MemoryStore:
         if not target.is_file():
             raise ToolError(f"{path} is not a memory file (view {ROOT} to list them).")
         return target
+
+
+def _bounded(path: str, text: str) -> str:
+    """The text a memory file is to hold, if within :data:`MAX_FILE_CHARS`.
+
+    Raises:
+        ToolError: It is longer.
+    """
+    if len(text) > MAX_FILE_CHARS:
+        raise ToolError(
+            f"{path} would be too large ({len(text):,} characters): a memory file holds at most "
+            f"{MAX_FILE_CHARS:,}. Keep notes short, or split them into files."
+        )
+    return text
 
 
 def memory_tool(store: MemoryStore) -> MemoryTool:
