@@ -229,6 +229,8 @@ def _restore_file(
 ) -> tuple[str, Change]:
     """Put one file back as it was before the change (or remove the file the agent made)."""
     path = Path(change.path)
+    if path.is_symlink() or path.parent.resolve() != path.parent:  # recorded resolved
+        raise Left("left as it is: its path leads elsewhere now (a link was made since)")
     try:
         current: bytes | None = path.read_bytes()
     except FileNotFoundError:
