@@ -134,3 +134,27 @@ def test_undo_does_not_follow_a_folder_swapped_for_a_link_after_the_checkpoint(
 
     assert bashrc.read_text() == "# the person's start-up file\n"
     assert "leads elsewhere now" in "\n".join(report.outcome.left)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="checkpoints keep every file's whole content before and after, whatever its size "
+    "(only their number is bounded, c.NbAgent.checkpoints): a Write over a huge file copies "
+    "it whole into ~/.nbagent, through the kernel's memory",
+)
+def test_a_huge_file_is_not_copied_whole_into_the_checkpoints(tmp_path: Path) -> None:
+    from nbagent.tools import ToolContext
+    from tests.tools.helpers import LazyTools, text
+
+    notebook = str(tmp_path / "a.ipynb")
+    log = notebook_checkpoints(lambda: notebook, lambda: 10, root=tmp_path / "store")
+    context = ToolContext(root=tmp_path, checkpoints=log)
+    tools = LazyTools(context)
+    big = tmp_path / "data.csv"
+    big.write_bytes(b"1,2,3\n" * (6 * 1024 * 1024))  # 36 MiB
+    log.begin("agent", "Tidy")
+    text(tools["Read"], file_path=str(big), limit=1)
+    text(tools["Write"], file_path=str(big), content="1,2,3\n")
+    log.end()
+    kept = notebook_folder(notebook, tmp_path / "store") / CONTENTS
+    assert max(p.stat().st_size for p in kept.iterdir()) < 32 * 1024 * 1024
