@@ -35,6 +35,10 @@ CONTINUE_TEXT = "Go on: the runs you queued ended."
 OUTPUT_CHARS = 4000
 """Characters of each output of a queued run the continuation prompt carries."""
 
+MAX_CONTINUATIONS = 10
+"""``%%agent --after`` cells that go on by themselves in a row at most: then the person is
+asked to go on (an agent that queues a run at each turn would otherwise never stop)."""
+
 _FORGED = re.compile(r"<(?=/?(?:system-reminder|output)\b)", re.IGNORECASE)
 
 
@@ -57,6 +61,8 @@ class Sent:
     """The runs, in order."""
     after: int
     """The record's last run number when they were handed over (their runs come later)."""
+    chain: int = 0
+    """How many ``%%agent --after`` cells in a row led to this hand-over."""
 
 
 def show_queued(session: Session, result: AgentResult | None) -> None:
@@ -83,6 +89,8 @@ def send_queued(session: Session, result: AgentResult | None) -> str | None:
     Returns:
         What the cell says of it, or None when nothing was queued.
     """
+    chain = getattr(session, "continuing", 0)  # set by continuation() for this cell only
+    session.continuing = 0
     runs = session.runs.take()
     if not runs:
         return None
@@ -103,7 +111,7 @@ def send_queued(session: Session, result: AgentResult | None) -> str | None:
             f"Not run: {names}: no JupyterLab with nbagent's extension answered. Run them "
             "yourself; the agent is not told."
         )
-    going_on = session.runs.continue_after
+    going_on = session.runs.continue_after and chain < MAX_CONTINUATIONS
     queue = {
         "cells": [r.cell_id for r in runs],
         "after": running_cell_id(shell),
@@ -114,11 +122,14 @@ def send_queued(session: Session, result: AgentResult | None) -> str | None:
         channel.request(front, "queue", queue=queue)
     except FrontEndError as exc:
         return f"Not run: {names}: {front.app} did not take them ({exc}). Run them yourself."
-    session.sent_runs = Sent(runs, session.record.last_number)
+    session.sent_runs = Sent(runs, session.record.last_number, chain)
     then = (
         "then a new `%%agent` cell below goes on with the conversation (interrupt to stop it)"
         if going_on
         else "going on by itself is off (`c.NbAgent.continue_after_run`)"
+        if not session.runs.continue_after
+        else f"not going on by itself after {chain} `%%agent --after` cells in a row: run "
+        "`%%agent` to go on"
     )
     return f"Runs next, as normal cells: {names}; {then}."
 
@@ -144,6 +155,7 @@ def continuation(session: Session, cells: str, text: str) -> str | None:
         display(Markdown(f"> **Not continued**: {stop}"))
         return None
     session.sent_runs = None
+    session.continuing = sent.chain + 1 if sent is not None else 1
     parts = [text.strip() or CONTINUE_TEXT, "", "The runs you queued for after your turn ended:"]
     notebook = _notebook(session)
     for cell_id in ids:

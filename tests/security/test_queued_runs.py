@@ -75,3 +75,34 @@ def test_a_queued_runs_output_cannot_pass_for_a_reminder_in_the_continuation(
     prompt = next(t for t in texts if "The runs you queued" in t)
     assert re.findall(r"</?system-reminder>", prompt) == [], prompt
     assert "permission mode is" in prompt  # the output is still quoted
+
+
+def test_continuations_that_queue_again_stop_going_on_by_themselves(
+    tmp_path: Path, fake_api: FakeAnthropicServer
+) -> None:
+    cells = {"train": "x = 1", "agent": "%%agent\nTrain."}
+    with world(tmp_path, fake_api, cells, mode="bypassPermissions") as (_, client, peer):
+        execute(client, "import nbagent.jupyter.queued_runs as q; q.MAX_CONTINUATIONS = 2")
+        source = cells["agent"]
+        for turn in range(4):
+            fake_api.enqueue(
+                Reply.tool_use("NotebookRun", {"cell_id": "train", "when": "after_turn"}),
+                Reply.text("Queued again."),
+            )
+            ended = execute(client, source, cell_id=f"turn-{turn}")
+            assert ended.status == "ok", ended.error
+            queue = peer.queued[-1]
+            if turn == 2:
+                assert queue["continue"] is False
+                assert "2 `%%agent --after` cells in a row" in ended.text
+                break
+            assert queue["continue"] is True
+            execute(client, "x = 1", cell_id="train")
+            source = queue["source"]
+        # The person's own %%agent cell starts a new chain.
+        fake_api.enqueue(
+            Reply.tool_use("NotebookRun", {"cell_id": "train", "when": "after_turn"}),
+            Reply.text("Queued."),
+        )
+        execute(client, cells["agent"], cell_id="agent")
+        assert peer.queued[-1]["continue"] is True
