@@ -199,8 +199,9 @@ class ContextEditor:
 
 def old_tool_uses(messages: Sequence[dict[str, Any]], settings: ContextEditing) -> set[str]:
     """The ids of the tool uses whose results are cleared: all but the last ``keep``, less
-    those of the tools always kept and the latest NotebookRead of each notebook (what the
-    model knows of a notebook's cells).
+    those of the tools always kept, the latest NotebookRead of each notebook (what the
+    model knows of a notebook's cells) and the errors (a call the person refused among them:
+    a cleared result says to run the tool again).
 
     Args:
         messages: The history.
@@ -219,10 +220,16 @@ def old_tool_uses(messages: Sequence[dict[str, Any]], settings: ContextEditing) 
         for b in uses
         if b.get("name") == NOTEBOOK_READ
     }
-    old = uses[: max(0, len(uses) - settings.keep)]
-    return {
-        b["id"] for b in old if b.get("name") not in spared and b["id"] not in latest_reads.values()
+    errors = {
+        block.get("tool_use_id")
+        for message in messages
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result" and block.get("is_error")
     }
+    kept = {*latest_reads.values(), *errors}
+    old = uses[: max(0, len(uses) - settings.keep)]
+    return {b["id"] for b in old if b.get("name") not in spared and b["id"] not in kept}
 
 
 def _same_clearing(copy: dict[str, Any], ids: set[str]) -> bool:
