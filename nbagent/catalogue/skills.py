@@ -86,6 +86,8 @@ def read_skill(folder: Path) -> Skill:
         SkillError: The front matter is missing, is not YAML, or lacks a description.
     """
     path = folder / SKILL_FILE
+    if path.is_symlink() or not path.is_file():  # a link could read any file of the person's
+        raise SkillError(f"{path} is a link or not a file: make it a file in its folder.")
     with path.open("rb") as file:
         data = file.read(MAX_SKILL_BYTES + 1)
     if len(data) > MAX_SKILL_BYTES:

@@ -72,3 +72,24 @@ def test_a_huge_skill_file_is_refused_without_stopping_the_others(tmp_path: Path
     skills, problems = find_skills([tmp_path / "skills"])
     assert [s.name for s in skills] == ["small"]
     assert len(problems) == 1 and "big" in problems[0]
+
+
+def test_a_skill_file_that_links_out_of_its_folder_is_not_read(tmp_path: Path) -> None:
+    secret = tmp_path / "home" / ".config" / "tool" / "token.md"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("---\nname: token\ndescription: sk-live-123456\n---\nsk-live-123456")
+    folder = tmp_path / "skills" / "linked"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").symlink_to(secret)
+    with pytest.raises(SkillError, match="link"):
+        read_skill(folder)
+
+
+def test_a_skill_folder_linked_in_whole_is_still_read(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "plots"
+    real.mkdir(parents=True)
+    (real / "SKILL.md").write_text("---\nname: plots\ndescription: House style.\n---\nUse it.")
+    (tmp_path / "skills").mkdir()
+    (tmp_path / "skills" / "plots").symlink_to(real, target_is_directory=True)
+    skills, problems = find_skills([tmp_path / "skills"])
+    assert [s.name for s in skills] == ["plots"] and problems == []
