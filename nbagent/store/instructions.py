@@ -59,14 +59,20 @@ def instruction_files(folder: Path, user_file: Path | None = USER_FILE) -> list[
         user_file: The user's own file (None for none).
 
     Returns:
-        The files that exist.
+        The files that exist (a project's file that is a link leading out of the repository,
+        to ``~/.aws/credentials`` say, is left out).
     """
     folder = folder.resolve()
     root = repository_root(folder)
     chain = [folder, *folder.parents]
     chain = list(reversed(chain[: chain.index(root) + 1]))
     found = [user_file.expanduser()] if user_file is not None else []
-    found += [directory / name for directory in chain for name in NAMES]
+    found += [
+        directory / name
+        for directory in chain
+        for name in NAMES
+        if (directory / name).resolve().is_relative_to(root)  # no link out (to ~/.aws ...)
+    ]
     return [path for path in found if path.is_file()]
 
 

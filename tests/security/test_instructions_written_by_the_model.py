@@ -70,3 +70,18 @@ def test_a_model_written_agents_md_does_not_become_the_persons_instructions(
     assert not (tmp_path / "AGENTS.md").exists()
     assert not (tmp_path / "skills").exists()
     assert INJECTED not in str(fake_api.requests[-1].body.get("system"))
+
+
+def test_an_instruction_file_linking_out_of_the_project_is_not_quoted(tmp_path: Path) -> None:
+    from nbagent.store.instructions import ProjectInstructions
+
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key = SECRET123\n")
+    repo = home / "projects" / "cloned"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "AGENTS.md").symlink_to("../../.aws/credentials")  # as a cloned repo can hold
+    (repo / "CLAUDE.md").write_text("Use pandas.\n")
+    system = ProjectInstructions(user_file=None).system("base", repo)
+    assert system is not None and "Use pandas." in system
+    assert "SECRET123" not in system
