@@ -101,8 +101,9 @@ def test_a_conversation_is_resumed_after_a_restart_and_the_api_accepts_it(
         {"role": "assistant", "content": [{"type": "text", "text": "Take a hat."}]}
     ]
     assert fake_api.requests[-1].status == 200
-    texts = [b.get("text", "") for b in body["messages"][-1]["content"]]
-    assert texts == ["And Oslo?"]  # the same tools: nothing to announce again
+    prompt, restarted = [b.get("text", "") for b in body["messages"][-1]["content"]]
+    assert prompt == "And Oslo?"  # the same tools: nothing to announce again
+    assert restarted.startswith("<system-reminder>\nThe kernel restarted since")
     assert len(saved_conversations(str(notebook))) == 1  # the same file goes on
     resaved = read_conversation(saved.path)
     assert resaved is not None and resaved.turns == 3
@@ -129,7 +130,11 @@ def test_after_a_restart_with_other_tools_only_the_difference_is_announced(
         assert again.success, error_of(again)
         body = fake_api.requests[-1].body
         assert fake_api.requests[-1].status == 200  # the old reference to FORECAST is defined
-        [note] = [b["text"] for b in body["messages"][-1]["content"] if "<system" in b["text"]]
+        [note] = [
+            b["text"]
+            for b in body["messages"][-1]["content"]
+            if "<system" in b["text"] and "kernel restarted" not in b["text"]
+        ]
         added, _, removed = note.partition(REMOVED_HEADER)
         assert ADDED_HEADER in added and "mcp__weather__alerts" in added and FORECAST not in added
         assert FORECAST in removed and "Read" not in note  # only the difference
@@ -348,10 +353,11 @@ def test_a_kernel_killed_mid_cell_resumes_with_a_valid_history(
     messages = body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user"]
     assert messages[1]["content"][-1]["name"] == "wait_for"
-    answer, prompt = messages[2]["content"]
+    answer, prompt, restarted = messages[2]["content"]
     assert answer["tool_use_id"] == messages[1]["content"][-1]["id"] and answer["is_error"]
     assert answer["content"] == INTERRUPTED_MESSAGE
     assert prompt["text"] == "Are you back?"
+    assert "The kernel restarted since" in restarted["text"]  # told to the model, once
 
 
 def agent_of(ip: InteractiveShell) -> Any:
