@@ -16,4 +16,4 @@ def test_the_stop_reasons_are_the_apis_beta_ones_included() -> None:
 
 def test_a_run_ends_for_a_stop_reason_of_the_api_or_for_its_own() -> None:
     own = set(get_args(RunStopReason)) - set(get_args(StopReason))
-    assert own == {"max_turns", "interrupted"}
+    assert own == {"max_turns", "interrupted", "budget"}
