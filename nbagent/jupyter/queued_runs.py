@@ -35,6 +35,9 @@ CONTINUE_TEXT = "Go on: the runs you queued ended."
 OUTPUT_CHARS = 4000
 """Characters of each output of a queued run the continuation prompt carries."""
 
+OUTPUTS_QUOTED = 20
+"""Outputs of each queued run the continuation prompt carries at most (the last ones)."""
+
 MAX_CONTINUATIONS = 10
 """``%%agent --after`` cells that go on by themselves in a row at most: then the person is
 asked to go on (an agent that queues a run at each turn would otherwise never stop)."""
@@ -170,6 +173,11 @@ def continuation(session: Session, cells: str, text: str) -> str | None:
         if source_digest(source_of(cell)) != run.digest:
             parts.append("(its source changed since it ran)")
         outputs = render_outputs(cell.get("outputs", []), OUTPUT_CHARS, None, cell_id)
+        if len(outputs) > OUTPUTS_QUOTED:
+            parts.append(
+                f"({len(outputs) - OUTPUTS_QUOTED} earlier outputs: NotebookRead shows them)"
+            )
+            outputs = outputs[-OUTPUTS_QUOTED:]
         parts.extend([_quoted(part) for part in outputs] or ["(no output)"])
     return "\n".join(parts)
 

@@ -106,3 +106,30 @@ def test_continuations_that_queue_again_stop_going_on_by_themselves(
         )
         execute(client, cells["agent"], cell_id="agent")
         assert peer.queued[-1]["continue"] is True
+
+
+def test_the_continuation_quotes_a_bounded_number_of_outputs(
+    tmp_path: Path, fake_api: FakeAnthropicServer
+) -> None:
+    cells = {"train": "for i in range(500): display(i)", "agent": "%%agent\nTrain."}
+    with world(tmp_path, fake_api, cells, mode="bypassPermissions") as (_, client, peer):
+        fake_api.enqueue(
+            Reply.tool_use("NotebookRun", {"cell_id": "train", "when": "after_turn"}),
+            Reply.text("Queued."),
+        )
+        execute(client, cells["agent"], cell_id="agent")
+        (queue,) = peer.queued
+        execute(client, cells["train"], cell_id="train")
+        with peer._lock:
+            peer.notebook.cells[0].outputs = [
+                nbformat.v4.new_output("display_data", data={"text/plain": str(i)})
+                for i in range(500)
+            ]
+        fake_api.enqueue(Reply.text("Fine."))
+        execute(client, queue["source"], cell_id="cont-1")
+    texts = [
+        b["text"] for b in fake_api.requests[-1].body["messages"][-1]["content"] if "text" in b
+    ]
+    prompt = next(t for t in texts if "The runs you queued" in t)
+    assert prompt.count("<output ") <= 20
+    assert "480 earlier outputs" in prompt and "499" in prompt
