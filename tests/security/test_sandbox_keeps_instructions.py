@@ -3,6 +3,8 @@ model as the person's own words: the project's AGENTS.md, CLAUDE.md and skills."
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,26 @@ def test_a_sandboxed_line_cannot_write_project_instructions(tmp_path: Path, exis
     assert not (tmp_path / "CLAUDE.md").exists()
     skill = tmp_path / "skills" / "plots" / "SKILL.md"
     assert "evil" not in (skill.read_text() if skill.exists() else "")
+
+
+@pytest.mark.usefixtures("bwrap")
+@pytest.mark.xfail(
+    strict=True,
+    reason="sandbox.HIDDEN_IN_HOME hides ~/.nbagent/credentials* but not the key that signs "
+    "conversations and checkpoints (~/.nbagent/*.key, a credential to the path policy): a "
+    "sandboxed line, run unasked, reads it",
+)
+def test_a_sandboxed_line_cannot_read_the_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = Path(tempfile.mkdtemp(prefix="nbagent-sandbox-", dir="/var/tmp"))  # /tmp is its own
+    try:
+        home = base / "home"
+        (home / ".nbagent").mkdir(parents=True)
+        (home / ".nbagent" / "conversations.key").write_text("a" * 64)
+        monkeypatch.setenv("HOME", str(home))
+        work = home / "work"
+        work.mkdir()
+        line = "cat ~/.nbagent/conversations.key"
+        result = run_command(line, str(work), 30, 1000, Sandbox(True))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert "a" * 64 not in str(result.content)
