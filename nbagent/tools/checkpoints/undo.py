@@ -7,6 +7,7 @@ model's next turn saying what was undone, what was left and what no checkpoint h
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +26,8 @@ UNTRACKED_NOTE = (
 
 KERNEL_NOTE = "The kernel's variables are as they are: undoing a run does not run anything."
 """What an undo of a run says."""
+
+_TAG = re.compile(r"<(?=/?[A-Za-z])")
 
 
 @dataclass
@@ -67,6 +70,7 @@ class UndoReport:
     def note(self) -> str:
         """What the model is told at its next turn."""
         body = "\n".join(self.lines()[:-1] if self.record is not None else self.lines())
+        body = _TAG.sub("\u2039", body)  # a file name cannot close the reminder
         return (
             "<system-reminder>\nThe user undid changes you made (with nbagent's %agent undo). "
             f"{body}\nRead the notebook and files again before you edit them.\n</system-reminder>"
