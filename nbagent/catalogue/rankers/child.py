@@ -17,7 +17,10 @@ of strings) it answers a JSON header, ``{"rows": N}`` or ``{"error": ...}``, and
 vectors as ``N × dimension`` float32 (little-endian). The index channel is the child's stdin
 and stdout (what a library prints goes nowhere), the query channel two more pipes. The
 child's stderr goes nowhere too (ipykernel shows a process's stderr in the running cell), and
-it ends when its stdin closes (the kernel exited).
+it ends when its stdin closes (the kernel exited). It runs in a session of its own: a Ctrl-C,
+which Jupyter sends to the kernel's whole process group, does not reach it, and a kernel
+shutting down does not wait for it (ipykernel signals the children of its group, and waits
+seconds for one that is dead but not reaped).
 """
 
 from __future__ import annotations
@@ -217,6 +220,7 @@ class ChildEmbedder:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 pass_fds=(query_requests, query_answers),
+                start_new_session=True,
             )
         finally:
             os.close(query_requests)
