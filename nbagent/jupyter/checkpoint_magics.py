@@ -205,9 +205,11 @@ def _undo_target(log: CheckpointLog, command: str, number: int | None) -> Checkp
             raise UsageError(f"No checkpoint {number} is kept: %agent checkpoints lists them.")
         return found
     kind = "undo" if command == "redo" else "cell"
+    undos = {item.number for item in items if item.kind == "undo"}
     for item in reversed(items):
-        if item.kind == kind and item.undone_by is None:
-            return item
+        redo = item.kind == "undo" and bool(undos.intersection(item.undoes))
+        if item.kind == kind and item.undone_by is None and not redo:
+            return item  # a redo is taken back by %agent undo N, not by another redo
     if command == "redo":
         raise UsageError("Nothing to redo: no undo is kept that was not taken back.")
     raise UsageError(
