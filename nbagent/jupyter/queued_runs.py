@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbagent.core.errors import ToolError
 from nbagent.core.markup import Markdown, code_markdown
+from nbagent.core.text import one_line
 from nbagent.frontend.channel import FrontEndError
 from nbagent.tools.notebook.file import render_outputs, source_of
 from nbagent.tools.notebook.locate import running_cell_id, running_client, snapshot
@@ -165,7 +166,8 @@ def continuation(session: Session, cells: str, text: str) -> str | None:
         run = session.record.last_run(cell_id)
         assert run is not None  # checked by _why_not
         count = f"In [{run.execution_count}]" if run.execution_count is not None else "no count"
-        parts.append(f"Cell {cell_id} ({count}): {run.outcome} after {run.duration:.1f} s.")
+        outcome = _FORGED.sub("\u2039", one_line(run.outcome, OUTPUT_CHARS))
+        parts.append(f"Cell {cell_id} ({count}): {outcome} after {run.duration:.1f} s.")
         cell = notebook.get(cell_id)
         if cell is None:
             parts.append("(its outputs could not be read)")
