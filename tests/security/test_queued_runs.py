@@ -136,3 +136,26 @@ def test_the_continuation_quotes_a_bounded_number_of_outputs(
     prompt = next(t for t in texts if "The runs you queued" in t)
     assert prompt.count("<output ") <= 20
     assert "480 earlier outputs" in prompt and "499" in prompt
+
+
+def test_an_agent_cell_behind_another_cell_magic_is_not_run_or_queued(
+    tmp_path: Path, fake_api: FakeAnthropicServer
+) -> None:
+    again = "%%time\n%%agent\nGo on and queue this cell again."
+    cells = {"again": again, "agent": "%%agent\nTrain."}
+    with world(tmp_path, fake_api, cells, mode="bypassPermissions") as (_, client, peer):
+        fake_api.enqueue(
+            Reply.tool_use("NotebookRun", {"cell_id": "again", "when": "after_turn"}),
+            Reply.tool_use("NotebookRun", {"cell_id": "again"}),
+            Reply.text("Done."),
+        )
+        execute(client, cells["agent"], cell_id="agent")
+        assert peer.queued == []
+    results = [
+        str(b.get("content"))
+        for r in fake_api.requests[1:]
+        for b in r.body["messages"][-1]["content"]
+        if b.get("type") == "tool_result"
+    ]
+    assert len(results) == 2
+    assert all("does not run agent cells" in text for text in results), results

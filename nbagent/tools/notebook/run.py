@@ -190,7 +190,8 @@ def _cell(notebook: LoadedNotebook, cell_id: str, running: str | None = None) ->
             "its type with NotebookEdit (cell_type='code') first if it holds code."
         )
     source = source_of(cell)
-    if cell_id == running or source.lstrip().startswith("%%agent"):
+    nested = any(line.lstrip().startswith("%%agent") for line in source.splitlines())
+    if cell_id == running or nested:  # %%time then %%agent runs an agent cell too
         what = "the cell running this agent" if cell_id == running else "an %%agent cell"
         raise ToolError(f"Cell {cell_id} is {what}: NotebookRun does not run agent cells.")
     if not source.strip():
