@@ -16,6 +16,7 @@ from typing import Any
 from nbagent.loop.execution import current_call_id
 from nbagent.tools.checkpoints.marks import MARK_KEY
 from nbagent.tools.checkpoints.model import Change, cell_mark
+from nbagent.tools.checkpoints.recording import MAX_CONTENT
 from nbagent.tools.context import ToolContext
 from nbagent.tools.notebook.file import CellEdit, Document, LoadedNotebook
 
@@ -117,6 +118,20 @@ def record_run(
         "cell", str(path), "NotebookRun", current_call_id(), before["id"], before, after
     )
     record(context, change)
+
+
+def too_large(path: Path) -> bool:
+    """Whether a file is too large for a checkpoint to keep (so it is not read for one)."""
+    try:
+        return path.stat().st_size > MAX_CONTENT
+    except OSError:
+        return False
+
+
+def record_too_large(context: ToolContext, path: Path, tool: str) -> None:
+    """Record that a tool changed a file too large to keep (an undo says so)."""
+    if recording(context) and context.checkpoints is not None:
+        context.checkpoints.note_too_large(str(path), tool)
 
 
 def record_file(

@@ -87,10 +87,10 @@ class Change:
 
 
 def _outputs_only(before: Any, after: Any) -> bool:
-    """Whether two states of a cell differ only in outputs and execution count."""
-    return before.get("cell_type") == after.get("cell_type") and before.get("source") == after.get(
-        "source"
-    )
+    """Whether two states of a cell differ in outputs or execution count only."""
+    same = all(before.get(key) == after.get(key) for key in ("cell_type", "source"))
+    ran = any(before.get(key) != after.get(key) for key in ("outputs", "execution_count"))
+    return same and ran
 
 
 @dataclass

@@ -13,12 +13,17 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, Protocol
 
 from nbagent.core.secrets import get_logger
 from nbagent.tools.checkpoints.model import Change, Checkpoint, CheckpointKind
 
 log = get_logger(__name__)
+
+MAX_CONTENT = 16 * 1024 * 1024
+"""Bytes of one file's content a checkpoint keeps at most: a change of a larger file is not
+kept (and said so), rather than copied whole into nbagent's folder."""
 
 UNTRACKED = frozenset({"Bash", "RunCode"})
 """Tools whose changes (files a command wrote, variables) no checkpoint holds."""
@@ -194,6 +199,9 @@ class CheckpointLog:
         """
         if not self.enabled:
             return
+        if any(data is not None and len(data) > MAX_CONTENT for data in (before, after)):
+            self.note_too_large(path, tool)
+            return
         with self._lock:
             self._load()
             store = self._store or self._memory
@@ -201,6 +209,23 @@ class CheckpointLog:
             change = Change("file", path, tool, call_id, before=digests[0], after=digests[1])
             self._open().changes.append(change)
             self._save()
+
+    def note_too_large(self, path: str, tool: str) -> None:
+        """Note that a tool changed a file too large to keep (over :data:`MAX_CONTENT`): an
+        undo says it cannot take that change back.
+
+        Args:
+            path: The file's resolved path.
+            tool: The tool that changed it.
+        """
+        if not self.enabled:
+            return
+        said = f"{tool} of {Path(path).name} (over {MAX_CONTENT // (1024 * 1024)} MiB: not kept)"
+        with self._lock:
+            current = self._open()
+            if said not in current.untracked:
+                current.untracked.append(said)
+                self._save()
 
     def keep_content(self, data: bytes) -> str:
         """Keep a file's content for a change about to be recorded; return its digest."""

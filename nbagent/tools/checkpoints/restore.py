@@ -160,7 +160,12 @@ def _restore_cell(context: ToolContext, change: Change, force: bool) -> tuple[st
     path = Path(change.path)
     document = _document(context, path)
     before, after = change.before, change.after
-    if before is not None and after is not None and _only_outputs_differ(before, after):
+    if (
+        before is not None
+        and after is not None
+        and _only_outputs_differ(before, after)
+        and _outputs(before) != _outputs(after)
+    ):  # a run: its outputs go back (a change of nothing is restored as a source edit)
         return _restore_outputs(document, change, force)
 
     def plan(notebook: LoadedNotebook) -> tuple[CellEdit, tuple[str, Change]]:

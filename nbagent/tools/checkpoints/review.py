@@ -17,6 +17,9 @@ from nbagent.tools.checkpoints.model import Change
 REVIEW_CHARS = 6000
 """Characters of a diff a card shows at most (the rest is counted)."""
 
+DIFF_BYTES = 1024 * 1024
+"""Bytes of a file, before and after together, past which its card shows no diff."""
+
 UNTRACKED_REVIEW = (
     "Not in a checkpoint: %agent undo does not take back what this call changed (files it "
     "wrote, variables it set)."
@@ -57,6 +60,8 @@ def file_review(name: str, before: bytes | None, after: bytes) -> str:
         before: Its bytes before (None: it did not exist).
         after: Its bytes after.
     """
+    if len(before or b"") + len(after) > DIFF_BYTES:
+        return f"{'Changed' if before is not None else 'Created'} {name} (too large to diff)."
     try:
         old = before.decode("utf-8") if before is not None else ""
         new = after.decode("utf-8")

@@ -17,7 +17,7 @@ from nbagent.core.access import paths
 from nbagent.core.errors import ToolError
 from nbagent.core.text import plural
 from nbagent.core.tool import Tool, ToolResult, tool
-from nbagent.tools.checkpoints.hooks import record_file
+from nbagent.tools.checkpoints.hooks import record_file, record_too_large, too_large
 from nbagent.tools.checkpoints.review import file_review
 from nbagent.tools.checkpoints.review_mode import reviewed
 from nbagent.tools.context import ToolContext
@@ -318,14 +318,19 @@ def write_tool(context: ToolContext) -> Tool:
         data = content.encode("utf-8")
         if existed:
             stamp = _check_fresh(context, path, name, "write over it")
-            before: bytes | None = path.read_bytes()
+            large = too_large(path)
+            before: bytes | None = None if large else path.read_bytes()
             _write_over(path, name, data, stamp, "write over it")
         else:
-            before = None
+            large, before = False, None
             atomic_write(path, data)
         context.reads.note(path, FileStamp.of_bytes(data))
-        record_file(context, path, before, data, "Write")
-        review = file_review(name, before, data)
+        if large:
+            record_too_large(context, path, "Write")
+            review = f"Replaced {name}: too large to keep in a checkpoint or to show a diff."
+        else:
+            record_file(context, path, before, data, "Write")
+            review = file_review(name, before, data)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Wrote" if existed else "Created"
         size = f"{len(data):,} byte{'s' if len(data) != 1 else ''}"
