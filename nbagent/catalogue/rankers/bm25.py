@@ -156,6 +156,30 @@ class BM25Ranker(SlotIndexed[ToolFields], IndexedAtOnce):
             total += np.float32(self.weights[FIELDS[position]]) * fields[position]
         return total
 
+    def coverage(self, terms: Sequence[Term]) -> np.ndarray:
+        """Tell how much of the query each tool's words contain, weighting rare tokens more.
+
+        Args:
+            terms: The query's terms.
+
+        Returns:
+            One share in [0, 1] per tool: the summed IDF of the query tokens found in any of
+            its indexed fields over the summed IDF of all the query's tokens (a token no tool
+            has weighs most); zeros for a query without tokens.
+        """
+        import numpy as np
+
+        out = np.zeros(len(self.slots))
+        count = self.slots.count
+        total = 0.0
+        for token in sorted({t for term in terms for t in term_tokens(term)}):
+            found = self._containing(token)
+            frequency = int(found.sum())
+            idf = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
+            total += idf
+            out[found] += idf
+        return out / total if total > 0 else out
+
     def allowed(self, terms: Sequence[Term]) -> np.ndarray | None:
         """Tell which tools have every required term in an indexed field.
 

@@ -151,3 +151,29 @@ def test_required_terms_agree_with_the_direct_check(
         all(has_term(ToolFields.of(tool).vocabulary, term) for term in terms) for tool in tools
     ]
     assert r.allowed(terms).tolist() == expected
+
+
+def test_coverage_is_the_idf_weighted_share_of_the_query_a_tool_contains() -> None:
+    r = default(ISSUE, PR, TIME)
+    assert r.coverage(parse_terms("create issue")).tolist() == [1.0, 1.0, 0.0]
+    issue, pr, time = r.coverage(parse_terms("open timezone")).tolist()
+    assert issue == pr and 0 < issue < time < 1  # "timezone" is rarer than "open"
+    # a word no tool has weighs the most, so a query of mostly unknown words is little covered
+    assert r.coverage(parse_terms("current zebra quokka")).max() < 0.5
+    assert not r.coverage([]).any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.lists(WORDS, max_size=5), min_size=1, max_size=6),
+    st.lists(WORDS, min_size=1, max_size=3),
+)
+def test_coverage_is_a_share_and_full_for_a_tool_with_every_query_word(
+    descriptions: list[list[str]], query: list[str]
+) -> None:
+    tools = [mcp(f"mcp__s__t{i}", " ".join(words)) for i, words in enumerate(descriptions)]
+    covering = mcp("mcp__s__all", " ".join(query))
+    r = default(*tools, covering)
+    coverage = r.coverage(parse_terms(" ".join(query)))
+    assert ((coverage >= 0) & (coverage <= 1 + 1e-6)).all()
+    assert coverage[-1] == 1.0

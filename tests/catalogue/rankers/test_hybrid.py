@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nbagent.catalogue.rankers.bm25 import BM25Ranker
-from nbagent.catalogue.rankers.hybrid import HybridRanker
-from nbagent.catalogue.rankers.semantic import SemanticIndex
+from nbagent.catalogue.rankers.hybrid import HybridRanker, lexical_share
+from nbagent.catalogue.rankers.semantic import SemanticIndex, query_texts
 from nbagent.catalogue.toolsearch import parse_terms
 from nbagent.core.tool import Tool
 
@@ -18,7 +20,13 @@ TIME = Tool(name="mcp__time__now", description="Current time in a timezone.", is
 
 
 def hybrid(embedder: Any, weight: float, cutoff: float = 0.0) -> HybridRanker:
-    r = HybridRanker(BM25Ranker(), SemanticIndex([embedder], cache_dir=None), weight, cutoff)
+    r = HybridRanker(
+        BM25Ranker(),
+        SemanticIndex([embedder], cache_dir=None),
+        weight,
+        cutoff,
+        full_lexical_from=0.0,
+    )
     r.index([ISSUE, TIME])
     assert r.wait(30)
     return r
@@ -149,6 +157,134 @@ def test_a_long_querys_hits_name_the_part_of_it_closest_to_each_tool(hashing: An
     )
     reasons = {hit.name: hit.reasons for hit in r.rank(task, 5)}
     closest = reasons[convert.name][-1]
-    assert closest.startswith('closest to "') and "convert miles" in closest
+    assert closest.startswith('closest to "')
+    assert "miles" in closest or "kilometres" in closest  # the part about units, wherever cut
     short = r.rank(parse_terms("convert miles"), 5)
     assert all(not reason.startswith("closest") for hit in short for reason in hit.reasons)
+
+
+CHARGER = Tool(
+    name="mcp__osm__find_ev_charging_stations",
+    description="Locate electric vehicle charging stations near a location.",
+    is_mcp=True,
+)
+PARKING = Tool(
+    name="mcp__osm__find_parking_facilities",
+    description="Locate parking facilities near a location, where I can leave my car.",
+    is_mcp=True,
+)
+SYNONYMS = {"plug": "charging", "tesla": "electric vehicle", "juice": "charging"}
+
+
+class SynonymEmbedder:
+    """Embeds like the hashing embedder after rewriting synonyms: a paraphrase that shares no
+    word with its target is still similar to it."""
+
+    model_id = "test/synonyms"
+    dimension = 64
+    multilingual = False
+
+    def __init__(self, hashing: Any) -> None:
+        self.inner = hashing
+        self.queries: list[list[str]] = []
+
+    def embed(self, texts: Any) -> Any:
+        rewritten = [
+            " ".join(SYNONYMS.get(word, word) for word in text.lower().split()) for text in texts
+        ]
+        return self.inner.embed(rewritten)
+
+    def embed_query(self, texts: Any) -> Any:
+        self.queries.append(list(texts))
+        return self.embed(texts)
+
+
+def paraphrase_ranker(hashing: Any, **options: float) -> HybridRanker:
+    r = HybridRanker(
+        BM25Ranker(), SemanticIndex([SynonymEmbedder(hashing)], cache_dir=None), **options
+    )
+    r.index([CHARGER, PARKING])
+    assert r.wait(30)
+    return r
+
+
+def test_a_paraphrase_sharing_no_word_with_its_target_ranks_it_by_similarity(
+    hashing: Any,
+) -> None:
+    query = parse_terms("plug in my tesla")
+    assert float(paraphrase_ranker(hashing).lexical.coverage(query).max()) < 0.5
+    fixed = paraphrase_ranker(hashing, lexical_weight=0.9, full_lexical_from=0.0, cutoff=0.0)
+    assert fixed.rank(query, 2)[0].name == PARKING.name  # "can", "my": BM25 picks the decoy
+    adaptive = paraphrase_ranker(
+        hashing, lexical_weight=0.9, no_lexical_below=0.5, full_lexical_from=0.8, cutoff=0.0
+    )
+    similarity = adaptive.semantic.similarity(query).values
+    assert list(similarity) == [1.0, 0.0]  # the decoy is the least similar of the two
+    # similarity alone: the decoy's BM25 match adds nothing, so it scores 0 and is dropped
+    assert [(h.name, h.score) for h in adaptive.rank(query, 2)] == [(CHARGER.name, 1.0)]
+
+
+def test_a_query_a_tool_covers_keeps_the_full_lexical_share(hashing: Any) -> None:
+    r = paraphrase_ranker(
+        hashing, lexical_weight=0.5, no_lexical_below=0.5, full_lexical_from=0.8, cutoff=0.0
+    )
+    terms = parse_terms("parking facilities")
+    lexical = r.lexical.scores(terms)
+    expected = 0.5 * lexical / lexical.max() + 0.5 * r.semantic.similarity(terms).values
+    hits = {hit.name: hit.score for hit in r.rank(terms, 2)}
+    assert hits[PARKING.name] == pytest.approx(float(expected[1]), abs=1e-3)
+
+
+def test_a_long_query_keeps_the_full_lexical_share_however_little_a_tool_covers(
+    hashing: Any,
+) -> None:
+    r = paraphrase_ranker(
+        hashing, lexical_weight=0.5, no_lexical_below=0.5, full_lexical_from=0.8, cutoff=0.0
+    )
+    terms = parse_terms(
+        "we land late on friday with two bags, a stroller and a grumpy toddler, so first "
+        "we need parking facilities close to the arrivals hall"
+    )
+    assert len(terms) > 16 and r.lexical.coverage(terms).max() < 0.5
+    lexical = r.lexical.scores(terms)
+    expected = 0.5 * lexical / lexical.max() + 0.5 * r.semantic.similarity(terms).values
+    hits = {hit.name: hit.score for hit in r.rank(terms, 2)}
+    assert hits[PARKING.name] == pytest.approx(float(expected[1]), abs=1e-3)
+
+
+@given(
+    weight=st.floats(0, 1),
+    low=st.floats(0, 1),
+    span=st.floats(0, 1),
+    coverages=st.lists(st.floats(0, 1), min_size=2, max_size=8),
+)
+def test_the_lexical_share_grows_with_coverage_from_none_to_the_full_weight(
+    weight: float, low: float, span: float, coverages: list[float]
+) -> None:
+    high = low + span
+    shares = [lexical_share(weight, c, low, high) for c in sorted(coverages)]
+    assert all(0 <= s <= weight for s in shares)
+    assert shares == sorted(shares)
+    assert lexical_share(weight, high, low, high) == weight
+    assert lexical_share(weight, 0.7, 0.0, 0.0) == weight
+    if low < high:
+        assert lexical_share(weight, low, low, high) == 0.0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "plug in my tesla",
+        "find somewhere to leave the car near the station tonight, and then a place where "
+        "an electric vehicle can get some juice before the long drive back home tomorrow",
+    ],
+)
+def test_a_search_embeds_its_query_in_one_batch_per_embedder(hashing: Any, query: str) -> None:
+    first, second = SynonymEmbedder(hashing), SynonymEmbedder(hashing)
+    second.model_id = "test/synonyms-2"
+    r = HybridRanker(BM25Ranker(), SemanticIndex([first, second], cache_dir=None))
+    r.index([CHARGER, PARKING])
+    assert r.wait(30)
+    r.rank(parse_terms(query), 5)
+    assert len(first.queries) == len(second.queries) == 1
+    assert first.queries[0] == query_texts(parse_terms(query))  # the whole and any windows

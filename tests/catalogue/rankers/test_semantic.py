@@ -185,7 +185,9 @@ def test_a_tool_only_the_last_step_of_a_long_task_asks_for_comes_up(
         "article, summarise every article about art and science for the report, and at the "
         "end convert miles to kilometres"
     )
-    assert len(query_texts(task)) > 1
+    # windows of 16 terms (the fitted WINDOW changes with the dev sets; this cut is the test's)
+    monkeypatch.setattr(semantic, "query_texts", lambda terms: query_texts(terms, 16))
+    assert len(semantic.query_texts(task)) > 1
     assert index.similarity(task).values.argmax() == 4
     monkeypatch.setattr(semantic, "query_texts", lambda terms: query_texts(terms, len(terms)))
     assert index.similarity(task).values.argmin() == 4
