@@ -8,7 +8,15 @@
 - ``task_dev_queries.json``: 74 task-style requests over the LiveMCPBench tools, written by
   hand for fitting weights in the long-query setting without touching the LiveMCPBench
   evaluation queries.
-
+- ``paraphrase_queries.json``: 118 short queries over the LiveMCPBench tools, each naming its
+  target tools: 96 English ones (``kind: paraphrase``) that ask as a person or a model would
+  without the words of the targets' names and descriptions (synonyms, the goal described,
+  indirect phrasing: "where can I plug in my Tesla around here" for
+  ``find_ev_charging_stations``), and 22 (``kind: cross-language``) in Chinese, Japanese,
+  Korean, Spanish, German or French for tools described in English. Every third query of each
+  kind (32 + 8) is in the ``dev`` split that ``fit_weights.py`` fits on, weighted as much as
+  the keyword queries; the other 78 are the ``test`` split that ``paraphrase_quality.py``
+  reports.
 - ``multilingual_queries.json``: 45 short queries in Chinese, Japanese, Korean, Spanish,
   German, French and English over the LiveMCPBench tools (61 of which are described in
   Chinese), 20 of them asking in another language for a tool described in English
@@ -103,6 +111,20 @@ def multilingual_queries() -> list[dict[str, Any]]:
         ``query`` and ``relevant`` (``server/tool`` over the LiveMCPBench tools).
     """
     return read("multilingual_queries.json")["queries"]
+
+
+def paraphrase_queries(split: str | None = None) -> list[dict[str, Any]]:
+    """Load the paraphrased and cross-language queries.
+
+    Args:
+        split: ``dev`` or ``test``; both when ``None``.
+
+    Returns:
+        Queries with ``kind`` (``paraphrase`` or ``cross-language``), ``language``, ``query``,
+        ``relevant`` (``server/tool`` over the LiveMCPBench tools, any of which answers) and
+        ``split``, in file order.
+    """
+    return [q for q in read("paraphrase_queries.json")["queries"] if split in (None, q["split"])]
 
 
 def mcpbench_catalogue() -> Catalogue:

@@ -1,26 +1,39 @@
 """Fit the BM25 field weights and the hybrid ranker's weights on the dev splits only.
 
-The objective is the mean of three dev figures, each the mean of its values at 5 hits and at
+The objective is the mean of four dev figures, each the mean of its values at 5 hits and at
 10 (the depths of the targets): MRR of the 43 ``dev`` keyword queries (over github-mcp-server
-and the reference servers), Recall of the 74 hand-written task-style queries over the
+and the reference servers), MRR of the 40 ``dev`` paraphrased and cross-language queries
+(over the LiveMCPBench tools), Recall of the 74 hand-written task-style queries over the
 LiveMCPBench tools, and Recall of the 103 MCP-Bench tasks over its own servers' tools
-(``benchmarks/data/``). Neither the keyword ``test`` split, nor the
-multilingual queries, nor the LiveMCPBench queries are read.
+(``benchmarks/data/``): paraphrases and other languages weigh as much as keywords. Neither
+the keyword nor the paraphrase ``test`` split, nor the multilingual queries, nor the
+LiveMCPBench queries are read.
 
 1. BM25: coordinate ascent over :data:`GRID` for each field weight (three sweeps, from all
-   weights 1), scoring from per-field BM25 scores computed once per query.
+   weights 1), scoring from per-field BM25 scores computed once per query, on the dev sets
+   other than the paraphrases (written to avoid the tools' words, they cannot tell which
+   field's words matter).
 2. Hybrid: with those weights, a grid over the query window (:data:`WINDOWS` terms) and the
    best window's share (:data:`WINDOW_SHARES`), MiniLM's share of the embeddings' average (0
    to 1 in steps of 0.1, the multilingual encoder having the rest) and the lexical weight (0
    to 1 in steps of 0.05); ties go to the smaller lexical weight, then the smaller MiniLM
    share, then the larger window, then the smaller window share.
-3. The cut-off: the largest share of the best score (0 to 0.9 in steps of 0.05) whose
+3. The adaptive lexical weight: with that similarity, a grid over the lexical weight and the
+   query coverages (:meth:`~nbagent.catalogue.rankers.bm25.BM25Ranker.coverage`, the best
+   tool's) below which BM25 has no share (:data:`LOWS`) and from which it has its full share
+   (:data:`HIGHS`), for queries of at most the window's terms (a longer one keeps the full
+   share); ties go to the smaller lexical weight, then the lower coverages.
+4. The cut-off: the largest share of the best score (0 to 0.9 in steps of 0.05) whose
    objective is no lower than with no cut-off.
+
+With ``--fusion-only`` the query window, the window share, MiniLM's share and the cut-off stay
+as shipped and only the BM25 field weights, the lexical weight and the coverages are fitted.
 
 It prints the fitted values; ``nbagent/catalogue/rankers/bm25.py`` (``FIELD_WEIGHTS``),
 ``nbagent/catalogue/rankers/embedder.py`` (``DEFAULT_EMBEDDERS``),
 ``nbagent/catalogue/rankers/semantic.py`` (``WINDOW``, ``WINDOW_SHARE``) and
-``nbagent/catalogue/rankers/hybrid.py`` (``LEXICAL_WEIGHT``, ``CUTOFF``) hold them.
+``nbagent/catalogue/rankers/hybrid.py`` (``LEXICAL_WEIGHT``, ``NO_LEXICAL_BELOW``,
+``FULL_LEXICAL_FROM``, ``CUTOFF``) hold them.
 
 Run ``python benchmarks/fit_weights.py`` from the repo root (embedding the tools takes a
 minute or two the first time; vectors are cached under ``~/.nbagent``).
@@ -28,6 +41,7 @@ minute or two the first time; vectors are cached under ``~/.nbagent``).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,13 +53,23 @@ from devsets import (
     keyword_queries,
     mcpbench_catalogue,
     mcpbench_tasks,
+    paraphrase_queries,
     task_dev_queries,
 )
 
 from nbagent.catalogue.rankers.bm25 import BM25Ranker
 from nbagent.catalogue.rankers.embedder import DEFAULT_CACHE_DIR, DEFAULT_EMBEDDERS, EmbeddingCache
 from nbagent.catalogue.rankers.fields import FIELDS, ToolFields
-from nbagent.catalogue.rankers.semantic import only_cjk, pooled, query_texts, rescaled, standardised
+from nbagent.catalogue.rankers.hybrid import CUTOFF, lexical_share
+from nbagent.catalogue.rankers.semantic import (
+    WINDOW,
+    WINDOW_SHARE,
+    only_cjk,
+    pooled,
+    query_texts,
+    rescaled,
+    standardised,
+)
 from nbagent.catalogue.toolsearch import parse_terms
 
 GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0)
@@ -64,6 +88,13 @@ WINDOWS = (8, 12, 16, 20, 24)
 """The query windows tried, in terms."""
 WINDOW_SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The best window's shares tried."""
+LOWS = np.round(np.arange(0, 0.6001, 0.1), 2)
+"""The query coverages tried below which BM25 has no share."""
+HIGHS = np.round(np.arange(0, 1.0001, 0.1), 2)
+"""The query coverages tried from which BM25 has its full share (not below the low one;
+equal to it: a step)."""
+MRR_SETS = ("keyword", "paraphrase")
+"""The dev sets scored by MRR (one answer wanted); the others by Recall."""
 
 
 @dataclass
@@ -77,11 +108,15 @@ class DevQuery:
     whole query's, then each window's (:func:`~nbagent.catalogue.rankers.semantic.query_texts`)."""
     cjk: bool
     """Whether the query is written in Chinese, Japanese or Korean only."""
+    coverage: float
+    """How much of the query the best-covering tool contains (shipped BM25 fields)."""
+    length: int
+    """How many terms the query has (a long one keeps BM25's full share)."""
     entries: list[np.ndarray]
     """One boolean mask over the tools per relevant entry."""
     dev_set: str
-    """The dev set it belongs to; ``keyword`` queries are scored by MRR@5, the others by
-    Recall@5."""
+    """The dev set it belongs to (:data:`MRR_SETS` are scored by MRR, the others by
+    Recall)."""
 
 
 def prepare(
@@ -100,6 +135,8 @@ def prepare(
     """
     lexical = BM25Ranker(dict.fromkeys(FIELDS, 1.0))
     lexical.index(catalogue.tools)
+    shipped = BM25Ranker()
+    shipped.index(catalogue.tools)
     texts = [ToolFields.of(tool).text for tool in catalogue.tools]
     caches = [EmbeddingCache(factory(), DEFAULT_CACHE_DIR) for factory, _ in DEFAULT_EMBEDDERS]
     matrices = [cache.vectors(texts) for cache in caches]
@@ -115,8 +152,17 @@ def prepare(
             ]
             for window in WINDOWS
         }
+        coverage = float(shipped.coverage(terms).max(initial=0.0))
         prepared.append(
-            DevQuery(lexical.field_scores(terms), rows, only_cjk(terms), entries, dev_set)
+            DevQuery(
+                lexical.field_scores(terms),
+                rows,
+                only_cjk(terms),
+                coverage,
+                len(terms),
+                entries,
+                dev_set,
+            )
         )
     return prepared
 
@@ -126,7 +172,7 @@ def objective(
     score: Callable[[DevQuery], np.ndarray],
     depths: Sequence[int] = DEPTHS,
 ) -> float:
-    """Mean over the dev sets of keyword MRR and task Recall, averaged over the depths.
+    """Mean over the dev sets of their MRR or Recall, averaged over the depths.
 
     Args:
         queries: The prepared dev queries.
@@ -143,7 +189,7 @@ def objective(
         ranked = ranked[scores[ranked] > 0]
         for depth in depths:
             order = ranked[:depth]
-            if query.dev_set == "keyword":
+            if query.dev_set in MRR_SETS:
                 ranks = [i for i, p in enumerate(order) if query.entries[0][p]]
                 figure = 1 / (ranks[0] + 1) if ranks else 0.0
             else:
@@ -175,6 +221,9 @@ def hybrid(
     alpha: float,
     cutoff: float = 0.0,
     similarities: Callable[[DevQuery], np.ndarray] | None = None,
+    low: float = 0.0,
+    high: float = 0.0,
+    window: int = WINDOWS[0],
 ):
     """The hybrid ranker's score, as :mod:`nbagent.catalogue.rankers.hybrid` computes it.
 
@@ -183,6 +232,9 @@ def hybrid(
         alpha: The lexical weight.
         cutoff: Scores below this share of the best become 0.
         similarities: Each query's embedding similarity (see :func:`similarity`).
+        low: The query coverage below which BM25 has no share.
+        high: The query coverage from which BM25 has its full share (0: always).
+        window: Queries of more terms than this keep the full share.
 
     Returns:
         A scoring function for :func:`objective`.
@@ -192,7 +244,8 @@ def hybrid(
         lexical = weights @ q.fields
         top_score = lexical.max()
         lexical = lexical / top_score if top_score > 0 else lexical
-        weight = 0.0 if q.cjk else alpha
+        coverage = 1.0 if q.length > window else q.coverage
+        weight = 0.0 if q.cjk else lexical_share(alpha, coverage, low, high)
         combined = weight * lexical + (1 - weight) * similarities(q)
         combined[combined < cutoff * combined.max()] = 0.0
         return combined
@@ -225,10 +278,10 @@ class DevSet:
 
 
 def dev_sets() -> list[DevSet]:
-    """Load the three dev sets (see the module docstring).
+    """Load the four dev sets (see the module docstring).
 
     Returns:
-        The keyword, task and MCP-Bench dev sets, in that order.
+        The keyword, paraphrase, task and MCP-Bench dev sets, in that order.
     """
     kw_catalogue = keyword_catalogue()
     key = {name: f"{d.server}/{d.name}" for name, d in kw_catalogue.origins.items()}
@@ -236,6 +289,11 @@ def dev_sets() -> list[DevSet]:
     kw = [(q.query, [np.array([n in q.relevant for n in names])]) for q in keyword_queries("dev")]
     lmb = build_catalogue(livemcpbench_definitions())
     origins = [lmb.origins[t.name] for t in lmb.tools]
+    lmb_names = [f"{d.server}/{d.name}" for d in origins]
+    para = [
+        (q["query"], [np.array([n in q["relevant"] for n in lmb_names])])
+        for q in paraphrase_queries("dev")
+    ]
     tasks = [
         (
             t["query"],
@@ -260,17 +318,33 @@ def dev_sets() -> list[DevSet]:
     ]
     return [
         DevSet("keyword", kw_catalogue, kw),
+        DevSet("paraphrase", lmb, para),
         DevSet("task", lmb, tasks),
         DevSet("mcpbench", mcp, mcp_tasks),
     ]
 
 
-def main() -> None:
-    """Fit and print the weights."""
+def main(argv: Sequence[str] | None = None) -> None:
+    """Fit and print the weights.
+
+    Args:
+        argv: Command-line arguments (``--fusion-only``); ``sys.argv[1:]`` by default.
+    """
+    global WINDOWS, WINDOW_SHARES, SHARES, CUTOFFS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--fusion-only",
+        action="store_true",
+        help="keep the shipped query window, window share, MiniLM share and cut-off",
+    )
+    if parser.parse_args(argv).fusion_only:
+        WINDOWS, WINDOW_SHARES = (WINDOW,), (WINDOW_SHARE,)
+        SHARES, CUTOFFS = np.array([DEFAULT_EMBEDDERS[0][1]]), np.array([CUTOFF])
     queries = [q for s in dev_sets() for q in prepare(s.catalogue, s.queries, s.name)]
 
+    lexical = [q for q in queries if q.dev_set != "paraphrase"]
     weights = np.ones(len(FIELDS), dtype=np.float32)
-    best = objective(queries, lambda q: weights @ q.fields)
+    best = objective(lexical, lambda q: weights @ q.fields)
     print(run_line(sys.argv))
     print(f"all weights 1: objective {best:.4f}")
     for sweep in range(SWEEPS):
@@ -278,7 +352,7 @@ def main() -> None:
             for value in GRID:
                 trial = weights.copy()
                 trial[i] = value
-                got = objective(queries, lambda q, w=trial: w @ q.fields)
+                got = objective(lexical, lambda q, w=trial: w @ q.fields)
                 if got > best + 1e-9:
                     best, weights = got, trial
         fitted = dict(zip(FIELDS, weights, strict=True))
@@ -302,23 +376,34 @@ def main() -> None:
         f"{share:.1f}, lexical weight {alpha:.2f}: objective {got:.4f}"
     )
     similar = memo(lambda q: similarity(q, window, window_share, share))
-
-    def fitted(cutoff: float = 0.0):
-        return hybrid(weights, alpha, cutoff, similar)
-
-    cutoff = max(c for c in CUTOFFS if objective(queries, fitted(c)) >= got - 1e-9)
-    plain, plain_alpha, plain_share, *_ = max(g for g in grid if g[4] == 0)
-    plain_similar = memo(lambda q: similarity(q, WINDOWS[0], 0.0, -plain_share))
+    fixed_alpha = alpha
+    adaptive = []
+    for low in LOWS:
+        for high in HIGHS[HIGHS >= low]:
+            for trial in LEXICAL:
+                score = hybrid(
+                    weights, trial, similarities=similar, low=low, high=high, window=window
+                )
+                adaptive.append((objective(queries, score), -trial, -low, -high))
+    got, alpha, low, high = max(adaptive)
+    alpha, low, high = -alpha, -low, -high
     print(
-        f"  without windows (window share 0): objective {plain:.4f} (MiniLM share "
-        f"{-plain_share:.1f}, lexical weight {-plain_alpha:.2f})"
+        f"adaptive: lexical weight {alpha:.2f}, none below coverage {low:.1f}, full from "
+        f"{high:.1f}: objective {got:.4f}"
     )
-    print("  by dev set, with the fitted cut-off (without windows → with them):")
-    without = hybrid(weights, -plain_alpha, cutoff, plain_similar)
-    for dev_set in ("keyword", "task", "mcpbench"):
+
+    def fitted(cutoff: float = 0.0, adapt: bool = True):
+        if adapt:
+            return hybrid(weights, alpha, cutoff, similar, low, high, window)
+        return hybrid(weights, fixed_alpha, cutoff, similar)
+
+    kept = (c for c in CUTOFFS if objective(queries, fitted(c)) >= got - 1e-9)
+    cutoff = max(kept, default=float(CUTOFFS[0]))
+    print("  by dev set, with the fitted cut-off (fixed lexical weight → adaptive):")
+    for dev_set in ("keyword", "paraphrase", "task", "mcpbench"):
         part = [q for q in queries if q.dev_set == dev_set]
         at = [
-            f"at {d} {objective(part, without, (d,)):.3f} → "
+            f"at {d} {objective(part, fitted(cutoff, False), (d,)):.3f} → "
             f"{objective(part, fitted(cutoff), (d,)):.3f}"
             for d in DEPTHS
         ]
@@ -332,6 +417,8 @@ def main() -> None:
     print(f"WINDOW = {window}")
     print(f"WINDOW_SHARE = {window_share:.2f}")
     print(f"LEXICAL_WEIGHT = {alpha:.2f}  # objective {got:.4f}")
+    print(f"NO_LEXICAL_BELOW = {low:.1f}")
+    print(f"FULL_LEXICAL_FROM = {high:.1f}")
     print(f"CUTOFF = {cutoff:.2f}")
 
 
