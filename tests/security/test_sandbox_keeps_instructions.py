@@ -22,16 +22,25 @@ def bwrap() -> None:
 
 
 @pytest.mark.usefixtures("bwrap")
-@pytest.mark.parametrize("exists", [True, False])
-@pytest.mark.xfail(
-    strict=True,
-    reason="sandbox.PROTECTED keeps .git/hooks, .mcp.json, .claude... read-only, and only when "
-    "they exist: AGENTS.md, CLAUDE.md and skills/*/SKILL.md are written by a sandboxed Bash "
-    "line without asking, and obeyed as the person's at the next cell",
+@pytest.mark.parametrize(
+    "exists",
+    [
+        True,
+        pytest.param(
+            False,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="sandbox.PROTECTED keeps AGENTS.md, CLAUDE.md and skills/ read-only only "
+                "when they exist: a sandboxed Bash line creates them without asking, and they "
+                "are obeyed as the person's at the next cell",
+            ),
+        ),
+    ],
 )
 def test_a_sandboxed_line_cannot_write_project_instructions(tmp_path: Path, exists: bool) -> None:
     if exists:
         (tmp_path / "AGENTS.md").write_text("Use pandas.\n")
+        (tmp_path / "CLAUDE.md").write_text("Be brief.\n")
         (tmp_path / "skills" / "plots").mkdir(parents=True)
         (tmp_path / "skills" / "plots" / "SKILL.md").write_text("---\ndescription: x\n---\n")
     line = (
@@ -41,18 +50,13 @@ def test_a_sandboxed_line_cannot_write_project_instructions(tmp_path: Path, exis
     run_command(line, str(tmp_path), 30, 1000, Sandbox(True))
     agents = tmp_path / "AGENTS.md"
     assert (agents.read_text() if agents.exists() else "") == ("Use pandas.\n" if exists else "")
-    assert not (tmp_path / "CLAUDE.md").exists()
+    claude = tmp_path / "CLAUDE.md"
+    assert (claude.read_text() if claude.exists() else "") == ("Be brief.\n" if exists else "")
     skill = tmp_path / "skills" / "plots" / "SKILL.md"
     assert "evil" not in (skill.read_text() if skill.exists() else "")
 
 
 @pytest.mark.usefixtures("bwrap")
-@pytest.mark.xfail(
-    strict=True,
-    reason="sandbox.HIDDEN_IN_HOME hides ~/.nbagent/credentials* but not the key that signs "
-    "conversations and checkpoints (~/.nbagent/*.key, a credential to the path policy): a "
-    "sandboxed line, run unasked, reads it",
-)
 def test_a_sandboxed_line_cannot_read_the_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     base = Path(tempfile.mkdtemp(prefix="nbagent-sandbox-", dir="/var/tmp"))  # /tmp is its own
     try:

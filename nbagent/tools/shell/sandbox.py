@@ -68,9 +68,13 @@ PROTECTED = (
     ".zprofile",
     ".profile",
     ".gitconfig",
+    "AGENTS.md",
+    "CLAUDE.md",
+    "skills",
 )
 """Paths kept read-only inside each writable folder, when they exist: what git, editors, CI,
-IPython, Jupyter, nbagent or a shell would later run or obey outside the sandbox."""
+IPython, Jupyter, nbagent or a shell would later run or obey outside the sandbox (the
+project's instructions and skills, which nbagent gives the model as the person's words)."""
 
 HIDDEN_IN_HOME = (
     ".ssh",
@@ -90,7 +94,8 @@ HIDDEN_IN_HOME = (
     ".npmrc",
 )
 """Credential folders (hidden under an empty tmpfs) and files (replaced by ``/dev/null``) in
-the home folder, when they exist; ``~/.nbagent/credentials*`` too."""
+the home folder, when they exist; ``~/.nbagent/credentials*`` and nbagent's keys
+(``~/.nbagent/*.key``, which sign conversations and checkpoints) too."""
 
 HIDDEN_SOCKETS = (
     "/run/docker.sock",
@@ -253,7 +258,7 @@ def _hidden() -> Iterator[str]:
 
     home = Path.home()
     candidates = [home / name for name in HIDDEN_IN_HOME]
-    candidates += sorted(home.glob(".nbagent/credentials*"))
+    candidates += sorted(home.glob(".nbagent/credentials*")) + sorted(home.glob(".nbagent/*.key"))
     candidates += [Path(jupyter_runtime_dir())]
     candidates += [Path(os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}")]
     candidates += [Path(p) for p in (*HIDDEN_SOCKETS, os.environ.get("SSH_AUTH_SOCK")) if p]
