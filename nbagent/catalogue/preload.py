@@ -35,7 +35,7 @@ PER_SERVER = 3
 MAX_HITS = 5
 """Search hits considered for the confidence rule."""
 
-MIN_SCORE = {"keyword": float("inf"), "bm25": 24.346, "semantic": 1.0, "hybrid": 0.944}
+MIN_SCORE = {"keyword": float("inf"), "bm25": 24.346, "semantic": 1.0, "hybrid": 0.967}
 """The score from which a search hit is a confident pick, per ranker: fitted on the task-style
 dev queries by ``benchmarks/preload_savings.py --fit`` (the lowest threshold whose top-5 hits
 were at least 80% relevant there; the keyword ranker never got there, so it preloads only for
