@@ -25,8 +25,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.tool import Tool, ToolResult
 
@@ -113,6 +111,8 @@ def read_skill(folder: Path) -> Skill:
 def _front_matter(text: str, path: Path) -> dict[str, object]:
     """The front matter's fields: YAML, else (a description with an unquoted ``: ``, as
     hand-written ones often have) one ``key: value`` a line."""
+    import yaml  # only when there is a skill to read
+
     try:
         meta = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:

@@ -22,7 +22,6 @@ from IPython.display import display
 from nbagent.core.events import ToolCallStarted
 from nbagent.core.markup import Markdown, code_markdown, table_cell
 from nbagent.jupyter.conversations_table import local_time
-from nbagent.jupyter.undo_widgets import report_markdown, show_undo_panel
 from nbagent.loop.agent import Agent
 from nbagent.tools.checkpoints.model import Checkpoint
 from nbagent.tools.checkpoints.recording import CheckpointLog
@@ -80,6 +79,8 @@ class UndoNotes:
 
 def end_cell(session: Session) -> None:
     """Close the checkpoint of the ``%%agent`` cell that ran, and show its Undo buttons."""
+    from nbagent.jupyter.undo_widgets import show_undo_panel  # ipywidgets, at the first cell
+
     session.checkpoints.review = False
     show_undo_panel(session, session.checkpoints.end())
 
@@ -278,6 +279,8 @@ def _cut_conversation(session: Session, target: Checkpoint) -> None:
 
 
 def _show(report: UndoReport) -> None:
+    from nbagent.jupyter.undo_widgets import report_markdown
+
     display(Markdown(report_markdown(report)))
 
 
