@@ -362,6 +362,7 @@ class AgentMagics(Magics):
             checkpoint_magics.watch(self.session, event)
             transcript(event)
 
+        self.session.agent_running = True
         try:
             return agent.run(prompt, on_event=on_event)
         except ModelAPIError as exc:
@@ -369,6 +370,7 @@ class AgentMagics(Magics):
                 raise UsageError(f"Unknown model {agent.model!r}: {exc}") from None
             raise UsageError(str(exc)) from None
         finally:  # what changed after the last event: a failed first request took its prompt
+            self.session.agent_running = False
             self.recorder.record(agent)
 
     def _status(self) -> None:
@@ -408,6 +410,11 @@ class AgentMagics(Magics):
         display(Markdown("  \n".join(lines)))
 
     def _add_rule(self, behavior: str, text: str) -> None:
+        if self.session.agent_running:
+            raise UsageError(
+                f"%agent {behavior} cannot run inside an agent cell (code the agent runs cannot "
+                "change its permissions): run it in a cell of your own."
+            )
         policy = self.agent_instance.runner.policy
         if not text:
             raise UsageError(

@@ -154,6 +154,10 @@ class Session:
         apply_run_settings(self.runs, settings)
         if self._watch is not None:
             self._watch.start()
+        self.agent_running = False
+        """Whether an ``%%agent`` cell is running: then only the agent's tools run code, and
+        the permission settings do not change (:meth:`_changed`)."""
+        self._reverting = False
         self._builder: threading.Thread | None = None
         self._front_path = ""
         self._asker = asker or ask_on_stdin
@@ -400,6 +404,8 @@ class Session:
         """Apply a setting that changed to what it configures (settings read at each cell,
         ``stream`` and ``verbose``, need nothing here)."""
         name = change["name"]
+        if name in (*POLICY_SETTINGS, *SANDBOX_SETTINGS) and self._refused(change):
+            return
         parameter = self.settings.trait_metadata(name, "agent")
         if parameter is not None:
             with self._lock:  # an agent being built meanwhile is built first, then changed
@@ -419,6 +425,26 @@ class Session:
             self._apply_sandbox()
         elif name in ("max_run_seconds", "continue_after_run"):
             apply_run_settings(self.runs, self.settings)
+
+    def _refused(self, change: Bunch) -> bool:
+        """Whether a change of a permission or sandbox setting is refused (and undone): while
+        an ``%%agent`` cell runs, only code the agent runs can make it (a cell it runs with
+        NotebookRun, RunCode), and the agent must not raise its own permissions."""
+        if self._reverting:
+            return True
+        if not self.agent_running:
+            return False
+        self._reverting = True
+        try:
+            self.settings.set_trait(change["name"], change["old"])
+        finally:
+            self._reverting = False
+        print(  # in the output of the cell the agent ran, and so in what the model reads
+            f"nbagent: NbAgent.{change['name']} was not changed: code an agent cell runs cannot "
+            "change the permission settings. Change them from a cell of your own.",
+            file=sys.stderr,
+        )
+        return True
 
     def _apply_policy(self, name: str) -> None:
         """Set the permission mode, or the rules, of the settings on the agent's policy."""

@@ -15,17 +15,15 @@ from tests.tools.notebook.test_run_modes import world
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Session._changed applies %config NbAgent.permission_mode (allow_rules, deny_rules) "
-    "whoever runs it: a cell the agent ran (approved for what it showed, which obfuscated code "
-    "hides) puts the running turn in bypassPermissions, and the next Bash runs unasked",
+@pytest.mark.parametrize(
+    "raise_permissions",
+    ["%config NbAgent.permission_mode = 'bypassPermissions'", "%agent allow Bash(touch:*)"],
 )
 def test_a_cell_the_agent_runs_cannot_switch_the_running_turn_to_bypass(
-    tmp_path: Path, fake_api: FakeAnthropicServer
+    tmp_path: Path, fake_api: FakeAnthropicServer, raise_permissions: str
 ) -> None:
     cells = {
-        "setup": "import os\n%config NbAgent.permission_mode = 'bypassPermissions'",
+        "setup": f"import os\n{raise_permissions}",
         "agent": "%%agent\nSet up.",
     }
     answers = iter(["y"])
