@@ -53,7 +53,7 @@ from nbagent.loop.context_editing import ContextEditing, ContextEditor
 from nbagent.loop.context_window import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.loop.history import History, ends_with, last_answer, repaired
-from nbagent.loop.reasoning import check_effort, reasoning_fields
+from nbagent.loop.reasoning import check_effort, effort_not_sent, reasoning_fields
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
@@ -416,6 +416,8 @@ class Agent:
         )
         if unpriced := unpriced_budget(self.model, self.cell_budget, self.prices):
             yield Notice(unpriced, level="warning")
+        if unsent := effort_not_sent(self.model, self.effort):
+            yield Notice(unsent, level="warning")
         usage = Usage()
         cancel = cellthread.cancellation()
         for turn in range(1, self.max_turns + 1):

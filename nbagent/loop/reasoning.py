@@ -124,3 +124,26 @@ def reasoning_fields(
     if effort and effort in capability.efforts:
         fields["output_config"] = {"effort": effort}
     return fields
+
+
+def effort_not_sent(
+    model: str, effort: str | None, table: Mapping[str, Capability] = CAPABILITIES
+) -> str | None:
+    """Why an effort level asked for is not sent to a model, or None when it is (or none was
+    asked for).
+
+    Args:
+        model: The model.
+        effort: The effort level asked for, or None.
+        table: The capability table.
+    """
+    if not effort:
+        return None
+    takes = capability_of(model, table).efforts
+    if effort in takes:
+        return None
+    which = f"it takes {', '.join(takes)}" if takes else "it takes no effort setting"
+    return (
+        f"Effort {effort!r} is not sent: {model} does not take it ({which}); the model's "
+        "default effort applies. Choose another level with %%agent --effort, or another model."
+    )

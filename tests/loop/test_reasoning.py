@@ -15,7 +15,7 @@ from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.errors import ConfigurationError, ModelAPIError
 from nbagent.core.events import Notice
 from nbagent.loop.agent import Agent
-from nbagent.loop.reasoning import capability_of, check_effort, reasoning_fields
+from nbagent.loop.reasoning import capability_of, check_effort, effort_not_sent, reasoning_fields
 from nbagent.testing import FakeAnthropicServer, Reply, Text, Thinking, ToolUse
 from tests.loop.test_agent import echo
 from tests.shells import error_of, run
@@ -48,6 +48,26 @@ def test_requests_carry_them_as_the_sdk_types_them(fake_api: FakeAnthropicServer
     assert body["output_config"] == {"effort": "low"}
     pydantic.TypeAdapter(ThinkingConfigParam).validate_python(body["thinking"], strict=True)
     pydantic.TypeAdapter(OutputConfigParam).validate_python(body["output_config"], strict=True)
+
+
+def test_an_effort_the_model_does_not_take_is_said_not_dropped_silently(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    assert effort_not_sent("claude-opus-4-8", "low") is None
+    assert effort_not_sent("claude-opus-4-8", None) is None
+    said = effort_not_sent("claude-opus-4-5", "xhigh")
+    assert said is not None and "takes low, medium, high" in said
+    agent = Agent(
+        registry=ToolRegistry([echo]),
+        client=fake_api.client(),
+        model="claude-opus-4-5",
+        effort="max",
+    )
+    fake_api.enqueue(Reply.text("Hi."))
+    events = list(agent.events("Hello."))
+    warned = [e.message for e in events if isinstance(e, Notice) and e.level == "warning"]
+    assert any("Effort 'max' is not sent: claude-opus-4-5" in text for text in warned)
+    assert "output_config" not in fake_api.requests[-1].body
 
 
 def test_thinking_round_trips_through_a_tool_loop(fake_api: FakeAnthropicServer) -> None:
