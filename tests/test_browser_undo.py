@@ -18,6 +18,7 @@ import pytest
 
 from nbagent.testing import FakeAnthropicServer, Reply
 from tests.jupyterlab_server import LAB_OPTIONS, chromium, lab_setup, screenshot, wait_until
+from tests.test_browser import set_theme
 from tests.test_browser_notebook import PANEL_READY, lab_kind, run_cell
 from tests.tools.rtc import KERNEL, Server, jupyter_server
 
@@ -156,6 +157,10 @@ def test_the_undo_button_and_the_commands_restore_the_notebook_the_user_sees(
         assert "-Notes" in agent.locator(".nbagent-review").first.inner_text()
         agent.scroll_into_view_if_needed()
         assert screenshot(page, f"undo-before-{lab_kind(lab)}", tmp_path).exists()
+        set_theme(page, "JupyterLab Dark")  # the diff and the buttons, in the dark theme too
+        agent.scroll_into_view_if_needed()
+        assert screenshot(page, f"undo-before-{lab_kind(lab)}-dark", tmp_path).exists()
+        set_theme(page, "JupyterLab Light")
 
         # The user types in a cell the agent did not touch, then clicks Undo all.
         page.evaluate("window.jupyterapp.shell.currentWidget.content.activeCellIndex = 1")
