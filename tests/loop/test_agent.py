@@ -5,7 +5,6 @@ from __future__ import annotations
 import _thread
 import json
 import re
-import threading
 import time
 from typing import Any
 
@@ -454,12 +453,14 @@ def test_interrupt_during_the_stream_keeps_the_partial_answer(
 ) -> None:
     fake_api.enqueue(Reply.text("Thinking about it at length " * 5, delay=0.1))
     agent = agent_for(fake_api)
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
-    try:
-        result = agent.run("go")
-    finally:
-        timer.cancel()
+    streamed: list[str] = []
+
+    def interrupt_at_the_first_text(event: Any) -> None:  # Ctrl-C mid-stream, however slow
+        if isinstance(event, TextDelta) and not streamed:
+            streamed.append(event.text)
+            _thread.interrupt_main()
+
+    result = agent.run("go", on_event=interrupt_at_the_first_text)
     assert result.stop_reason == "interrupted"
     last = agent.messages[-1]["content"][0]["text"]
     assert last.endswith(INTERRUPTED_TEXT) and last.startswith("Thinking")
