@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import _thread
 import json
 import re
 import time
@@ -458,7 +457,7 @@ def test_interrupt_during_the_stream_keeps_the_partial_answer(
     def interrupt_at_the_first_text(event: Any) -> None:  # Ctrl-C mid-stream, however slow
         if isinstance(event, TextDelta) and not streamed:
             streamed.append(event.text)
-            _thread.interrupt_main()
+            raise KeyboardInterrupt
 
     result = agent.run("go", on_event=interrupt_at_the_first_text)
     assert result.stop_reason == "interrupted"
