@@ -592,7 +592,24 @@ def save_renamed(page: Any, path: Path, index: int, folder: Path) -> list[Any]:
 
     outputs = wait_until(saved, "the file holds the cell's outputs", 30)
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty")
+    dismiss_listing_race(page, path.name)
     return list(outputs)
+
+
+def dismiss_listing_race(page: Any, name: str) -> None:
+    """Once the file browser lists the renamed file, close JupyterLab's own "Directory not
+    found" error if its refresh raced the rename.
+
+    jupyter_server answers a folder listing with 404 when a file it listed is renamed before
+    it reads that file's model, and JupyterLab's file browser shows that 404 as a dialog. The
+    race is between JupyterLab's rename and its own refresh (nbagent writes nothing there: its
+    temporary files are hidden, and hidden files are not read by a listing).
+    """
+    page.locator(".jp-DirListing-itemText", has_text=name).first.wait_for(state="attached")
+    race = page.locator('.jp-Dialog[aria-label^="Directory not found"]')
+    if race.count():
+        race.get_by_role("button").last.click()
+        race.wait_for(state="detached")
 
 
 @pytest.mark.parametrize("lab", ["plain"], indirect=True)

@@ -29,6 +29,7 @@ from tests.test_browser_permissions import (
     NOTEBOOK_READY,
     SOURCES,
     cell,
+    dismiss_listing_race,
     new_notebook,
     press_in_cell,
     type_cells,
@@ -131,6 +132,7 @@ def save_as(page: Any, name: str, folder: Path) -> None:
         " return panel.context.path === name && !panel.context.model.dirty; }",
         arg=name,
     )
+    dismiss_listing_race(page, name)
 
 
 @pytest.mark.parametrize("lab", ["extension"], indirect=True)
