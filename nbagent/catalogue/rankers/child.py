@@ -124,11 +124,11 @@ class ChildEmbedder:
     """
 
     def __init__(self, name: str) -> None:
+        self._process: subprocess.Popen[bytes] | None = None
+        self._channels: dict[str, _Channel] = {}
         if name not in MODELS:
             raise ConfigurationError(f"No embedder is named {name!r}: use one of {MODELS}.")
         self.name = name
-        self._process: subprocess.Popen[bytes] | None = None
-        self._channels: dict[str, _Channel] = {}
         self._started = threading.Lock()
         self._turns = {"index": threading.Lock(), "query": threading.Lock()}
         with self._started:
