@@ -29,7 +29,7 @@ from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.tools.checkpoints.review import UNTRACKED_REVIEW
 from nbagent.tools.context import ToolContext
 from nbagent.tools.output import HeadTail
-from nbagent.tools.shell.sandbox import Sandbox, current, problem
+from nbagent.tools.shell.sandbox import Placeholder, Sandbox, current, problem
 
 _GRACE = 2.0
 """Seconds a process group has to exit after SIGTERM before it gets SIGKILL."""
@@ -109,6 +109,7 @@ def run_command(
     """
     argv = ["bash", "-c", command]
     guard = git_guard(os.environ)
+    placeholders: list[Placeholder] = []
     if sandbox is not None and sandbox.enabled:
         why = problem()
         if why is not None:
@@ -116,7 +117,19 @@ def run_command(
                 "Bash runs commands only in the sandbox (`c.NbAgent.sandbox` is on), and the "
                 f"sandbox cannot run here, so the command was not run. {why}"
             )
-        argv = sandbox.argv(command, Path(cwd), guard)
+        placeholders = sandbox.placeholders(Path(cwd))
+        argv = sandbox.argv(command, Path(cwd), guard, placeholders)
+    try:
+        return _run(argv, cwd, guard, timeout, output_chars)
+    finally:
+        for placeholder in placeholders:
+            placeholder.remove()
+
+
+def _run(
+    argv: list[str], cwd: str, guard: dict[str, str], timeout: float, output_chars: int
+) -> ToolResult:
+    """Run ``argv`` in its own process group (see :func:`run_command`)."""
     output = HeadTail(output_chars)
     started = time.monotonic()
     process = subprocess.Popen(

@@ -9,8 +9,11 @@ few harmless ones, and neither the person's credential files (``~/.ssh``, ``~/.a
 tokens), nor the sockets of the container engines, of the ssh agent and of the person's
 session (``$XDG_RUNTIME_DIR``). Inside the writable folders, the files that would let a
 command run code later outside the sandbox stay read-only: ``.git/hooks``, ``.git/config``,
-``.mcp.json``, ``.vscode``, ``.ipython``, ``.jupyter``, shell start-up files... (see
-:data:`PROTECTED`). Because of all that, the permission policy lets sandboxed commands run
+``.mcp.json``, ``.vscode``, ``.ipython``, ``.jupyter``, shell start-up files, the project's
+``AGENTS.md``, ``CLAUDE.md`` and skills... (see :data:`PROTECTED`), and one that does not exist
+cannot be created: bubblewrap mounts an empty read-only placeholder there, for which it makes an
+empty file or folder in the real folder, removed when the command ends
+(:class:`Placeholder`). Because of all that, the permission policy lets sandboxed commands run
 without asking (deny rules still refuse).
 
 A sandbox that is on but cannot run here (not Linux, no ``bwrap``, no user namespaces) never
@@ -30,8 +33,9 @@ What it does not cover: RunCode and NotebookRun run in the kernel itself, with t
 rights (they always ask unless a rule allows them); Read, Write, Edit, the notebook tools,
 WebFetch and MCP servers are not sandboxed (the permission policy guards them). Inside the
 sandbox, Unix sockets other than those hidden stay reachable (a read-only mount does not stop
-``connect``), a protected path that does not exist yet may be created, protected paths are
-looked for only at the top of each writable folder, and code written into the working folder
+``connect``), protected paths are looked for only at the top of each writable folder, nothing
+under a ``.git`` folder that does not exist yet is protected (so that ``git init`` works), and
+code written into the working folder
 (a module the notebook imports, a ``.venv``) runs unsandboxed when the kernel uses it.
 
 The process-wide sandbox (:func:`current`) is set by the session (:func:`use`) from the
@@ -42,9 +46,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,9 +77,16 @@ PROTECTED = (
     "CLAUDE.md",
     "skills",
 )
-"""Paths kept read-only inside each writable folder, when they exist: what git, editors, CI,
-IPython, Jupyter, nbagent or a shell would later run or obey outside the sandbox (the
-project's instructions and skills, which nbagent gives the model as the person's words)."""
+"""Paths kept read-only inside each writable folder: what git, editors, CI, IPython, Jupyter,
+nbagent or a shell would later run or obey outside the sandbox (the project's instructions and
+skills, which nbagent gives the model as the person's words). One that does not exist gets a
+read-only placeholder (:class:`Placeholder`) of the kind in :data:`FOLDERS`."""
+
+FOLDERS = frozenset(
+    {".git/hooks", ".vscode", ".idea", ".github/workflows", ".ipython", ".jupyter", ".nbagent"}
+    | {".claude", "skills"}
+)
+"""The entries of :data:`PROTECTED` that are folders (the others are files)."""
 
 HIDDEN_IN_HOME = (
     ".ssh",
@@ -137,7 +149,11 @@ class Sandbox:
     write_paths: tuple[Path, ...] = ()
 
     def argv(
-        self, command: str, root: Path, extra: Mapping[str, str] | None = None
+        self,
+        command: str,
+        root: Path,
+        extra: Mapping[str, str] | None = None,
+        placeholders: Sequence[Placeholder] | None = None,
     ) -> list[str]:
         """The ``bwrap`` command line that runs ``bash -c command`` in the sandbox.
 
@@ -148,6 +164,8 @@ class Sandbox:
             command: The command line for ``bash -c``.
             root: The working folder (writable, and the command's working directory).
             extra: Variables set in the sandbox beside the allow-listed ones.
+            placeholders: The placeholders to mount (:meth:`placeholders`, read now when not
+                given); the caller removes them when the command ends.
 
         Returns:
             The argument vector, ``bwrap`` first.
@@ -163,6 +181,14 @@ class Sandbox:
                 if path.exists():
                     real = os.path.realpath(path)
                     args += ["--ro-bind", real, real]
+        if placeholders is None:
+            placeholders = self.placeholders(root)
+        for placeholder in placeholders:
+            where = str(placeholder.path)
+            if placeholder.folder:
+                args += ["--tmpfs", where, "--remount-ro", where]
+            else:
+                args += ["--ro-bind", "/dev/null", where]
         for path in _hidden():
             args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
         args += ["--unshare-all", *(["--share-net"] if self.network else [])]
@@ -171,6 +197,79 @@ class Sandbox:
             args += ["--setenv", name, value]
         args += ["--chdir", str(root), "--", "bash", "-c", command]
         return args
+
+    def placeholders(self, root: Path) -> list[Placeholder]:
+        """The protected paths of the writable folders that do not exist now, as
+        :meth:`argv` mounts placeholders on them (read at each call).
+
+        A path whose last part is a link to nowhere gets its placeholder where the link
+        points, when that is in a writable folder (elsewhere the whole filesystem is
+        read-only already). Nothing under a ``.git`` that does not exist.
+
+        Args:
+            root: The working folder.
+
+        Returns:
+            One placeholder per missing path, each once.
+        """
+        writable = [os.path.realpath(p) for p in (root, *self.write_paths)]
+        found: dict[Path, Placeholder] = {}
+        for folder in writable:
+            for name in PROTECTED:
+                if name.startswith(".git/") and not os.path.isdir(Path(folder, ".git")):
+                    continue
+                real = Path(os.path.realpath(Path(folder, name)))
+                if real.exists() or real in found or not _inside(real, writable):
+                    continue
+                missing = [real]
+                while not missing[-1].parent.exists():
+                    missing.append(missing[-1].parent)
+                found[real] = Placeholder(real, name in FOLDERS, tuple(missing))
+        return list(found.values())
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A protected path that did not exist when a sandboxed command started.
+
+    bubblewrap mounts an empty read-only file (``/dev/null``) or folder (a read-only tmpfs) on
+    it, so that the command can neither create nor replace it; to mount there, bubblewrap
+    makes an empty file or folder (and any missing folder above it) in the real folder, which
+    :meth:`remove` takes away when the command ends.
+
+    Args:
+        path: The protected path (resolved).
+        folder: Whether it is a folder.
+        made: The paths bubblewrap makes for it, deepest first: the path, then each folder
+            above it that did not exist.
+    """
+
+    path: Path
+    folder: bool
+    made: tuple[Path, ...]
+
+    def remove(self) -> None:
+        """Remove what bubblewrap made for this placeholder, if it is still empty.
+
+        A file that is not empty, a folder with something in it, or anything else is kept:
+        someone else made it meanwhile.
+        """
+        for path in self.made:
+            try:
+                info = path.lstat()
+                if stat.S_ISDIR(info.st_mode):
+                    path.rmdir()
+                elif stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                    path.unlink()
+                else:
+                    return
+            except OSError:  # gone already, not empty, or not ours to remove
+                return
+
+
+def _inside(path: Path, folders: list[str]) -> bool:
+    """Whether ``path`` is in one of the (resolved) folders."""
+    return any(path.is_relative_to(folder) for folder in folders)
 
 
 _current = Sandbox()

@@ -229,6 +229,15 @@ def test_the_argument_vector(root: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     start = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     start += ["--tmpfs", "/tmp", "--bind", str(root), str(root)]
     start += ["--ro-bind", f"{root}/.git/hooks", f"{root}/.git/hooks"]
+    start += ["--ro-bind", "/dev/null", f"{root}/.git/config"]  # .git exists: a placeholder
+    start += ["--ro-bind", "/dev/null", f"{root}/.gitmodules", "--ro-bind", "/dev/null"]
+    start += [f"{root}/.mcp.json", "--tmpfs", f"{root}/.vscode", "--remount-ro", f"{root}/.vscode"]
+    for name in sandbox.PROTECTED[5:]:
+        path = f"{root}/{name}"
+        if name in sandbox.FOLDERS:
+            start += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            start += ["--ro-bind", "/dev/null", path]
     start += ["--tmpfs", f"{root}/home/.aws", "--ro-bind", "/dev/null", f"{root}/home/.pgpass"]
     start += ["--tmpfs", f"{root}/runtime"]
     assert argv[: len(start)] == start
