@@ -127,6 +127,19 @@ def paraphrase_queries(split: str | None = None) -> list[dict[str, Any]]:
     return [q for q in read("paraphrase_queries.json")["queries"] if split in (None, q["split"])]
 
 
+def paraphrase_holdout() -> list[dict[str, Any]]:
+    """Load the second held-out set of paraphrased and cross-language queries.
+
+    Written by hand on 2026-12-06 from the tool list, after the weights were fitted and
+    before any ranker ran on them, to test again what the first ``test`` split had been looked
+    at for; nothing is fitted on them.
+
+    Returns:
+        Queries shaped as :func:`paraphrase_queries` gives them, ``split`` ``holdout``.
+    """
+    return list(read("paraphrase_holdout.json")["queries"])
+
+
 def mcpbench_catalogue() -> Catalogue:
     """Build the catalogue the MCP-Bench tasks search.
 

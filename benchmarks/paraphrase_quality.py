@@ -28,7 +28,13 @@ from dataclasses import dataclass
 from functools import partial
 
 from catalogue import Catalogue, build_catalogue, livemcpbench_definitions, markdown_table, run_line
-from devsets import keyword_catalogue, keyword_queries, multilingual_queries, paraphrase_queries
+from devsets import (
+    keyword_catalogue,
+    keyword_queries,
+    multilingual_queries,
+    paraphrase_holdout,
+    paraphrase_queries,
+)
 
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.catalogue.toolsearch import Ranker, ToolSearch
@@ -67,11 +73,19 @@ def query_sets() -> list[QuerySet]:
             if q["split"] == split and kind in (None, q["kind"])
         ]
 
+    holdout = paraphrase_holdout()
+
+    def held(kind: str) -> list[tuple[str, frozenset[str]]]:
+        return [(q["query"], frozenset(q["relevant"])) for q in holdout if q["kind"] == kind]
+
     return [
         QuerySet("paraphrase test", "livemcpbench", pick("test")),
         QuerySet("  English paraphrases", "livemcpbench", pick("test", "paraphrase")),
         QuerySet("  other languages", "livemcpbench", pick("test", "cross-language")),
         QuerySet("paraphrase dev (fitted on)", "livemcpbench", pick("dev")),
+        QuerySet("paraphrase holdout", "livemcpbench", held("paraphrase") + held("cross-language")),
+        QuerySet("  English paraphrases", "livemcpbench", held("paraphrase")),
+        QuerySet("  other languages", "livemcpbench", held("cross-language")),
         QuerySet(
             "keyword test",
             "keyword",
