@@ -25,11 +25,15 @@ similarity is positive for every tool but the least similar).
 
 While the embeddings are not ready (the models loading, new tools being embedded), and for a
 tool that could not be embedded, the score is the normalised BM25 alone; :attr:`ranking`
-says which was used. The weights and coverages were fitted on the dev sets
+says which was used. The weights were fitted on the dev sets
 (``benchmarks/fit_weights.py --fusion-only``), where paraphrased and cross-language queries
 weigh as much as keyword queries: BM25 has a share of 0.2 for a query some tool covers
-entirely, falling linearly to none at a coverage of 0.1. A tool lacking a required (``+``)
-term is dropped; zero scores are never returned; ties break by name.
+entirely, falling linearly to none at a coverage of 0.4. That last coverage is not the fit's
+(0.1): a smaller share, on queries that few of their words match, moved paraphrases up or
+down at random on held-out sets, and the default must never rank them worse than the
+embeddings alone; from 0.4 on, it is the embeddings' ranking on every paraphrase set measured
+(``benchmarks/paraphrase_quality.py``), at 0.005 of the fit's objective. A tool lacking a
+required (``+``) term is dropped; zero scores are never returned; ties break by name.
 
 The ``semantic`` ranker is this one with a lexical weight of 0.
 """
@@ -47,9 +51,10 @@ from nbagent.core.tool import Tool
 LEXICAL_WEIGHT = 0.2
 """The share of the normalised BM25 score in the combined score (fitted on the dev sets)."""
 
-NO_LEXICAL_BELOW = 0.1
+NO_LEXICAL_BELOW = 0.4
 """A query whose best-covering tool holds less than this share of it (by
-:meth:`~nbagent.catalogue.rankers.bm25.BM25Ranker.coverage`) is ranked by similarity alone."""
+:meth:`~nbagent.catalogue.rankers.bm25.BM25Ranker.coverage`) is ranked by similarity alone
+(chosen for paraphrases, see the module docstring)."""
 
 FULL_LEXICAL_FROM = 1.0
 """From this coverage on, BM25 has its full share (:data:`LEXICAL_WEIGHT`); between

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nbagent.catalogue.rankers.bm25 import BM25Ranker
-from nbagent.catalogue.rankers.hybrid import HybridRanker, lexical_share
+from nbagent.catalogue.rankers.hybrid import NO_LEXICAL_BELOW, HybridRanker, lexical_share
 from nbagent.catalogue.rankers.semantic import SemanticIndex, query_texts
 from nbagent.catalogue.toolsearch import parse_terms
 from nbagent.core.tool import Tool
@@ -222,6 +222,16 @@ def test_a_paraphrase_sharing_no_word_with_its_target_ranks_it_by_similarity(
     assert list(similarity) == [1.0, 0.0]  # the decoy is the least similar of the two
     # similarity alone: the decoy's BM25 match adds nothing, so it scores 0 and is dropped
     assert [(h.name, h.score) for h in adaptive.rank(query, 2)] == [(CHARGER.name, 1.0)]
+
+
+def test_by_default_a_query_few_of_whose_words_a_tool_holds_ranks_as_the_embeddings_alone(
+    hashing: Any,
+) -> None:
+    query = parse_terms("can I plug in my tesla")
+    default = paraphrase_ranker(hashing)
+    assert 0 < float(default.lexical.coverage(query).max()) < NO_LEXICAL_BELOW
+    semantic = paraphrase_ranker(hashing, lexical_weight=0.0)
+    assert default.rank(query, 2) == semantic.rank(query, 2)
 
 
 def test_a_query_a_tool_covers_keeps_the_full_lexical_share(hashing: Any) -> None:
