@@ -17,7 +17,6 @@ others of its batch get their vectors.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import os
@@ -63,22 +62,34 @@ class Embedder(Protocol):
         (:class:`~nbagent.catalogue.rankers.child.ChildEmbedder`)."""
 
 
-@functools.cache
+_SHARED: dict[str, Embedder] = {}
+"""The process's child embedders, by model name."""
+
+_STARTING = {"minilm": threading.Lock(), "usem": threading.Lock()}
+"""Held while a model's child starts, so that indexes asking at once share one child."""
+
+
+def _shared(name: str) -> Embedder:
+    """The process's embedder of a model, started at the first call (the others wait for it)."""
+    with _STARTING[name]:
+        embedder = _SHARED.get(name)
+        if embedder is None:
+            from nbagent.catalogue.rankers.child import ChildEmbedder
+
+            embedder = _SHARED[name] = ChildEmbedder(name)
+        return embedder
+
+
 def _minilm() -> Embedder:
     """The process's MiniLM embedder, in a child process at low priority
     (:mod:`~nbagent.catalogue.rankers.child`; the models hold no state, so every index
-    shares one)."""
-    from nbagent.catalogue.rankers.child import ChildEmbedder
-
-    return ChildEmbedder("minilm")
+    shares one, even indexes that start at the same time)."""
+    return _shared("minilm")
 
 
-@functools.cache
 def _use() -> Embedder:
     """The process's multilingual USE embedder (in a child and shared, as :func:`_minilm`)."""
-    from nbagent.catalogue.rankers.child import ChildEmbedder
-
-    return ChildEmbedder("usem")
+    return _shared("usem")
 
 
 DEFAULT_EMBEDDERS: tuple[tuple[Callable[[], Embedder], float], ...] = ((_minilm, 0.6), (_use, 0.4))

