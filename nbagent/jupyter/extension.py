@@ -23,6 +23,7 @@ from IPython.core.magic import Magics
 from IPython.display import display
 
 from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core import switching
 from nbagent.core.errors import NbAgentError
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown
 from nbagent.jupyter.display import in_kernel
@@ -48,19 +49,17 @@ def load(shell: Any) -> Session:
         return found
     kernel = in_kernel()
     session = Session.open(shell, kernel)
-    threading.Thread(target=_warm_imports, name="nbagent-warm-imports", daemon=True).start()
+    switching.lower()  # restored by _start_up once the start-up work is done
+    loaded = threading.Event()
 
-    def index_after_load(result: Any = None) -> None:
-        shell.events.unregister("post_run_cell", index_after_load)
+    def after_load(result: Any = None) -> None:
+        shell.events.unregister("post_run_cell", after_load)
+        loaded.set()
 
-        def prepare() -> None:
-            session.ready()
-            session.agent.search.prepare()
-
-        threading.Thread(target=prepare, name="nbagent-search-prepare", daemon=True).start()
-
-    # ToolSearch indexes (and its embedding models load) once the %load_ext cell is done.
-    shell.events.register("post_run_cell", index_after_load)
+    shell.events.register("post_run_cell", after_load)
+    threading.Thread(
+        target=_start_up, args=(session, loaded), name="nbagent-start-up", daemon=True
+    ).start()
     shell.register_magics(AgentMagics(shell, session))
     shell.register_magics(McpMagics(shell, session))
     if kernel:
@@ -100,6 +99,34 @@ def _not_started_notice(config: McpConfig) -> str:
     )
     others = "; the others start" if config.servers else ""
     return f"> **MCP servers not started**{where}{others}:\n>\n{lines}"
+
+
+SERVERS_SETTLE = 120.0
+"""Seconds the start-up work waits, at most, for the MCP servers to finish connecting."""
+
+
+def _start_up(session: Session, loaded: threading.Event) -> None:
+    """nbagent's start-up work after the load, with a short GIL switch interval until done.
+
+    Once the ``%load_ext`` cell is done (so none of this competes with the load, or with a
+    ``%tools`` in the same cell): ToolSearch indexes the deferred tools (and its embedding
+    models load), the SDK is imported (:func:`_warm_imports`); then the MCP servers connect,
+    their tools are parsed and indexed. Meanwhile the switch interval is short
+    (:mod:`nbagent.core.switching`), so the person's cells wait less for the GIL; the
+    person's own interval comes back when this ends.
+
+    Args:
+        session: The shell's new session.
+        loaded: Set once the load cell is done.
+    """
+    try:
+        session.ready()
+        loaded.wait()
+        session.agent.search.prepare()
+        _warm_imports()
+        session.mcp_manager.wait_ready(SERVERS_SETTLE)
+    finally:
+        switching.restore()
 
 
 def _warm_imports() -> None:
