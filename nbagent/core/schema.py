@@ -12,9 +12,13 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import re
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from nbagent.core.diskcache import cached
 
 MAX_REPORTED_ERRORS = 3
 """How many input errors a message lists before it says "and N more"."""
@@ -22,14 +26,46 @@ MAX_REPORTED_ERRORS = 3
 
 @functools.cache
 def _quick_meta_check() -> Callable[[Any], Any]:
-    """A compiled check against the draft-07 meta-schema, read without importing jsonschema."""
+    """A compiled check against the draft-07 meta-schema, read without importing jsonschema.
+
+    The code ``fastjsonschema`` generates for it (30 ms to generate and compile, at every
+    kernel's first tool) is kept compiled in the disk cache (:mod:`nbagent.core.diskcache`),
+    keyed by fastjsonschema's version, the meta-schema's text and this module's source.
+    """
     import fastjsonschema
 
     spec = importlib.util.find_spec("jsonschema_specifications")
     assert spec is not None and spec.submodule_search_locations, "jsonschema is installed"
     folder = Path(next(iter(spec.submodule_search_locations)))
-    meta = json.loads((folder / "schemas" / "draft7" / "metaschema.json").read_text())
-    return fastjsonschema.compile(meta, use_default=False)
+    text = (folder / "schemas" / "draft7" / "metaschema.json").read_text()
+    name, code = cached(
+        "schema-checks",
+        ("draft7 meta-schema", fastjsonschema.VERSION, text, Path(__file__).read_text()),
+        lambda: _generated_check(text),
+        lambda found: (
+            isinstance(found, tuple)
+            and len(found) == 2
+            and isinstance(found[0], str)
+            and isinstance(found[1], types.CodeType)
+        ),
+    )
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)  # noqa: S102 - fastjsonschema's code for the meta-schema
+    return namespace[name]  # type: ignore[no-any-return]
+
+
+def _generated_check(text: str) -> tuple[str, types.CodeType]:
+    """The name of the function fastjsonschema generates for a schema, and its compiled code."""
+    import fastjsonschema
+
+    # The generated code may use Decimal without importing it (fastjsonschema 2.22's draft-04
+    # generator replaces its list of imports when a schema has a pattern).
+    code = "from decimal import Decimal\n" + fastjsonschema.compile_to_code(
+        json.loads(text), use_default=False
+    )
+    root = re.search(r"^def (\w+)\(", code, re.MULTILINE)
+    assert root is not None, "fastjsonschema's code defines the check first"
+    return root.group(1), compile(code, "<fastjsonschema draft-07 meta-schema>", "exec")
 
 
 ONE_SCHEMA = (
