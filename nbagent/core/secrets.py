@@ -48,6 +48,8 @@ from functools import cache, lru_cache
 from typing import Any, Literal
 from urllib.parse import quote, quote_plus, unquote
 
+from nbagent.core.secret_shapes import may_hold_shape
+
 ONE_LINE = "one line"
 """Redact tokens found by their shape only within one line (see :func:`redact`)."""
 
@@ -639,6 +641,8 @@ def _shape_spans(text: str) -> list[tuple[int, int, str]]:
     """Where the tokens that detect-secrets recognises by their shape are in a text."""
     if len(text) < MIN_SHORT_LENGTH:
         return []
+    if _detectors.cache_info().currsize == 0 and not may_hold_shape(text):
+        return []  # detect-secrets is imported for the first text that may hold a token
     spans: list[tuple[int, int, str]] = []
     for detector in _detectors():
         if not detector.may_find(text):
