@@ -23,9 +23,10 @@ from IPython.core.magic import Magics
 from IPython.display import display
 
 from nbagent.catalogue.registry import ToolRegistry
-from nbagent.core import switching
 from nbagent.core.errors import NbAgentError
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown
+from nbagent.core.pacing import paced_imports
+from nbagent.core.switching import short_switch_interval
 from nbagent.jupyter.display import in_kernel
 from nbagent.jupyter.magics import AgentMagics
 from nbagent.jupyter.mcp_magics import FIX_CONFIG, McpMagics, approval_notice
@@ -49,7 +50,6 @@ def load(shell: Any) -> Session:
         return found
     kernel = in_kernel()
     session = Session.open(shell, kernel)
-    switching.lower()  # restored by _start_up once the start-up work is done
     loaded = threading.Event()
 
     def after_load(result: Any = None) -> None:
@@ -119,14 +119,12 @@ def _start_up(session: Session, loaded: threading.Event) -> None:
         session: The shell's new session.
         loaded: Set once the load cell is done.
     """
-    try:
+    with short_switch_interval(), paced_imports():
         session.ready()
         loaded.wait()
         session.agent.search.prepare()
         _warm_imports()
         session.mcp_manager.wait_ready(SERVERS_SETTLE)
-    finally:
-        switching.restore()
 
 
 def _warm_imports() -> None:

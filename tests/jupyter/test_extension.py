@@ -1,0 +1,41 @@
+"""``%load_ext nbagent``: the start-up work after the load, and what the load leaves alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+START_UP = textwrap.dedent(
+    """
+    import sys, threading
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sys.setswitchinterval(0.004)
+    shell = InteractiveShell.instance()
+    shell.run_cell(
+        "%load_ext nbagent\\n"
+        "%tools\\n"
+        "import sys\\n"
+        "during = ('anthropic' in sys.modules, 'detect_secrets' in sys.modules)"
+    )
+    assert shell.user_ns["during"] == (False, False), shell.user_ns["during"]
+    start_up = next(t for t in threading.enumerate() if t.name == "nbagent-start-up")
+    start_up.join(120)
+    assert not start_up.is_alive()
+    assert "anthropic" in sys.modules
+    assert abs(sys.getswitchinterval() - 0.004) < 1e-4, sys.getswitchinterval()
+    from nbagent.core import pacing
+    assert pacing._pacer not in sys.meta_path
+    """
+)
+
+
+def test_start_up_work_waits_for_the_load_cell_and_restores_the_switch_interval() -> None:
+    """In a fresh process: a ``%tools`` in the load cell runs before the SDK is imported (and
+    without detect-secrets); once the start-up thread is done, the SDK is imported, the
+    person's switch interval is back and imports are no longer paced."""
+    completed = subprocess.run(
+        [sys.executable, "-c", START_UP], capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
