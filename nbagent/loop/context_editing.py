@@ -36,6 +36,9 @@ CONTEXT_BETA = "context-management-2025-06-27"
 MEMORY_TYPE = "memory_20250818"
 """The memory tool's type, which needs the same beta (:mod:`nbagent.tools.memory`)."""
 
+MEMORY_NAME = "memory"
+"""The memory tool's name (:mod:`nbagent.tools.memory`)."""
+
 CLEAR_EDIT = "clear_tool_uses_20250919"
 """The edit that clears old tool uses."""
 
@@ -122,8 +125,17 @@ class ContextEditor:
     def betas(self, request: dict[str, Any]) -> tuple[str, ...]:
         """The beta a request needs for its edits, or for the memory tool."""
         edits = (request.get("context_management") or {}).get("edits", ())
-        memory = any(t.get("type") == MEMORY_TYPE for t in request.get("tools", ()))
-        return (CONTEXT_BETA,) if memory or any(e["type"] == CLEAR_EDIT for e in edits) else ()
+        clears = any(e["type"] == CLEAR_EDIT for e in edits)
+        return (CONTEXT_BETA,) if clears or self._has_memory() else ()
+
+    def _has_memory(self) -> bool:
+        """Whether the agent may send the memory tool: it is registered, or the model loaded
+        it. Looked up by name (names are unique in a request), never by walking the request's
+        tools: those are the whole catalogue, 10,000 deferred ones at every request."""
+        registry = self.agent.registry
+        if MEMORY_NAME in registry:
+            return registry.get(MEMORY_NAME).definition().get("type") == MEMORY_TYPE
+        return MEMORY_NAME in self.agent.loaded_names
 
     def ask(
         self, stream_turn: Callable[[], Generator[Event, None, ModelResponse]]

@@ -3,6 +3,7 @@ what it cleared shown; nbagent clearing itself where the endpoint lacks it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -16,6 +17,7 @@ from nbagent.loop.context_editing import CLEARED_TEXT, ContextEditing, old_tool_
 from nbagent.loop.context_window import context_line
 from nbagent.testing import FakeAnthropicServer, Reply
 from nbagent.testing.fakeapi.edits import CLEARED_RESULT
+from nbagent.tools.memory import MemoryStore, memory_tool
 from tests.loop.test_agent import FORECAST, forecast_tool
 from tests.messages import assistant, call, result, user
 
@@ -188,3 +190,21 @@ def test_old_tool_uses_spares_toolsearch_and_the_last_ones() -> None:
     ]
     # the latest read of each notebook stays: r2 (other.ipynb) and r3 (the open one)
     assert old_tool_uses(reads, ContextEditing(keep=0)) == {"r1", "e"}
+
+
+class Unread(list):  # type: ignore[type-arg]
+    """A request's tool list that fails when anything walks it."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the request's tools were walked")
+
+
+def test_the_betas_never_walk_the_requests_tools(tmp_path: Path) -> None:
+    """The memory tool's beta is found by the tool's name: a request's tools are the whole
+    catalogue (10,000 deferred ones), and its betas are worked out at every request."""
+    registry = ToolRegistry([table])
+    agent = Agent(registry=registry, client=object(), context_editing=None)
+    request = {"tools": Unread([{"name": "table"}])}
+    assert agent.editor.betas(request) == ()
+    registry.register(memory_tool(MemoryStore(tmp_path)))
+    assert agent.editor.betas(request) == ("context-management-2025-06-27",)
