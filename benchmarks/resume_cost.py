@@ -8,8 +8,10 @@ characters and an answer. Then, with ``time.perf_counter``:
 - ``read_conversation``: verifying each line's MAC, reading the records, replaying them;
 - ``find_conversation`` by id in a notebook folder that holds 20 other conversations of
   1,000 records each (what ``%agent resume ID`` looks through);
-- ``resume``: the history repaired and handed to an agent;
-- both, as ``%agent resume ID`` does them: what the person waits for.
+- ``resume``: the history repaired (from where the file's last state record says it was
+  valid: the file ends with the state record a finished run leaves) and handed to an agent;
+- all of it, as ``%agent resume ID`` does it (find, resume, and the recorder taking the file
+  up again): what the person waits for.
 
 Medians over the runs, the steps run in turn; ratios to the peer in the same run. Two
 secrets are in the environment, as redaction reads it.
@@ -70,13 +72,19 @@ def messages(count: int) -> list[dict[str, Any]]:
 
 
 def write(folder: Path, count: int, ident: str) -> Path:
-    """Write one conversation of ``count`` records (fsync skipped: set-up, not measured)."""
+    """Write one conversation of ``count`` records, the last of them the state record a
+    finished run leaves (its history valid as the agent's last repair left it), as the
+    recorder writes them (fsync skipped: set-up, not measured)."""
+    from nbagent.loop.state import AgentState
     from nbagent.store.journal import ConversationLog
+    from nbagent.store.recorder import state_record
 
+    history = messages(count - 2)
     with mock.patch("os.fsync"):
         log = ConversationLog.create(folder, NOTEBOOK, "claude-test", ident=ident)
-        for index, message in enumerate(messages(count - 1)):
+        for index, message in enumerate(history):
             log.append({"i": index, "message": message})
+        log.append({"state": state_record(AgentState(valid=len(history)))})
     return log.path
 
 
@@ -106,6 +114,7 @@ def main() -> None:
         from nbagent.catalogue.registry import ToolRegistry
         from nbagent.loop.agent import Agent
         from nbagent.store.folders import notebook_folder
+        from nbagent.store.recorder import Recorder
         from nbagent.store.resume import resume
         from nbagent.store.saved import find_conversation, read_conversation
 
@@ -116,8 +125,15 @@ def main() -> None:
         for size in sizes:
             path = write(folder, size, f"size{size:05d}")
             saved = read_conversation(path)
-            assert saved is not None and saved.signed and len(saved.messages) == size - 1
+            assert saved is not None and saved.signed and len(saved.messages) == size - 2
+            assert saved.valid == size - 2
             agent = Agent(registry=ToolRegistry())
+
+            def resume_by_id(size: int = size, agent: Agent = agent) -> None:
+                found = find_conversation(NOTEBOOK, f"size{size:05d}")
+                assert found is not None
+                resume(agent, found)
+                Recorder(lambda: NOTEBOOK).attach(found, agent.messages)
 
             def peer(path: Path = path) -> None:
                 for line in path.read_bytes().splitlines():
@@ -130,9 +146,7 @@ def main() -> None:
                     NOTEBOOK, f"size{size:05d}"
                 ),
                 "resume (repair, hand over)": lambda saved=saved, agent=agent: resume(agent, saved),
-                "%agent resume ID (find, then resume)": lambda size=size, agent=agent: resume(
-                    agent, find_conversation(NOTEBOOK, f"size{size:05d}")
-                ),
+                "%agent resume ID (find, resume, go on recording)": resume_by_id,
             }
             medians = medians_ms(timed, runs)
             base = medians["json.loads (peer)"]

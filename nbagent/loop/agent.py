@@ -269,7 +269,8 @@ class Agent:
 
         Returns:
             The history (the agent's own message objects, in a new tuple), the deferred tools
-            loaded, those sent in full, the last request's size and the tokens used.
+            loaded, those sent in full, the last request's size, the tokens used and how many
+            first messages the last repair left as they are.
         """
         return AgentState(
             messages=tuple(self.messages),
@@ -278,13 +279,15 @@ class Agent:
             preloaded=tuple(self._preloaded),
             prompt_tokens=self.last_prompt_tokens,
             usage=self.usage,
+            valid=equal_prefix(self._repaired, self.messages),
         )
 
     def restore(self, state: AgentState, stand_ins: Mapping[str, Tool] | None = None) -> None:
         """Replace the agent's conversation by a state (:meth:`snapshot`'s, or a saved one's).
 
         The history is taken as it is: the next run repairs it first
-        (:func:`~nbagent.loop.history.repaired`) if the API would refuse it.
+        (:func:`~nbagent.loop.history.repaired`) if the API would refuse it, from the
+        state's :attr:`~nbagent.loop.state.AgentState.valid` first messages on.
 
         Args:
             state: The state.
@@ -304,6 +307,7 @@ class Agent:
                 available[name] = stand_ins[name]
         check_state(state, available)
         self.messages = list(state.messages)
+        self._repaired = self.messages[: state.valid]
         self.usage = state.usage
         self.last_prompt_tokens = state.prompt_tokens
         self._loaded = {name: available[name] for name in state.loaded}

@@ -14,7 +14,7 @@ a history loaded.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
@@ -62,7 +62,11 @@ class Repair:
 
 
 def repaired(
-    messages: Sequence[Mapping[str, Any]], *, redacted: bool = True, valid: int = 0
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    redacted: bool = True,
+    valid: int = 0,
+    compactions: Collection[int] | None = None,
 ) -> Repair:
     """Make a history one the API accepts again.
 
@@ -84,16 +88,26 @@ def repaired(
         valid: How many first messages are known to be the first messages of a valid
             history (the same objects as a repaired one's, as the agent's history is after
             its last repair): they are kept without being read, so that a repair costs
-            what was added since. Only when not ``redacted``.
+            what was added since. A redacted history needs ``compactions`` for it, and is
+            read whole when a compaction block in it lost its signature.
+        compactions: The messages that may hold a compaction block (those of a redacted
+            history are looked for there only); all of them when None.
 
     Returns:
         The valid history and what was changed.
+
+    Raises:
+        ValueError: ``valid`` is given for a redacted history without ``compactions``.
     """
-    if redacted and valid:
-        raise ValueError("A redacted history is read whole: valid must be 0.")
-    repair = Repair(list(messages[:valid]))
+    if redacted and valid and compactions is None:
+        raise ValueError("A redacted history read in part needs where its compactions are.")
+    repair = Repair([])
+    source = _resigned(messages, repair, compactions) if redacted else messages
+    if source is not messages:
+        valid = 0
     out = repair.messages
-    for message in _resigned(messages, repair) if redacted else messages[valid:]:
+    out += source[:valid]
+    for message in source[valid:]:
         blocks = _blocks(message["content"], repair)
         if role_of(message) == "assistant":
             _push_assistant(repair, message, blocks)
@@ -120,18 +134,25 @@ def repaired(
     return repair
 
 
-def _resigned(messages: Sequence[Mapping[str, Any]], repair: Repair) -> Sequence[Mapping[str, Any]]:
-    """A history without the compaction blocks whose summary had a secret redacted.
+def _resigned(
+    messages: Sequence[Mapping[str, Any]],
+    repair: Repair,
+    compactions: Collection[int] | None = None,
+) -> Sequence[Mapping[str, Any]]:
+    """A history without the compaction blocks whose summary had a secret redacted (the
+    same history when it has none; looked for in ``compactions`` only, when given).
 
     The API refuses a compaction block that differs from the one it signed. The last one
     becomes a user turn with its summary, from which the history goes on (what came before
     it is what the API dropped anyway); an earlier one becomes a text (dropped by the API,
     as everything before the last compaction is).
     """
+    looked = range(len(messages)) if compactions is None else sorted(compactions)
     spots = [
         (i, j)
-        for i, message in enumerate(messages)
-        for j, block in enumerate(_list(message.get("content")))
+        for i in looked
+        if i < len(messages)
+        for j, block in enumerate(_list(messages[i].get("content")))
         if _compacts(block)
     ]
     if not any(_secret_cut(messages[i]["content"][j]) for i, j in spots):

@@ -45,6 +45,10 @@ class AgentState:
     """Input tokens of the last request: how full the context is."""
     usage: Usage = field(default_factory=Usage)
     """Tokens used in the conversation."""
+    valid: int = 0
+    """How many first messages are those of a valid history, as the agent's last repair
+    left them (:func:`~nbagent.loop.history.repaired`): the next repair reads only what
+    follows them."""
 
 
 def check_state(state: AgentState, available: Mapping[str, object]) -> None:
@@ -76,7 +80,11 @@ def check_state(state: AgentState, available: Mapping[str, object]) -> None:
         stray = [name for name in names if name not in state.loaded]
         if stray:
             raise StateError(f"The state's {kind} tools {', '.join(stray)} are not loaded.")
-    counts = {"prompt_tokens": state.prompt_tokens, **asdict(state.usage)}
+    if state.valid > len(state.messages):
+        raise StateError(
+            f"The state says {state.valid} messages are valid, but it has {len(state.messages)}."
+        )
+    counts = {"prompt_tokens": state.prompt_tokens, "valid": state.valid, **asdict(state.usage)}
     negative = [name for name, value in counts.items() if value < 0]
     if negative:
         raise StateError(f"The state's {', '.join(negative)} cannot be negative.")

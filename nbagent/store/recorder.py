@@ -98,7 +98,10 @@ class Recorder:
         """
         history = saved.messages if history is None else history
         kept = saved.messages  # what the file holds, index by index
-        same = [i < len(history) and history[i] == message for i, message in enumerate(kept)]
+        same = [
+            i < len(history) and (history[i] is message or history[i] == message)
+            for i, message in enumerate(kept)
+        ]
         with self._lock:
             self.log = ConversationLog(saved.path)
             self._seen = [history[i] if equal else None for i, equal in enumerate(same)]
@@ -196,7 +199,8 @@ class Recorder:
 def state_record(state: AgentState) -> dict[str, Any]:
     """What a resumed agent needs beside the history, as a state record holds it: the
     deferred tools the model loaded, those sent in full since a compaction dropped their
-    references, how full the context was, the tokens used.
+    references, how full the context was, the tokens used, how many first messages the
+    agent's last repair left as they are.
 
     Args:
         state: The agent's state (:meth:`~nbagent.loop.agent.Agent.snapshot`).
@@ -206,6 +210,7 @@ def state_record(state: AgentState) -> dict[str, Any]:
         "expanded": list(state.expanded),
         "prompt_tokens": state.prompt_tokens,
         "usage": dataclasses.asdict(state.usage),
+        "valid": state.valid,
     }
 
 

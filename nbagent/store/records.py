@@ -63,6 +63,8 @@ MAX_NAMED = 5
 _NOT_PROMPTS = ("<system-reminder>", f"<{LEGACY_TAG}>", f"<{SUMMARY_TAG}>")
 """How the texts nbagent adds to user turns start: announcements, summaries."""
 
+_COMPACTION = b'"compaction"'
+"""The bytes a line that holds a compaction block has (its ``type``)."""
 _STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
 """Opening brackets as 2, closing ones as 0: each minus 1 is how the depth changes."""
@@ -367,6 +369,7 @@ class State(BaseModel):
     expanded: list[ToolName] = []
     prompt_tokens: NonNegativeInt = 0
     usage: dict[str, NonNegativeInt] = {}
+    valid: NonNegativeInt = 0
 
 
 RECORDS: dict[str, type[_Record]] = {
@@ -577,6 +580,8 @@ class Line:
     checked: bool = False
     """Whether the record is a message record already checked, every block of it
     (:mod:`nbagent.store.message_lines`)."""
+    compaction: bool = True
+    """Whether the line may hold a compaction block (False when its bytes do not name one)."""
 
 
 def read_lines(numbered: Sequence[tuple[int, bytes]]) -> list[Line]:
@@ -592,7 +597,9 @@ def read_lines(numbered: Sequence[tuple[int, bytes]]) -> list[Line]:
     ]
     records = _MESSAGE_LINES.checked_message_records(readable)
     return [
-        read_line(number, body) if record is None else Line(number, record, checked=True)
+        read_line(number, body)
+        if record is None
+        else Line(number, record, checked=True, compaction=_COMPACTION in body)
         for (number, body), record in zip(numbered, records, strict=True)
     ]
 
@@ -650,6 +657,17 @@ class History:
     """The first of them."""
     problems: list[str] = field(default_factory=list)
     """What was left out, one sentence each."""
+    compactions: set[int] = field(default_factory=set)
+    """The messages that may hold a compaction block (those of lines naming one)."""
+    changed_from: int = 0
+    """The first message set or cut since the last state record (the history's length
+    when none was)."""
+
+    @property
+    def valid(self) -> int:
+        """How many first messages the last state record says are a valid history's
+        (:attr:`State.valid`), as far as no record changed them since."""
+        return min(self.state.get("valid", 0), self.changed_from, len(self.messages))
 
 
 def read_header(line: Line) -> tuple[Header | None, list[str]]:
@@ -677,8 +695,10 @@ def replayed(lines: Sequence[Line]) -> History:
         if line.record is None:
             history.problems.append(f"line {line.number} ({line.error})")
         elif line.checked:
-            message = line.record["message"]
-            _put(history, line.number, line.record["i"], message["role"], message["content"])
+            index, message = line.record["i"], line.record["message"]
+            _put(history, line.number, index, message["role"], message["content"])
+            if line.compaction:
+                history.compactions.add(index)
         else:
             _replay(history, line.number, line.record)
     return history
@@ -705,12 +725,15 @@ def _replay(history: History, number: int, record: dict[str, Any]) -> None:
             content, problems = valid_blocks(content, role, f"message {index + 1}", number)
             history.problems.extend(problems)
         _put(history, number, index, role, content)
+        history.compactions.add(index)
     elif isinstance(checked, LengthRecord):
         del history.messages[checked.length :]
+        history.changed_from = min(history.changed_from, checked.length)
     elif isinstance(checked, StateRecord):
         state, problems = salvaged(State, checked.state, "the state", number)
         history.state = state.model_dump(exclude_unset=True)
         history.problems.extend(problems)
+        history.changed_from = len(history.messages)
 
 
 def _put(history: History, number: int, index: int, role: str, content: Any) -> None:
@@ -729,5 +752,6 @@ def _put(history: History, number: int, index: int, role: str, content: Any) -> 
     history.first_prompt = history.first_prompt or next(iter(said), "")
     if index < len(messages):
         messages[index] = message
+        history.changed_from = min(history.changed_from, index)
     else:
         messages.append(message)

@@ -52,12 +52,19 @@ def resume(agent: Agent, saved: SavedConversation, trust: bool = False) -> Repai
     """
     if not (trust or saved.signed):
         raise UnsignedConversationError(unsigned_message(saved))
-    repair = repaired(saved.messages)
+    # a signed file's last state says how far its history was valid, and the state's loaded
+    # tools hold those its messages loaded that far: only what follows is read again
+    valid = saved.valid if saved.signed else 0
+    compactions = saved.compactions if saved.signed else None
+    repair = repaired(saved.messages, valid=valid, compactions=compactions)
+    if repair.summarised:
+        valid = 0
     saved_state = State.model_construct(**saved.state)  # its right fields, checked on reading
     registry = agent.registry
+    referenced = loaded_in(repair.messages[max(valid - 1, 0) :])
     loaded = [
         name
-        for name in dict.fromkeys([*saved_state.loaded, *loaded_in(repair.messages)])
+        for name in dict.fromkeys([*saved_state.loaded, *referenced])
         if name not in registry or registry.is_deferred(registry.get(name))
     ]
     # what a compaction took the references of is sent in full; all of it when the history
@@ -70,6 +77,7 @@ def resume(agent: Agent, saved: SavedConversation, trust: bool = False) -> Repai
         expanded=tuple(name for name in expanded if name in loaded),
         prompt_tokens=saved_state.prompt_tokens,
         usage=Usage(**{k: v for k, v in saved_state.usage.items() if k in known}),
+        valid=len(repair.messages),
     )
     agent.restore(state, {name: placeholder(name) for name in loaded if name not in registry})
     return repair

@@ -67,6 +67,13 @@ class SavedConversation:
     (:mod:`nbagent.store.records`)."""
     unreadable: str = ""
     """Why nothing of the file can be read (``it cannot be read (...)``); empty when it can."""
+    valid: int = 0
+    """How many first messages its last state record says form a valid history's start (as
+    the agent's last repair left them) and no record changed since; 0 unless
+    :attr:`signed`. Resuming repairs only what follows them."""
+    compactions: frozenset[int] = frozenset()
+    """The messages that may hold a compaction block (where those are looked for on
+    resuming); meaningful only when :attr:`signed`."""
 
     @property
     def signed(self) -> bool:
@@ -136,6 +143,8 @@ def read_conversation(path: Path) -> SavedConversation | None:
         first_prompt=history.first_prompt,
         damage=chain.damage,
         problems=problems + history.problems,
+        valid=0 if chain.damage else history.valid,
+        compactions=frozenset(history.compactions),
     )
 
 

@@ -207,3 +207,19 @@ def test_a_repair_from_a_valid_prefix_reads_only_what_follows_it(
     assert all(a is b for a, b in zip(part.messages[: len(VALID)], VALID, strict=True))
     assert len(read) == 3  # the three messages after the valid ones
     assert (part.interrupted, part.dropped) == (whole.interrupted, whole.dropped)
+
+
+def test_a_redacted_history_read_from_a_valid_prefix_looks_for_compactions_where_told() -> None:
+    signed = {"type": "compaction", "content": "Summary.", "signature": "sig"}
+    cut = {**signed, "content": "The user gave [redacted MY_TOKEN] and asked."}
+    history = [user("a"), assistant(signed, text("b")), user("c"), assistant(text("d"))]
+    with pytest.raises(ValueError, match="compactions"):
+        repaired(history, valid=2)
+    part = repaired(history, valid=3, compactions={1})
+    assert part.messages == history and not part.summarised
+    assert all(a is b for a, b in zip(part.messages, history, strict=True))
+    history[1] = assistant(cut, text("b"))
+    again = repaired(history, valid=3, compactions={1})  # the cut block: read whole
+    assert again.summarised and again.messages == repaired(history).messages
+    unseen = repaired(history, valid=3, compactions=set())  # told there is none
+    assert not unseen.summarised
