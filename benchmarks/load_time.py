@@ -20,7 +20,11 @@ beforehand into one temporary ``PYTHONPYCACHEPREFIX``. In one cell, nbagent's ke
 the peer's runs ``%load_ext jupyter_ai_magics`` then ``%ai list`` (its table of providers and
 models). Target (issue 33): nbagent's median at most 0.15 times the peer's.
 
-Run: ``python benchmarks/load_time.py [--quick] [--pairs N] [--peer-venv PATH]``.
+``--baseline DIR`` times another checkout of nbagent (a git worktree of an older commit, put
+first on its kernels' ``PYTHONPATH``) in the same rotation.
+
+Run: ``python benchmarks/load_time.py [--quick] [--pairs N] [--peer-venv PATH] [--peer-only]
+[--baseline DIR]``.
 """
 
 from __future__ import annotations
@@ -148,34 +152,39 @@ def timed_cell(python: Path, cell: str, env: dict[str, str], expect: tuple[str, 
     return float(result.text.strip().splitlines()[-1])
 
 
-def peer_rows(venv: Path, pairs: int, env: dict[str, str]) -> tuple[list[list[object]], float]:
+def peer_rows(
+    venv: Path, pairs: int, env: dict[str, str], baseline: Path | None = None
+) -> tuple[list[list[object]], float]:
     """Time nbagent's load-and-list against the peer's in fresh kernels, alternating.
 
     Args:
         venv: The peer's venv (made when missing).
         pairs: Kernels of each.
         env: The kernels' environment (:func:`compiled_env`).
+        baseline: Another checkout of nbagent, timed in the same rotation (put first on its
+            kernels' ``PYTHONPATH``).
 
     Returns:
         The table's rows, and nbagent's median over the peer's.
     """
-    runs = (
-        (Path(sys.executable), NBAGENT_CELL, BUILT_IN),
-        (make_peer_venv(venv), PEER_CELL, ()),
-    )
-    for python, cell, expect in runs:  # compiles the bytecode, as an install has it
-        timed_cell(python, cell, env, expect)
-    ours: list[float] = []
-    peer: list[float] = []
-    for index in range(pairs):
-        order = [(runs[0], ours), (runs[1], peer)]
-        for (python, cell, expect), into in order if index % 2 == 0 else order[::-1]:
-            into.append(timed_cell(python, cell, env, expect))
-    ratio = statistics.median(ours) / statistics.median(peer)
-    rows = [
-        summary("%load_ext nbagent, %tools", ours, digits=3),
-        summary("%load_ext jupyter_ai_magics, %ai list (peer)", peer, digits=3),
+    runs = [
+        ("%load_ext nbagent, %tools", Path(sys.executable), NBAGENT_CELL, BUILT_IN, env),
+        ("%load_ext jupyter_ai_magics, %ai list (peer)", make_peer_venv(venv), PEER_CELL, (), env),
     ]
+    if baseline is not None:
+        label = f"%load_ext nbagent, %tools ({baseline})"
+        other = {**env, "PYTHONPATH": str(baseline)}
+        runs.append((label, Path(sys.executable), NBAGENT_CELL, BUILT_IN, other))
+    times: list[list[float]] = [[] for _ in runs]
+    for _, python, cell, expect, kernel_env in runs:  # compiles the bytecode
+        timed_cell(python, cell, kernel_env, expect)
+    for index in range(pairs):
+        order = list(zip(runs, times, strict=True))
+        turn = index % len(order)
+        for (_, python, cell, expect, kernel_env), into in order[turn:] + order[:turn]:
+            into.append(timed_cell(python, cell, kernel_env, expect))
+    ratio = statistics.median(times[0]) / statistics.median(times[1])
+    rows = [summary(run[0], taken, digits=3) for run, taken in zip(runs, times, strict=True)]
     return rows, ratio
 
 
@@ -259,6 +268,9 @@ def main() -> None:
         help=f"the peer's venv, made when missing ({DEFAULT_PEER_VENV})",
     )
     parser.add_argument("--peer-only", action="store_true", help="only the table of the peer")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout of nbagent, timed beside the peer"
+    )
     args = parser.parse_args()
     quick = args.quick
     runs = 1 if quick else 7
@@ -270,7 +282,7 @@ def main() -> None:
         if quick and not (args.peer_venv / "bin" / "python").exists():
             print(f"No peer venv in {args.peer_venv}: run without --quick to make it.")
             return
-        rows, ratio = peer_rows(args.peer_venv, 1 if quick else args.pairs, env)
+        rows, ratio = peer_rows(args.peer_venv, 1 if quick else args.pairs, env, args.baseline)
     print(markdown_table(["cell", "kernels", "median (s)", "min (s)", "max (s)"], rows))
     met = "met" if ratio <= RATIO_TARGET else "NOT met"
     print(f"\nnbagent / peer (medians): {ratio:.2f}; target at most {RATIO_TARGET}: {met}.")
