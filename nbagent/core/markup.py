@@ -41,20 +41,21 @@ HTML alone, and MathJax still finds the mathematics in the page.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import escapeHtml
-from markdown_it.renderer import RendererHTML
-from markdown_it.rules_inline import StateInline
-from markdown_it.token import Token
 
 from nbagent.core.secrets import redact, redaction_spans
 from nbagent.core.text import first_line
+
+if TYPE_CHECKING:  # markdown-it (25 ms to import) is imported at the first rendering
+    from markdown_it import MarkdownIt
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.rules_inline import StateInline
+    from markdown_it.token import Token
 
 NO_MATH = "tex2jax_ignore"
 """The class of the elements whose text MathJax leaves alone (JupyterLab's and nbconvert's)."""
@@ -298,6 +299,8 @@ def _render_math(
     self: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
 ) -> str:
     """A formula, as text."""
+    from markdown_it.common.utils import escapeHtml
+
     return escapeHtml(tokens[idx].content)
 
 
@@ -314,6 +317,8 @@ def _render_image(
     self: RendererHTML, tokens: Sequence[Token], idx: int, options: Any, env: Any
 ) -> str:
     """An image as a link to it: nothing is fetched until the person clicks."""
+    from markdown_it.common.utils import escapeHtml
+
     token = tokens[idx]
     alt = self.renderInlineAsText(token.children or [], options, env)
     src = escapeHtml(str(token.attrGet("src") or ""))
@@ -323,34 +328,33 @@ def _render_image(
     )
 
 
-class _WebLinksOnly(MarkdownIt):
-    """markdown-it-py whose links (and images) go to web addresses only."""
+def _web_links_only(url: str) -> bool:
+    """Tell whether an address may be a link's: ``http`` or ``https`` with a host.
 
-    def validateLink(self, url: str) -> bool:  # noqa: N802 - markdown-it's name
-        """Tell whether an address may be a link's: ``http`` or ``https`` with a host.
+    Args:
+        url: The address, normalised by markdown-it.
 
-        Args:
-            url: The address, normalised by markdown-it.
-
-        Returns:
-            Whether it is a web address; any other stays text, as written.
-        """
-        return web_link(url) is not None
+    Returns:
+        Whether it is a web address; any other stays text, as written.
+    """
+    return web_link(url) is not None
 
 
+@functools.cache
 def _markdown_renderer() -> MarkdownIt:
     """markdown-it-py for the model's Markdown: CommonMark with tables and strikethrough, no
-    raw HTML, no bare-address links, links to web addresses only."""
-    md = _WebLinksOnly("commonmark", {"html": False, "linkify": False, "typographer": False})
+    raw HTML, no bare-address links, links (and images) to web addresses only; made at the
+    first rendering."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.validateLink = _web_links_only  # type: ignore[method-assign]
     md.enable(["table", "strikethrough"])
     md.inline.ruler.before("escape", "math", _math)
     md.add_render_rule("math", _render_math)
     md.add_render_rule("link_open", _render_link)
     md.add_render_rule("image", _render_image)
     return md
-
-
-_MARKDOWN = _markdown_renderer()
 
 
 def model_html(text: str, inserts: Sequence[tuple[int, str]] = ()) -> str:
@@ -373,10 +377,11 @@ def model_html(text: str, inserts: Sequence[tuple[int, str]] = ()) -> str:
     source = text.replace("\ue000", "\ufffd").replace("\ue001", "\ufffd")
     for number, (end, _) in sorted(enumerate(inserts), key=lambda p: (-p[1][0], -p[0])):
         source = f"{source[:end]}\ue000{number}\ue001{source[end:]}"
-    tokens = _MARKDOWN.parse(source)
+    md = _markdown_renderer()
+    tokens = md.parse(source)
     for token in tokens:
         _place_inserts(token, [markup for _, markup in inserts])
-    rendered = _MARKDOWN.renderer.render(tokens, _MARKDOWN.options, {})
+    rendered = md.renderer.render(tokens, md.options, {})
     shown = show_controls(rendered.rstrip("\n"))
     return shown.replace("$", "&#36;").replace("\\", "&#92;")
 
@@ -410,6 +415,8 @@ def _without_secrets(
 
 def _place_inserts(token: Token, markups: list[str]) -> None:
     """Turn the sentinels in a token's text into nbagent's HTML; drop them anywhere else."""
+    from markdown_it.token import Token
+
     token.content = _SENTINEL.sub("", token.content)
     if token.attrs:
         token.attrs = {
