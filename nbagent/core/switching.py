@@ -6,7 +6,7 @@ message from the front end, the reply sent, output flushed) it may wait that lon
 and a trivial cell wakes it many times: a kernel importing a large package or connecting MCP
 servers on a thread answers several times slower. While nbagent's start-up work runs on its
 threads, :func:`short_switch_interval` lowers the interval to :data:`SHORT_INTERVAL`, so the main
-thread waits a tenth as long at each hand-off; the person's own value comes back when the last
+thread waits a 25th as long at each hand-off; the person's own value comes back when the last
 such work ends (unless they set another meanwhile, which is then kept).
 """
 
@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-SHORT_INTERVAL = 0.0005
+SHORT_INTERVAL = 0.0002
 """The switch interval, in seconds, while nbagent's background work runs."""
 
 _lock = threading.Lock()
