@@ -7,9 +7,11 @@ cells, variables, web; built on a background thread, which the magics wait for),
 to nbagent's JupyterLab extension (in a kernel), the log file that takes nbagent's log
 records in a kernel (never the notebook; :mod:`nbagent.store.logfile`) and the MCP manager,
 which starts the configured servers in the background: loading never waits for a server.
-Unloading closes the session (the servers, no process left behind; the channel, the
-connections to JupyterLab's live notebook documents, the log file) and removes the magics, so
-``%reload_ext nbagent`` starts clean.
+Once the load cell is done, one thread does the rest of the start-up work (:func:`_start_up`)
+with a short GIL switch interval and paced imports, so that the person's cells meanwhile stay
+responsive (docs/explanation/start-up.md). Unloading closes the session (the servers, no
+process left behind; the channel, the connections to JupyterLab's live notebook documents, the
+log file) and removes the magics, so ``%reload_ext nbagent`` starts clean.
 """
 
 from __future__ import annotations
