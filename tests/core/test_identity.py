@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from nbagent.core.identity import equal_prefix, same_prefix, same_suffix
 
 
@@ -30,3 +33,18 @@ def test_an_equal_prefix_counts_equal_items_as_well() -> None:
     assert equal_prefix(a, a[:39]) == 39
     assert equal_prefix([], a) == 0
     assert equal_prefix(a, (*a[:5], {"i": -1})) == 5  # a list and a tuple
+
+
+@given(
+    old=st.lists(st.integers(0, 3), max_size=30),
+    new=st.lists(st.integers(0, 3), max_size=30),
+    kinds=st.tuples(st.sampled_from([list, tuple]), st.sampled_from([list, tuple])),
+)
+def test_an_equal_prefix_is_the_first_difference_whatever_the_sequences(
+    old: list[int], new: list[int], kinds: tuple[type, type]
+) -> None:
+    naive = next(
+        (i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b),
+        min(len(old), len(new)),
+    )
+    assert equal_prefix(kinds[0](old), kinds[1](new)) == naive
