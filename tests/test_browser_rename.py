@@ -80,6 +80,12 @@ def lab(
         yield server
 
 
+def ready_path(page: Any) -> Any:
+    """The open notebook's path once its kernel is idle (waited for: a kernel just started
+    is busy for a moment now and then, answering the front end)."""
+    return page.wait_for_function(NOTEBOOK_READY, timeout=90_000, polling=100).json_value()
+
+
 def results(fake_api: FakeAnthropicServer, first: int) -> list[str]:
     """What the model was told of each call since request ``first``, in order."""
     said = []
@@ -141,7 +147,7 @@ def test_after_a_rename_the_agent_reads_and_edits_the_renamed_notebook_never_the
 ) -> None:
     with chromium() as browser:
         page = new_notebook(browser, lab, "nbagent test")
-        assert page.evaluate(NOTEBOOK_READY) == "Untitled.ipynb"
+        assert ready_path(page) == "Untitled.ipynb"
         type_cells(page, (SETUP, DATA, WHERE, FIRST))
         for index in range(3):
             press_in_cell(page, index, "Control+Enter")
@@ -202,7 +208,7 @@ def test_without_the_extension_a_read_says_so_and_a_new_cell_appears_below_the_a
 ) -> None:
     with chromium() as browser:
         page = new_notebook(browser, lab, "nbagent test")
-        assert page.evaluate(NOTEBOOK_READY) == "Untitled.ipynb"
+        assert ready_path(page) == "Untitled.ipynb"
         type_cells(page, (SETUP, DATA, FIRST))
         for index in range(2):
             press_in_cell(page, index, "Control+Enter")
