@@ -37,9 +37,13 @@ Target (issue 33): kernel CPU per cell at 10,000 tools at most 5 ms and no more 
 ``git archive``): three more kernels import nbagent from DIR (put first on their
 ``PYTHONPATH``) and take their cells in the same rotation.
 
+``--parts`` adds a table of where the cell's main-thread CPU goes (``time.thread_time``
+around the live view, the events shown, the saving of the conversation, the settings
+applied, the front-end channel, the checkpoints and the model call), per catalogue size.
+
 Run: ``python benchmarks/cell_cost.py [--quick] [--cells N] [--ranker R] [--profile SIZE]
-[--baseline DIR]`` (``--profile 10000`` prints a cProfile of that kernel's main thread over
-its timed cells, whose figures it inflates).
+[--baseline DIR] [--parts]`` (``--profile 10000`` prints a cProfile of that kernel's main
+thread over its timed cells, whose figures it inflates).
 """
 
 from __future__ import annotations
@@ -129,20 +133,22 @@ print(
 """``%load_ext nbagent`` in each kernel, and MCP-like tools up to its catalogue size."""
 
 HOOKS = """\
-_bench = {{"cells": [], "model_cpu": 0.0, "started": None, "profile": None}}
+_bench = {{"cells": [], "model_cpu": 0.0, "model_thread": 0.0, "started": None, "profile": None}}
+_parts = {{}}
 _stream_response = _agent_module.stream_response
 
 
 def _timed_stream(client, request, betas=(), cancel=None):
     steps = _stream_response(client, request, betas, cancel)
     while True:
-        started = _time.process_time()
+        started, on_thread = _time.process_time(), _time.thread_time()
         try:
             item = next(steps)
         except StopIteration:
             return
         finally:
             _bench["model_cpu"] += _time.process_time() - started
+            _bench["model_thread"] += _time.thread_time() - on_thread
         yield item
 
 
@@ -156,10 +162,12 @@ def _kind(raw):
 def _pre(info):
     if _kind(info.raw_cell) is None:
         return
-    _bench["model_cpu"] = 0.0
+    _bench["model_cpu"] = _bench["model_thread"] = 0.0
+    _parts.clear()
     if _bench["profile"] is not None and _kind(info.raw_cell) == "agent":
         _bench["profile"].enable()
     _bench["started"] = _time.process_time()
+    _bench["thread_started"] = _time.thread_time()
 
 
 def _post(result):
@@ -167,6 +175,7 @@ def _post(result):
     if kind is None:
         return
     cpu = _time.process_time() - _bench["started"]
+    main = _time.thread_time() - _bench["thread_started"]
     if _bench["profile"] is not None:
         _bench["profile"].disable()
     _bench["cells"].append(
@@ -174,6 +183,8 @@ def _post(result):
             "kind": kind,
             "cpu": cpu,
             "model_cpu": _bench["model_cpu"],
+            "main": main,
+            "parts": {{"in the model call": _bench["model_thread"], **_parts}},
             "error": repr(result.error_in_exec or result.error_before_exec or ""),
             "threads": _threading.active_count(),
             "native": len(_os.listdir("/proc/self/task")),
@@ -184,8 +195,6 @@ def _post(result):
 
 get_ipython().events.register("pre_run_cell", _pre)
 get_ipython().events.register("post_run_cell", _post)
-from nbagent.jupyter.session import Session as _Session
-
 """
 """Run in each kernel after :data:`SETUP`: the timing hooks."""
 
@@ -194,6 +203,45 @@ import cProfile as _cProfile
 _bench["profile"] = _cProfile.Profile(_time.thread_time)
 """
 """Run in the kernel profiled, after its first cell."""
+
+PARTS = """\
+import functools as _functools
+
+import nbagent.frontend.channel as _channel
+import nbagent.jupyter.checkpoint_magics as _checkpoints
+import nbagent.jupyter.display as _display
+import nbagent.jupyter.session as _session_module
+import nbagent.store.recorder as _recorder
+
+
+def _part(owner, name, label):
+    original = getattr(owner, name)
+
+    @_functools.wraps(original)
+    def timed(*args, **kwargs):
+        started = _time.thread_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _parts[label] = _parts.get(label, 0.0) + _time.thread_time() - started
+
+    setattr(owner, name, timed)
+
+
+for _owner, _name, _label in [
+    (_display.CellTranscript, "__init__", "live view made (CellTranscript)"),
+    (_display.CellTranscript, "__call__", "events shown (CellTranscript.__call__)"),
+    (_recorder.Recorder, "record", "conversation saved (Recorder.record)"),
+    (_session_module.Session, "for_cell", "settings applied (Session.for_cell, twice)"),
+    (_channel.FrontEndChannel, "open", "front-end channel (FrontEndChannel.open)"),
+    (_checkpoints, "begin_cell", "checkpoints (begin_cell, watch, end_cell)"),
+    (_checkpoints, "watch", "checkpoints (begin_cell, watch, end_cell)"),
+    (_checkpoints, "end_cell", "checkpoints (begin_cell, watch, end_cell)"),
+]:
+    _part(_owner, _name, _label)
+"""
+"""Run in each kernel after its first cell with ``--parts``: main-thread CPU of the cell's
+parts (disjoint: none of them calls another)."""
 
 REPORT = """\
 import json as _json
@@ -254,6 +302,11 @@ def main() -> None:
         help="also run kernels importing nbagent from DIR (an older commit's tree), in the same "
         "rotation",
     )
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="also time the parts of a cell on the kernel's main thread (adds a little to each)",
+    )
     parser.add_argument("--ranker", default="keyword", help="ToolSearch's ranker in the kernels")
     parser.add_argument(
         "--profile",
@@ -299,6 +352,9 @@ def main() -> None:
             case.run(PLAIN)
         if args.profile:
             cases[SIZES.index(args.profile)].run(PROFILE)
+        if args.parts:
+            for case in cases:
+                case.run(PARTS)
         for _ in range(cells):
             for case in cases:
                 case.run(PROMPT)
@@ -313,6 +369,9 @@ def main() -> None:
         print(f"Load: {load_before} before, {load_after} after.")
         print()
         print(tables(cases))
+        if args.parts:
+            print()
+            print(parts_table([c for c in cases if c.checkout == "this"]))
         if args.profile:
             import pstats
 
@@ -320,6 +379,35 @@ def main() -> None:
             stats = pstats.Stats(str(profile_path), stream=sys.stdout)
             stats.sort_stats("cumulative").print_stats(40)
             stats.sort_stats("tottime").print_stats(25)
+
+
+def parts_table(cases: list[Case]) -> str:
+    """Main-thread CPU per part of a cell, medians, one column per catalogue size."""
+    timed = [[c for c in case.cells if c["kind"] == "agent"][1:] for case in cases]
+    labels = list(dict.fromkeys(label for cells in timed for c in cells for label in c["parts"]))
+    rows = []
+    for label in labels:
+        rows.append(
+            [label]
+            + [
+                f"{statistics.median(c['parts'].get(label, 0.0) for c in cells) * 1e3:.2f}"
+                for cells in timed
+            ]
+        )
+    rest = [
+        statistics.median((c["main"] - sum(c["parts"].values())) * 1e3 for c in cells)
+        for cells in timed
+    ]
+    rows.append(["the rest: IPython, the magic, the agent loop"] + [f"{r:.2f}" for r in rest])
+    main = [statistics.median(c["main"] * 1e3 for c in cells) for cells in timed]
+    rows.append(["**main thread, all**"] + [f"**{m:.2f}**" for m in main])
+    others = [statistics.median((c["cpu"] - c["main"]) * 1e3 for c in cells) for cells in timed]
+    rows.append(["other threads (ipykernel's output thread, ...)"] + [f"{o:.2f}" for o in others])
+    return markdown_table(
+        ["part of a `%%agent` cell (CPU ms, median)", *(f"{c.tools:,} tools" for c in cases)],
+        rows,
+        align="l" + "r" * len(cases),
+    )
 
 
 def tables(cases: list[Case]) -> str:
