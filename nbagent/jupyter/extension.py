@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -56,9 +57,11 @@ def load(shell: Any) -> Session:
 
     def after_load(result: Any = None) -> None:
         shell.events.unregister("post_run_cell", after_load)
+        _load_cells.pop(session, None)
         loaded.set()
 
     shell.events.register("post_run_cell", after_load)
+    _load_cells[session] = (loaded, after_load)
     threading.Thread(
         target=_start_up, args=(session, loaded), name="nbagent-start-up", daemon=True
     ).start()
@@ -103,6 +106,10 @@ def _not_started_notice(config: McpConfig) -> str:
     return f"> **MCP servers not started**{where}{others}:\n>\n{lines}"
 
 
+_load_cells: dict[Session, tuple[threading.Event, Callable[..., None]]] = {}
+"""The sessions whose load cell is still running: the event their start-up thread waits for,
+and the hook that sets it when the cell ends."""
+
 SERVERS_SETTLE = 120.0
 """Seconds the start-up work waits, at most, for the MCP servers to finish connecting."""
 
@@ -124,6 +131,8 @@ def _start_up(session: Session, loaded: threading.Event) -> None:
     with short_switch_interval(), paced_imports():
         session.ready()
         loaded.wait()
+        if Session.of(session.shell) is not session:
+            return  # unloaded before its load cell ended
         session.agent.search.prepare()
         _warm_imports()
         session.mcp_manager.wait_ready(SERVERS_SETTLE)
@@ -158,6 +167,10 @@ def unload(shell: Any) -> None:
     if session is None:
         return
     session.close()
+    if (pending := _load_cells.pop(session, None)) is not None:
+        loaded, after_load = pending
+        shell.events.unregister("post_run_cell", after_load)
+        loaded.set()  # the start-up thread ends
     for magics in (AgentMagics, McpMagics):
         _unregister(shell, magics)
     shell.display_formatter.mimebundle_formatter.pop(ToolRegistry, None)

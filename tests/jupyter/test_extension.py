@@ -39,3 +39,34 @@ def test_start_up_work_waits_for_the_load_cell_and_restores_the_switch_interval(
         [sys.executable, "-c", START_UP], capture_output=True, text=True, check=False
     )
     assert completed.returncode == 0, completed.stderr
+
+
+UNLOADED_FIRST = textwrap.dedent(
+    """
+    import sys, threading
+    from IPython.core.interactiveshell import InteractiveShell
+
+    sys.setswitchinterval(0.004)
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "nbagent")  # no cell: no post_run_cell yet
+    start_up = next(t for t in threading.enumerate() if t.name == "nbagent-start-up")
+    shell.run_line_magic("unload_ext", "nbagent")
+    start_up.join(60)
+    assert not start_up.is_alive()
+    assert abs(sys.getswitchinterval() - 0.004) < 1e-4, sys.getswitchinterval()
+    from nbagent.core import pacing
+    assert pacing._pacer not in sys.meta_path
+    from nbagent.jupyter import extension
+    assert extension._load_cells == {}
+    shell.run_cell("1 + 1")  # the load's hook was removed with it
+    """
+)
+
+
+def test_unloading_before_the_load_cell_ends_ends_the_start_up_thread() -> None:
+    """A load with no cell around it (from a script), then an unload: the start-up thread,
+    which waited for the load cell, ends, and the person's switch interval is back."""
+    completed = subprocess.run(
+        [sys.executable, "-c", UNLOADED_FIRST], capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
