@@ -6,10 +6,11 @@ runs meanwhile waits for it at every step. While :func:`paced_imports` is on, a 
 :data:`PACED_THREADS` that has computed for :data:`SLICE` seconds of its own CPU time since its
 last pause sleeps, just before it imports its next module, :data:`REST` times as long as it
 computed (at most :data:`MAX_REST`): its imports take about three times as long, and leave the
-GIL free two thirds of the time. A single large module still runs in one go (the MCP SDK's
-type modules take 0.3 s each): there only the short switch interval helps
-(:mod:`nbagent.core.switching`). Other threads, and the paced ones when pacing is off, import
-as usual.
+GIL free two thirds of the time. A paced thread does not pause while the main thread waits for
+a module being imported (a cell that needs the SDK does not wait for the pauses). A single
+large module still runs in one go (the MCP SDK's type modules take 0.3 s each): there only the
+short switch interval helps (:mod:`nbagent.core.switching`). Other threads, and the paced ones
+when pacing is off, import as usual.
 """
 
 from __future__ import annotations
@@ -60,9 +61,21 @@ class _Pacer:
         now = time.thread_time()
         worked = now - self._resumed.setdefault(thread.ident or 0, now)
         if worked >= SLICE:
-            time.sleep(min(worked * REST, MAX_REST))
+            if not _main_thread_waits_for_an_import():
+                time.sleep(min(worked * REST, MAX_REST))
             self._resumed[thread.ident or 0] = time.thread_time()
         return None
+
+
+def _main_thread_waits_for_an_import() -> bool:
+    """Whether the main thread (the person's cell) waits for a module another thread is
+    importing: then a paced thread does not pause (the cell would wait for its pauses)."""
+    frame = sys._current_frames().get(threading.main_thread().ident or 0)
+    return (
+        frame is not None
+        and frame.f_code.co_filename == "<frozen importlib._bootstrap>"
+        and frame.f_code.co_name == "acquire"
+    )
 
 
 _pacer = _Pacer()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 from hypothesis import given
@@ -104,3 +104,52 @@ def test_a_pause_is_as_long_as_the_work_at_most_the_cap(step: float) -> None:
     for seconds in clock.sleeps:  # the work since the last pause, capped
         assert SLICE <= seconds <= MAX_REST or seconds == MAX_REST
     assert bool(clock.sleeps) == (2 * step >= SLICE)  # work adds up over the modules
+
+
+def test_the_main_thread_waiting_for_a_module_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a thread imports a module, the main thread importing it too waits, and the
+    pacer sees it (so a paced thread stops pausing)."""
+    gate = ModuleType("pacing_gate_fixture")
+    gate.entered = threading.Event()  # type: ignore[attr-defined]
+    gate.release = threading.Event()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pacing_gate_fixture", gate)
+    name = f"pacing_blocked_{tmp_path.name}".replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(
+        "import pacing_gate_fixture as g\ng.entered.set()\ng.release.wait(30)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importer = threading.Thread(target=__import__, args=(name,))
+    importer.start()
+    assert gate.entered.wait(30)
+    seen: list[bool] = []
+
+    def watch() -> None:
+        for _ in range(3000):
+            if pacing._main_thread_waits_for_an_import():
+                seen.append(True)
+                break
+            threading.Event().wait(0.01)
+        gate.release.set()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    __import__(name)  # waits for the importer
+    watcher.join()
+    importer.join()
+    sys.modules.pop(name, None)
+    assert seen == [True]
+    assert not pacing._main_thread_waits_for_an_import()
+
+
+def test_a_paced_thread_does_not_pause_while_the_main_thread_waits(
+    modules: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock(step=SLICE)
+    fake = SimpleNamespace(thread_time=clock.thread_time, sleep=clock.sleep)
+    monkeypatch.setattr(pacing, "time", fake)
+    monkeypatch.setattr(pacing, "_main_thread_waits_for_an_import", lambda: True)
+    with paced_imports():
+        import_on("nbagent-start-up", modules[0])
+    assert clock.sleeps == []
