@@ -1,14 +1,14 @@
-"""What nbagent does in one ``%%agent`` cell, at 100, 1,000 and 10,000 deferred tools.
+"""What nbagent does in one ``%%agent`` cell, with 100, 1,000 and 10,000 tools registered.
 
 Three real IPython kernels (jupyter_client), one per catalogue size, each with
 ``%load_ext nbagent`` and that many tools in ``nbagent.registry`` (the built-in ones, then
 MCP-like deferred ones up to the size: the API takes at most 10,000 deferred tools in a
-request, so the largest catalogue is 10,000 tools in all), talk to a
-scripted model (FakeAnthropicServer) that runs in this process, not in theirs: it answers
-every request at once with one word and no tool call. Each kernel runs a first ``%%agent``
-cell (it announces the catalogue; shown on its own), then the timed ones;
-the kernels take their cells in rotation (one cell each, then the next round), so that the
-load on the machine falls on all three alike.
+request, so the largest catalogue is 10,000 tools in all), talk to a scripted model
+(FakeAnthropicServer) that runs in this process, not in theirs: it answers every request at
+once with one word and no tool call. Each kernel runs a first ``%%agent`` cell (it announces
+the catalogue; shown on its own), then the timed ones; the kernels take their cells in
+rotation (one cell each, then the next round), so that the load on the machine falls on all
+three alike.
 
 Measured inside each kernel, by IPython's ``pre_run_cell`` and ``post_run_cell`` events:
 
