@@ -17,7 +17,7 @@ from IPython.display import display
 
 from nbagent.api.api_tools import ServerTool, options_line
 from nbagent.catalogue.registry import TABLE_COLUMNS, ToolRegistry, ToolRow
-from nbagent.core.errors import ModelAPIError, NbAgentError
+from nbagent.core.errors import ConfigurationError, ModelAPIError, NbAgentError
 from nbagent.core.events import (
     Notice,
     RunFinished,
@@ -368,6 +368,8 @@ class AgentMagics(Magics):
         except ModelAPIError as exc:
             if exc.status == 404:
                 raise UsageError(f"Unknown model {agent.model!r}: {exc}") from None
+            raise UsageError(str(exc)) from None
+        except ConfigurationError as exc:  # a request that cannot be made (too many tools)
             raise UsageError(str(exc)) from None
         finally:  # what changed after the last event: a failed first request took its prompt
             self.session.agent_running = False

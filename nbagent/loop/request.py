@@ -40,6 +40,9 @@ SERVER_SEARCH_TOOLS: dict[str, dict[str, str]] = {
 CACHE_CONTROL = {"type": "ephemeral"}
 """The breakpoint marker."""
 
+MAX_DEFERRED_TOOLS = 10_000
+"""The most tools with ``defer_loading`` one request may carry (the API's limit)."""
+
 
 def check_mode(mode: str) -> Mode:
     """Validate a mode name.
@@ -87,6 +90,10 @@ def build_tools(
     Returns:
         Definitions, loaded first (the last one carrying the cache breakpoint), then the
         deferred ones.
+
+    Raises:
+        ConfigurationError: More deferred tools than the API takes in one request, in
+            ``native`` or ``server`` mode.
     """
     early = frozenset(preloaded) if mode not in ("client", "off") else frozenset()
     split = _split(registry, mode == "off", early)
@@ -103,6 +110,14 @@ def build_tools(
         extra = [definition_of(by_name[name]) for name in loaded_names if name in by_name]
     else:
         extra = [*split.deferred, *(deferred_definition_of(t) for t in gone)]
+        if len(extra) > MAX_DEFERRED_TOOLS:
+            raise ConfigurationError(
+                f"{len(extra):,} deferred tools are registered, and in {mode} mode every one "
+                f"is sent: the API takes at most {MAX_DEFERRED_TOOLS:,}. Run the cell with "
+                "`%%agent --mode client` (ToolSearch then sends only the definitions it "
+                "finds), or unregister tools (`nbagent.registry.unregister(name)`, or "
+                '`"max_tools": N` in an MCP server\'s entry).'
+            )
     return _with_breakpoint(loaded + extra, len(loaded))
 
 

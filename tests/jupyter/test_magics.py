@@ -132,6 +132,26 @@ def test_an_unknown_model_is_a_usage_error(ip: InteractiveShell) -> None:
     assert "**model** `claude-sonnet-5-5`" in status and "gpt-nope" not in status
 
 
+def test_more_deferred_tools_than_a_request_takes_is_said_with_what_to_do(
+    ip: InteractiveShell, fake_api: FakeAnthropicServer
+) -> None:
+    names = [f"mcp__many__t{i}" for i in range(10_000)]
+    nbagent.registry.register_many(
+        [Tool(name=n, description="x", input_schema={"type": "object"}, is_mcp=True) for n in names]
+    )
+    try:
+        asked = len(fake_api.requests)
+        result, _ = run(ip, "%%agent\nHello?")
+        said = str(error_of(result))
+        assert isinstance(error_of(result), UsageError) and len(fake_api.requests) == asked
+        assert "deferred tools are registered" in said and "`%%agent --mode client`" in said
+        fake_api.enqueue(Reply.text("Hello."))
+        result, shown = run(ip, "%%agent --mode client\nHello?")
+        assert result.success and "Hello." in shown
+    finally:
+        nbagent.registry.unregister_many(names)
+
+
 def test_config_options_reach_the_requests(
     ip: InteractiveShell, fake_api: FakeAnthropicServer
 ) -> None:

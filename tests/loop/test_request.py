@@ -8,8 +8,9 @@ import pytest
 
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
+from nbagent.core.errors import ConfigurationError
 from nbagent.core.tool import Tool
-from nbagent.loop.request import build_messages, build_tools
+from nbagent.loop.request import MAX_DEFERRED_TOOLS, build_messages, build_tools
 
 
 def mcp(name: str) -> Tool:
@@ -79,3 +80,17 @@ def test_messages_share_the_history_but_for_the_breakpoint_copy() -> None:
         {"type": "text", "text": "second", "cache_control": {"type": "ephemeral"}}
     ]
     assert history == before
+
+
+@pytest.mark.parametrize("mode", ["native", "server"])
+def test_more_deferred_tools_than_the_api_takes_are_refused_with_what_to_do(mode: str) -> None:
+    registry = ToolRegistry([mcp(f"mcp__many__t{i}") for i in range(MAX_DEFERRED_TOOLS + 1)])
+    with pytest.raises(ConfigurationError) as refused:
+        tools_of(registry, mode)
+    said = str(refused.value)
+    assert "10,001 deferred tools" in said and "at most 10,000" in said
+    assert "`%%agent --mode client`" in said and "nbagent.registry.unregister" in said
+    client = tools_of(registry, "client")  # sends only what ToolSearch found
+    assert [t["name"] for t in client] == ["ToolSearch"]
+    registry.unregister("mcp__many__t0")
+    assert len(tools_of(registry, mode)) == MAX_DEFERRED_TOOLS + 1  # and ToolSearch
