@@ -152,6 +152,8 @@ class BodyEncoder:
         prefix = suffix = 0
         old = _Sent([], [])
         for sent in recent:
+            if len(sent.items) <= prefix + suffix:  # it cannot share more than the best so far
+                continue
             start = same_prefix(sent.items, items)
             end = same_suffix(sent.items, items, min(len(sent.items), len(items)) - start)
             if start + end > prefix + suffix:
