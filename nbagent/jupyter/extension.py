@@ -177,7 +177,9 @@ def unload(shell: Any) -> None:
 
 
 def _unregister(shell: Any, kind: type[Magics]) -> None:
-    """Remove the magics of a class from the shell, as registered by :func:`load`."""
+    """Remove the magics of a class from the shell, as registered by :func:`load`: from the
+    magics manager, and from the shell's configurables, which would otherwise keep the
+    magics (and through them the closed session, its agent and its search threads) alive."""
     manager = shell.magics_manager
     magics = manager.registry.pop(kind.__name__, None)
     if magics is None:
@@ -185,3 +187,6 @@ def _unregister(shell: Any, kind: type[Magics]) -> None:
     for family, names in magics.magics.items():
         for name in names:
             manager.magics[family].pop(name, None)
+    configurables = getattr(shell, "configurables", None)
+    if isinstance(configurables, list):
+        configurables[:] = [c for c in configurables if c is not magics]

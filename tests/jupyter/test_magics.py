@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
@@ -23,6 +26,31 @@ def test_load_registers_the_magics_and_unload_removes_them(shell: InteractiveShe
     assert not {"agent", "tools", "tool_search"} & set(magics["line"])
     assert "agent" not in magics["cell"]
     assert not any(type(c).__name__ == "NbAgent" for c in shell.configurables)
+
+
+def test_sessions_loaded_and_unloaded_do_not_pile_up_with_their_search_threads(
+    shell: InteractiveShell, fake_api: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nbagent.jupyter.session import Session
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+    searches = []
+    for _ in range(3):
+        shell.run_line_magic("load_ext", "nbagent")
+        session = Session.of(shell)
+        assert session is not None
+        fake_api.enqueue(Reply.text("Hello."))
+        assert run(shell, "%%agent\nSay hello.")[0].success
+        searches.append(weakref.ref(session.agent.search))
+        del session
+        shell.run_line_magic("unload_ext", "nbagent")
+    assert not [c for c in shell.configurables if type(c).__module__.startswith("nbagent.")]
+    nbagent.registry.deferred()  # its cached split of the tools drops the unloaded ones
+    gc.collect()
+    # the caches keyed by tool name hold the last session's tools until they are registered
+    # again; the sessions before are gone, and their threads stop indexing the registry
+    assert [s() is None for s in searches[:-1]] == [True, True]
 
 
 def test_reload_keeps_the_process_registry(ip: InteractiveShell) -> None:
