@@ -268,7 +268,8 @@ def _cut_conversation(session: Session, target: Checkpoint) -> None:
     length = target.conversation or 0
     dropped = len(agent.messages) - length
     state = agent.snapshot()
-    agent.restore(dataclasses.replace(state, messages=state.messages[:length]))
+    cut = state.messages[:length]  # a prefix: as valid as far as it was
+    agent.restore(dataclasses.replace(state, messages=cut, valid=min(state.valid, length)))
     session.recorder.record(agent)
     display(
         Markdown(

@@ -260,7 +260,7 @@ class AgentMagics(Magics):
             result = self._run(agent, prompt, args)
         finally:  # --model, --max-turns and --mode are this cell's only
             checkpoint_magics.end_cell(self.session)
-            self.session.for_cell(agent)
+            self.session.cell_options(agent)
             show_queued(self.session, result)
         if args.output:
             self.shell.user_ns[args.output] = result

@@ -273,14 +273,24 @@ class Session:
             agent: The session's agent.
             **options: Values by parameter (``model``, ``max_turns``, ``mode``).
         """
-        for parameter in CELL_OPTIONS:
-            value = options.get(parameter) or self.settings.agent_value(parameter)
-            set_parameter(agent, parameter, value)
+        self.cell_options(agent, **options)
         base = self.settings.agent_value("system")
         agent.system = self.instructions.system(base, notebook_dir(self.notebook()))
         agent.prices = self._prices
         self.skills.sync(self.registry, repository_root(notebook_dir(self.notebook())))
         sync_memory(self)
+
+    def cell_options(self, agent: Agent, **options: Any) -> None:
+        """Give the agent one cell's values of the :data:`CELL_OPTIONS` (the settings' where
+        one is not given), and nothing else: how a cell's end puts the settings' values back.
+
+        Args:
+            agent: The session's agent.
+            **options: Values by parameter (``model``, ``max_turns``, ``mode``).
+        """
+        for parameter in CELL_OPTIONS:
+            value = options.get(parameter) or self.settings.agent_value(parameter)
+            set_parameter(agent, parameter, value)
 
     def policy(self) -> PermissionPolicy | None:
         """The agent's permission policy, once the agent exists (what the tools' searches
