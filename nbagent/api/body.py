@@ -77,6 +77,12 @@ class _Sent:
     """How many first items the runs hold, and the runs."""
     tail: tuple[int, tuple[bytes, ...]] = (0, ())
     """How many last items the runs hold, and the runs."""
+    source: list[Any] | None = None
+    """The list the request gave. The same list given again, each item the same object or
+    an equal one (a list comparison, at C speed: the tools of requests that send the same
+    ones are one list), is sent as it was without looking for what it shares."""
+    pieces: list[bytes] | None = None
+    """Its encoding, in pieces to join."""
 
     def first(self, count: int) -> tuple[bytes, ...]:
         """The first ``count`` items' encodings, in runs."""
@@ -149,6 +155,9 @@ class BodyEncoder:
         """Encode a list (in pieces to join), reusing the most that one of the recent ones
         shares with it."""
         recent = self._recent.setdefault(key, [])
+        for sent in recent:  # the same list again, every item the same or equal: as it was
+            if sent.source is items and sent.pieces is not None and sent.items == items:
+                return sent.pieces
         prefix = suffix = 0
         old = _Sent([], [])
         for sent in recent:
@@ -165,8 +174,12 @@ class BodyEncoder:
         # conversation's, with the same first tool) stays.
         superseded = old if 2 * (prefix + suffix) > len(old.items) else None
         kept = [sent for sent in recent if sent is not superseded][: REMEMBERED - 1]
-        recent[:] = [_Sent(list(items), texts, (prefix, head), (suffix, tail)), *kept]
-        return [b"[", *_between([*head, *fresh, *tail], b","), b"]"]
+        pieces = [b"[", *_between([*head, *fresh, *tail], b","), b"]"]
+        recent[:] = [
+            _Sent(list(items), texts, (prefix, head), (suffix, tail), items, pieces),
+            *kept,
+        ]
+        return pieces
 
 
 def _between(pieces: list[bytes], separator: bytes) -> list[bytes]:

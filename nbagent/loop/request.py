@@ -75,7 +75,8 @@ def build_tools(
     What depends on the registry alone (which tools are sent in full, which deferred, and
     their definitions) is worked out once per registry version and reused: a request with
     10,000 deferred tools costs a list copy, not 10,000 definitions. The definitions are
-    shared between requests (:func:`definition_of`): never change one in place.
+    shared between requests (:func:`definition_of`), and so is the list when nothing it is
+    built from changed since the registry's last request: never change either in place.
 
     Args:
         registry: The tools.
@@ -95,15 +96,56 @@ def build_tools(
         ConfigurationError: More deferred tools than the API takes in one request, in
             ``native`` or ``server`` mode.
     """
+    search = search_tool.definition() if mode in ("native", "client") else None
+    key = (
+        registry.version,  # read first: a change meanwhile builds them again
+        mode,
+        tuple(loaded_names),
+        tuple((name, id(tool)) for name, tool in retained.items()),
+        server_search,
+        tuple(preloaded),
+    )
+    built = _BUILT.get(registry)
+    if built is not None and built.key == key and built.search == search:
+        return built.tools
+    tools = _built(registry, mode, search, loaded_names, retained, server_search, preloaded)
+    _BUILT[registry] = _Built(key, search, tools)
+    return tools
+
+
+@dataclass(frozen=True)
+class _Built:
+    """The tools a registry's last request sent, and what they were built from."""
+
+    key: tuple[Any, ...]
+    search: dict[str, Any] | None
+    tools: list[dict[str, Any]]
+
+
+_BUILT: weakref.WeakKeyDictionary[ToolRegistry, _Built] = weakref.WeakKeyDictionary()
+"""The last tools built for each registry: the same list for requests that send the same
+tools, so that encoding them again is found unneeded at once (:mod:`nbagent.api.body`)."""
+
+
+def _built(
+    registry: ToolRegistry,
+    mode: Mode,
+    search: dict[str, Any] | None,
+    loaded_names: Sequence[str],
+    retained: Mapping[str, Tool],
+    server_search: str,
+    preloaded: Sequence[str],
+) -> list[dict[str, Any]]:
+    """The tools of a request, built (see :func:`build_tools`)."""
     early = frozenset(preloaded) if mode not in ("client", "off") else frozenset()
     split = _split(registry, mode == "off", early)
     if mode == "off":
         return _with_breakpoint(list(split.loaded), len(split.loaded))
     loaded = list(split.loaded)
-    if mode == "server":
+    if mode == "server" or search is None:
         loaded.append(dict(SERVER_SEARCH_TOOLS[server_search]))
     else:
-        loaded.append(search_tool.definition())
+        loaded.append(search)
     gone = [t for name, t in retained.items() if name not in registry]
     if mode == "client":
         by_name = {**split.deferred_by_name, **{t.name: t for t in gone}}

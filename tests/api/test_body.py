@@ -68,6 +68,25 @@ def test_only_the_items_a_recent_request_did_not_send_are_encoded(encoded: list[
     assert json.loads(sent)["messages"] == history
 
 
+def test_the_same_tools_list_again_is_sent_as_it_was_without_a_scan(
+    encoded: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = BodyEncoder()
+    tools = [{"name": f"t{i}", "input_schema": {"type": "object"}} for i in range(50)]
+    history = turn(0)
+    first = encoder.encode(request(history, tools))
+    scans: list[int] = []
+    real = body.same_prefix
+    monkeypatch.setattr(body, "same_prefix", lambda a, b: scans.append(len(b)) or real(a, b))
+    encoded.clear()
+    again = encoder.encode(request(list(history), tools))
+    assert again == first and not [v for v in encoded if isinstance(v, dict)]
+    assert scans == [2]  # the messages (a new list) were compared; the tools were not
+    tools[3] = {"name": "t3", "input_schema": {"type": "object"}, "description": "changed"}
+    changed = json.loads(encoder.encode(request(history, tools)))
+    assert changed["tools"][3]["description"] == "changed"  # replaced in the list: sent anew
+
+
 def test_an_item_replaced_in_the_middle_is_encoded_again(encoded: list[Any]) -> None:
     encoder = BodyEncoder()
     history = [*turn(0), *turn(1), *turn(2)]

@@ -94,3 +94,16 @@ def test_more_deferred_tools_than_the_api_takes_are_refused_with_what_to_do(mode
     assert [t["name"] for t in client] == ["ToolSearch"]
     registry.unregister("mcp__many__t0")
     assert len(tools_of(registry, mode)) == MAX_DEFERRED_TOOLS + 1  # and ToolSearch
+
+
+def test_requests_that_send_the_same_tools_share_one_list() -> None:
+    registry = ToolRegistry([mcp("mcp__a__one"), mcp("mcp__a__two")])
+    search = ToolSearch(registry).tool
+    first = build_tools(registry, "native", search, [], {})
+    assert build_tools(registry, "native", search, [], {}) is first
+    loaded = build_tools(registry, "native", search, ["mcp__a__one"], {})
+    assert loaded is not first
+    registry.register(mcp("mcp__a__three"))
+    grown = build_tools(registry, "native", search, ["mcp__a__one"], {})
+    assert grown is not loaded and "mcp__a__three" in [t["name"] for t in grown]
+    assert build_tools(registry, "client", search, [], {}) is not grown
