@@ -28,6 +28,7 @@ from nbagent.api.api_tools import SERVER_TOOLS, ServerTool, server_tool
 from nbagent.api.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.catalogue.skills import SkillSet
+from nbagent.core.errors import NbAgentError
 from nbagent.core.events import PermissionRequested, Usage
 from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
@@ -240,7 +241,10 @@ class Session:
         tools = builtin_tools(context)
         self.registry.register_many(tools, replace=True)
         self.builtin = [t.name for t in tools]
-        self.agent  # noqa: B018 - built now, so its session tools are listed from the start
+        try:
+            self.agent  # noqa: B018 - built now, so its session tools are listed from the start
+        except NbAgentError:  # a setting it cannot take: said where the agent is first used
+            logger.info("The agent was not built with the tools", exc_info=True)
 
     def ready(self) -> None:
         """Wait until the built-in tools are registered (at once when they are)."""
