@@ -196,8 +196,10 @@ def stream_response(
 
 def _open_stream(client: Any, request: dict[str, Any], betas: Sequence[str]) -> Any:
     """What ``client.messages.stream(**request)`` (or the beta one) returns, the body encoded
-    by :data:`BODIES` and handed to the SDK as bytes: the SDK would otherwise copy and encode
-    the whole request again (``prepare_request_data``), the whole history every turn.
+    by :data:`BODIES` and handed to the SDK as its chunks, with their length: the SDK would
+    otherwise copy and encode the whole request again (``prepare_request_data``), the whole
+    history every turn, and one body of bytes would copy every definition of the catalogue.
+    A tuple of chunks can be sent again when the SDK retries.
 
     The request is the one the stream helper sends: ``POST /v1/messages`` with its helper
     headers, and for betas ``?beta=true`` and the ``anthropic-beta`` header.
@@ -207,7 +209,11 @@ def _open_stream(client: Any, request: dict[str, Any], betas: Sequence[str]) -> 
     from anthropic.types import Message, RawMessageStreamEvent
     from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
 
-    headers = {"X-Stainless-Helper-Method": "stream"}
+    body = BODIES.encode_chunks(request)
+    headers = {
+        "X-Stainless-Helper-Method": "stream",
+        "Content-Length": str(sum(map(len, body))),
+    }
     options: dict[str, Any] = {"headers": headers}
     if betas:
         headers["X-Stainless-Stream-Helper"] = "beta.messages"
@@ -223,7 +229,7 @@ def _open_stream(client: Any, request: dict[str, Any], betas: Sequence[str]) -> 
         client.post,
         "/v1/messages",
         cast_to=cast_to,
-        content=BODIES.encode(request),
+        content=body,
         options=options,
         stream=True,
         stream_cls=events,

@@ -5,8 +5,10 @@ tool list gains a breakpoint copy. The SDK copies the whole body (``prepare_requ
 and encodes it at every request, which makes a long conversation cost O(n²). Here the items
 of ``messages`` and ``tools`` that a recent request sent too (the same objects, found where
 the two lists share a prefix and a suffix: :mod:`nbagent.core.identity`) keep their encoding,
-and only the others are encoded; the bytes are handed to the SDK as they are
-(:func:`nbagent.api.anthropic.stream_response`).
+and only the others are encoded. The body is handed to the SDK in a few chunks, not joined
+(:func:`nbagent.api.anthropic.stream_response`): a large run that an earlier request sent too
+(a long history's first messages, a catalogue's definitions) goes to the socket as the bytes
+object it already is, not copied into one body of megabytes at every request.
 
 The encoding is the SDK's: UTF-8 JSON, no spaces, non-ASCII kept, NaN refused; the body's
 keys in the order the SDK's ``messages.stream`` writes them, ``"stream": true`` last.
@@ -60,6 +62,10 @@ _CHECKER = json.JSONEncoder(**_ENCODING)
 work the tests count."""
 
 
+CHUNK = 256 * 1024
+"""Pieces of the body smaller than this are joined with their neighbours into one chunk; a
+larger one is a chunk of its own, sent as it is (each chunk costs a write to the socket)."""
+
 RUNS = 16
 """Joined runs kept apart at most, before they are joined into one (so that a request
 copies the shared items once, in the body, and not again into a longer run)."""
@@ -81,8 +87,8 @@ class _Sent:
     """The list the request gave. The same list given again, each item the same object or
     an equal one (a list comparison, at C speed: the tools of requests that send the same
     ones are one list), is sent as it was without looking for what it shares."""
-    pieces: list[bytes] | None = None
-    """Its encoding, in pieces to join."""
+    chunks: tuple[bytes, ...] = ()
+    """Its encoding, in chunks (:func:`_chunked`)."""
 
     def first(self, count: int) -> tuple[bytes, ...]:
         """The first ``count`` items' encodings, in runs."""
@@ -118,14 +124,25 @@ class BodyEncoder:
         self._lock = threading.Lock()
 
     def encode(self, request: Mapping[str, Any]) -> bytes:
-        """The body of a streamed request.
+        """The body of a streamed request, in one bytes object.
+
+        Args:
+            request: As for :meth:`encode_chunks`.
+
+        Returns:
+            The JSON body, with ``"stream": true``.
+        """
+        return b"".join(self.encode_chunks(request))
+
+    def encode_chunks(self, request: Mapping[str, Any]) -> tuple[bytes, ...]:
+        """The body of a streamed request, in the chunks to send one after another.
 
         Args:
             request: The request's parameters (``model``, ``messages``, ``tools``, ...); its
                 list items must not have changed in place since an earlier request sent them.
 
         Returns:
-            The JSON body, with ``"stream": true``.
+            The JSON body, with ``"stream": true``, in a few chunks (:data:`CHUNK`).
         """
         keys = [k for k in KEY_ORDER if k in request]
         keys += [k for k in request if k not in KEY_ORDER]
@@ -140,24 +157,24 @@ class BodyEncoder:
                     parts.append(_ENCODER.encode(value).encode())
                 parts.append(b",")
         parts.append(b'"stream":true}')
-        body = b"".join(parts)
+        chunks = _chunked(parts)
         if os.environ.get(CHECK_ENV):
             whole = {key: request[key] for key in keys}
             expected = _CHECKER.encode({**whole, "stream": True}).encode()
-            if body != expected:
+            if b"".join(chunks) != expected:
                 raise AssertionError(
                     "A request's body reused the encoding of a message or tool that was changed "
                     "in place after an earlier request sent it."
                 )
-        return body
+        return chunks
 
-    def _list(self, key: str, items: list[Any]) -> list[bytes]:
-        """Encode a list (in pieces to join), reusing the most that one of the recent ones
-        shares with it."""
+    def _list(self, key: str, items: list[Any]) -> tuple[bytes, ...]:
+        """Encode a list (in chunks), reusing the most that one of the recent ones shares
+        with it."""
         recent = self._recent.setdefault(key, [])
         for sent in recent:  # the same list again, every item the same or equal: as it was
-            if sent.source is items and sent.pieces is not None and sent.items == items:
-                return sent.pieces
+            if sent.source is items and sent.chunks and sent.items == items:
+                return sent.chunks
         prefix = suffix = 0
         old = _Sent([], [])
         for sent in recent:
@@ -174,12 +191,30 @@ class BodyEncoder:
         # conversation's, with the same first tool) stays.
         superseded = old if 2 * (prefix + suffix) > len(old.items) else None
         kept = [sent for sent in recent if sent is not superseded][: REMEMBERED - 1]
-        pieces = [b"[", *_between([*head, *fresh, *tail], b","), b"]"]
+        chunks = _chunked([b"[", *_between([*head, *fresh, *tail], b","), b"]"])
         recent[:] = [
-            _Sent(list(items), texts, (prefix, head), (suffix, tail), items, pieces),
+            _Sent(list(items), texts, (prefix, head), (suffix, tail), items, chunks),
             *kept,
         ]
-        return pieces
+        return chunks
+
+
+def _chunked(pieces: list[bytes]) -> tuple[bytes, ...]:
+    """The pieces in chunks: each run of pieces under :data:`CHUNK` joined into one, each
+    larger piece kept as the object it is."""
+    chunks: list[bytes] = []
+    small: list[bytes] = []
+    for piece in pieces:
+        if len(piece) < CHUNK:
+            small.append(piece)
+            continue
+        if small:
+            chunks.append(b"".join(small))
+            small = []
+        chunks.append(piece)
+    if small:
+        chunks.append(b"".join(small))
+    return tuple(chunks)
 
 
 def _between(pieces: list[bytes], separator: bytes) -> list[bytes]:

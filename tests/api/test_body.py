@@ -87,6 +87,19 @@ def test_the_same_tools_list_again_is_sent_as_it_was_without_a_scan(
     assert changed["tools"][3]["description"] == "changed"  # replaced in the list: sent anew
 
 
+def test_a_large_list_sent_again_is_handed_over_as_the_same_bytes_not_copied() -> None:
+    encoder = BodyEncoder()
+    description = "x" * 300
+    tools = [{"name": f"t{i}", "description": description} for i in range(2000)]
+    first = encoder.encode_chunks(request(turn(0), tools))
+    history = [*turn(0), *turn(1)]
+    again = encoder.encode_chunks(request(history, tools))
+    large = [chunk for chunk in first if len(chunk) >= body.CHUNK]
+    assert len(large) == 1 and any(chunk is large[0] for chunk in again)
+    assert len(again) <= 3  # what comes before the tools, the tools, what comes after
+    assert json.loads(b"".join(again)) == {**request(history, tools), "stream": True}
+
+
 def test_an_item_replaced_in_the_middle_is_encoded_again(encoded: list[Any]) -> None:
     encoder = BodyEncoder()
     history = [*turn(0), *turn(1), *turn(2)]
@@ -108,12 +121,16 @@ def test_several_conversations_in_turn_each_reuse_their_own() -> None:
         assert json.loads(encoder.encode(request(grown, [])))["messages"] == grown
 
 
+@pytest.mark.parametrize("tools", [1, 2000])
 @pytest.mark.parametrize("betas", [(), ("compact-2026-01-12",)])
-def test_stream_response_sends_what_the_sdks_stream_helper_sends(betas: tuple[str, ...]) -> None:
-    sent = {
-        **request(turn(0)[:1], [{"name": "note", "input_schema": {"type": "object"}}]),
-        "system": "s",
-    }
+def test_stream_response_sends_what_the_sdks_stream_helper_sends(
+    betas: tuple[str, ...], tools: int
+) -> None:
+    definitions = [
+        {"name": f"note{i}", "description": "d" * 300, "input_schema": {"type": "object"}}
+        for i in range(tools)
+    ]
+    sent = {**request(turn(0)[:1], definitions), "system": "s"}
     if betas:
         edit = {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 60000}}
         sent["context_management"] = {"edits": [edit]}
@@ -128,7 +145,7 @@ def test_stream_response_sends_what_the_sdks_stream_helper_sends(betas: tuple[st
             stream.get_final_message()
         *_, response = stream_response(client, sent, betas)
         api.assert_no_errors()
-    assert response.content == [{"type": "text", "text": "a"}]
+    assert response.content[-1] == {"type": "text", "text": "a"}  # after any compaction
     theirs, ours = api.requests
     assert ours.path == theirs.path
     assert ours.body == theirs.body
