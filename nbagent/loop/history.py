@@ -59,6 +59,10 @@ class Repair:
     """The last compaction block had a secret redacted from its summary, so its signature
     no longer matched: the history now starts from its summary, as nbagent's own
     compaction writes one."""
+    valid: int = 0
+    """How many first messages were kept as they were without being read: the ``valid``
+    given to :func:`repaired` (as many as the history has, at most), or 0 when the history
+    was read whole (a compaction block in it lost its signature)."""
 
 
 def repaired(
@@ -103,11 +107,10 @@ def repaired(
         raise ValueError("A redacted history read in part needs where its compactions are.")
     repair = Repair([])
     source = _resigned(messages, repair, compactions) if redacted else messages
-    if source is not messages:
-        valid = 0
+    repair.valid = 0 if source is not messages else min(valid, len(messages))
     out = repair.messages
-    out += source[:valid]
-    for message in source[valid:]:
+    out += source[: repair.valid]
+    for message in source[repair.valid :]:
         blocks = _blocks(message["content"], repair)
         if role_of(message) == "assistant":
             _push_assistant(repair, message, blocks)

@@ -57,11 +57,9 @@ def resume(agent: Agent, saved: SavedConversation, trust: bool = False) -> Repai
     valid = saved.valid if saved.signed else 0
     compactions = saved.compactions if saved.signed else None
     repair = repaired(saved.messages, valid=valid, compactions=compactions)
-    if repair.summarised:
-        valid = 0
     saved_state = State.model_construct(**saved.state)  # its right fields, checked on reading
     registry = agent.registry
-    referenced = loaded_in(repair.messages[max(valid - 1, 0) :])
+    referenced = loaded_in(repair.messages[max(repair.valid - 1, 0) :])
     loaded = [
         name
         for name in dict.fromkeys([*saved_state.loaded, *referenced])

@@ -207,6 +207,8 @@ def test_a_repair_from_a_valid_prefix_reads_only_what_follows_it(
     assert all(a is b for a, b in zip(part.messages[: len(VALID)], VALID, strict=True))
     assert len(read) == 3  # the three messages after the valid ones
     assert (part.interrupted, part.dropped) == (whole.interrupted, whole.dropped)
+    assert (part.valid, whole.valid) == (len(VALID), 0)  # the count it kept without reading
+    assert repaired(VALID, redacted=False, valid=len(VALID) + 5).valid == len(VALID)
 
 
 def test_a_redacted_history_read_from_a_valid_prefix_looks_for_compactions_where_told() -> None:
@@ -216,10 +218,11 @@ def test_a_redacted_history_read_from_a_valid_prefix_looks_for_compactions_where
     with pytest.raises(ValueError, match="compactions"):
         repaired(history, valid=2)
     part = repaired(history, valid=3, compactions={1})
-    assert part.messages == history and not part.summarised
+    assert part.messages == history and not part.summarised and part.valid == 3
     assert all(a is b for a, b in zip(part.messages, history, strict=True))
     history[1] = assistant(cut, text("b"))
     again = repaired(history, valid=3, compactions={1})  # the cut block: read whole
     assert again.summarised and again.messages == repaired(history).messages
+    assert again.valid == 0  # read whole: nothing of it kept unread
     unseen = repaired(history, valid=3, compactions=set())  # told there is none
-    assert not unseen.summarised
+    assert not unseen.summarised and unseen.valid == 3

@@ -93,3 +93,27 @@ def test_a_file_from_before_the_valid_count_is_repaired_whole(
     read = counting_blocks(monkeypatch)
     resume(Agent(registry=ToolRegistry()), saved)
     assert len(read) == len(VALID + TAIL)
+
+
+def test_a_history_read_whole_for_a_cut_summary_finds_every_tool_it_loaded(
+    tmp_path: Path,
+) -> None:
+    cut = {"type": "compaction", "content": "The user gave [redacted MY_TOKEN].", "signature": "s"}
+    found = [{"type": "tool_reference", "tool_name": "Weather"}]
+    history = [
+        user("a"),
+        assistant(cut),
+        user("Find a weather tool."),
+        assistant(call("t1", name="ToolSearch", query="weather")),
+        {"role": "user", "content": [result("t1", found)]},
+        assistant(text("Found it.")),
+    ]
+    log = recorder(tmp_path)
+    log.sync(history, "claude-test", state_record(AgentState(valid=len(history))))
+    assert log.log is not None
+    saved = read_conversation(log.log.path)
+    assert saved is not None and saved.valid == len(history)
+    agent = Agent(registry=ToolRegistry())
+    repair = resume(agent, saved)
+    assert repair.summarised and repair.valid == 0  # the summary's signature is gone: read whole
+    assert agent.loaded_names == ["Weather"]  # its reference is read, though before the count
