@@ -91,12 +91,21 @@ def _sha256(line: bytes) -> str:
     return hashlib.sha256(line).hexdigest()
 
 
-def _signed(key: bytes, previous: bytes, body: bytes) -> bytes:
+def _keyed(key: bytes) -> hmac.HMAC:
+    """An HMAC-SHA256 with the key and nothing read yet, copied for each line: the key is
+    prepared once, and a line's MAC takes half the time of an ``hmac.digest``."""
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
+def _signed(keyed: hmac.HMAC, previous: bytes, body: bytes) -> bytes:
     """The MAC of a line's bytes (without its MAC field) after the line before."""
-    return hmac.digest(key, previous + body, "sha256")
+    mac = keyed.copy()
+    mac.update(previous)
+    mac.update(body)
+    return mac.digest()
 
 
-def _verified(key: bytes, previous: bytes, line: bytes) -> tuple[bytes, bytes] | None:
+def _verified(keyed: hmac.HMAC, previous: bytes, line: bytes) -> tuple[bytes, bytes] | None:
     """A line's bytes without its MAC field, and its MAC, if the MAC is right after
     ``previous``."""
     if len(line) <= _MAC_TAIL or not line.endswith(b'"}'):
@@ -104,7 +113,7 @@ def _verified(key: bytes, previous: bytes, line: bytes) -> tuple[bytes, bytes] |
     if line[-_MAC_TAIL : -_MAC_TAIL + len(_MAC_FIELD)] != _MAC_FIELD:
         return None
     body = line[:-_MAC_TAIL] + b"}"
-    mac = _signed(key, previous, body)
+    mac = _signed(keyed, previous, body)
     if not hmac.compare_digest(mac.hex().encode("ascii"), line[-66:-2]):
         return None
     return body, mac
@@ -149,6 +158,7 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
     """
     if key is None:
         return Chain([], b"", damage="there is no conversation key to check it with")
+    keyed = _keyed(key)
     previous = _seed(key, path)
     chain = Chain([], previous)
     lines = data.split(b"\n")
@@ -156,7 +166,7 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
     failed: tuple[int, bytes] | None = None
     bodies: list[tuple[int, bytes]] = []
     for number, line in enumerate(lines, 1):
-        verified = _verified(key, chain.end, line)
+        verified = _verified(keyed, chain.end, line)
         if verified is None:
             if failed is not None:
                 break
@@ -173,7 +183,7 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
         line for line in read_lines(bodies) if line.record is None or "cut" not in line.record
     ]
     if failed is None and tail:  # cut short by a crash, unless a whole line lost its newline
-        if _verified(key, chain.end, tail[:-1]) is None:
+        if _verified(keyed, chain.end, tail[:-1]) is None:
             chain.skipped += 1
         else:
             failed = (len(lines) + 1, tail)
@@ -260,7 +270,7 @@ class ConversationLog:
     def _append_body(self, body: bytes) -> None:
         """Sign a line's bytes (a JSON object, without its newline) and append them."""
         previous = self._chain_end()
-        mac = _signed(self._signing_key(), previous, body)
+        mac = _signed(_keyed(self._signing_key()), previous, body)
         data = body[:-1] + _MAC_FIELD + mac.hex().encode("ascii") + b'"}\n'
         self._write(data)
         self._previous = mac
@@ -305,7 +315,7 @@ class ConversationLog:
             key = self._signing_key()
             chain = verify(self.path.read_bytes(), self.path, key)
             target = folder / self.path.name
-            previous, lines = _seed(key, target), bytearray()
+            keyed, previous, lines = _keyed(key), _seed(key, target), bytearray()
             for read in chain.lines:
                 if read.record is None:
                     continue
@@ -315,7 +325,7 @@ class ConversationLog:
                     else read.record
                 )
                 body = _line(record)[:-1]
-                previous = _signed(key, previous, body)
+                previous = _signed(keyed, previous, body)
                 lines += body[:-1] + _MAC_FIELD + previous.hex().encode("ascii") + b'"}\n'
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             partial = target.with_suffix(".partial")

@@ -567,7 +567,7 @@ def prompts(message: Mapping[str, Any]) -> list[str]:
 # -- reading a file -------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Line:
     """One whole line of a file, as read."""
 
@@ -586,22 +586,25 @@ class Line:
 
 def read_lines(numbered: Sequence[tuple[int, bytes]]) -> list[Line]:
     """Lines read (:func:`read_line`), the well-formed message records among them read and
-    checked at once (:mod:`nbagent.store.message_lines`).
+    checked in one quick pass each (:mod:`nbagent.store.message_lines`).
 
     Args:
         numbered: Each line's number, from 1, and its bytes, without the newline (and
             without its MAC field).
     """
-    readable = [
-        body if len(body) <= MAX_LINE and not _too_deep(body) else None for _, body in numbered
-    ]
-    records = _MESSAGE_LINES.checked_message_records(readable)
-    return [
-        read_line(number, body)
-        if record is None
-        else Line(number, record, checked=True, compaction=_COMPACTION in body)
-        for (number, body), record in zip(numbered, records, strict=True)
-    ]
+    lines = []
+    for number, body in numbered:
+        record = (
+            _MESSAGE_LINES.checked_message_record(body)
+            if len(body) <= MAX_LINE and not _too_deep(body)
+            else None
+        )
+        lines.append(
+            read_line(number, body)
+            if record is None
+            else Line(number, record, checked=True, compaction=_COMPACTION in body)
+        )
+    return lines
 
 
 def read_line(number: int, body: bytes) -> Line:
@@ -746,10 +749,11 @@ def _put(history: History, number: int, index: int, role: str, content: Any) -> 
         )
         return
     message = {"role": role, "content": content}
-    said = prompts(message)
-    before = len(prompts(messages[index])) if index < len(messages) else 0
-    history.turns += max(len(said) - before, 0)  # a merge or a compaction adds none
-    history.first_prompt = history.first_prompt or next(iter(said), "")
+    if role == "user":  # only a user message says prompts
+        said = prompts(message)
+        before = len(prompts(messages[index])) if index < len(messages) else 0
+        history.turns += max(len(said) - before, 0)  # a merge or a compaction adds none
+        history.first_prompt = history.first_prompt or next(iter(said), "")
     if index < len(messages):
         messages[index] = message
         history.changed_from = min(history.changed_from, index)

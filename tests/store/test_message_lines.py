@@ -19,10 +19,10 @@ FIELDS = {
     "text": st.text(max_size=5),
     "citations": st.one_of(st.none(), st.lists(st.just({}), max_size=1)),
     "source": st.one_of(st.fixed_dictionaries({"type": st.just("base64")}), st.just({})),
-    "id": st.sampled_from(["toolu_1", "bad id", ""]),
-    "tool_use_id": st.sampled_from(["toolu_1", "bad id"]),
-    "name": st.sampled_from(["Read", "mcp__a__b", "no spaces allowed", "x" * 65]),
-    "tool_name": st.sampled_from(["Bash", "not a name!"]),
+    "id": st.sampled_from(["toolu_1", "bad id", "", "toolu_1\n"]),
+    "tool_use_id": st.sampled_from(["toolu_1", "bad id", "toolu_1\n"]),
+    "name": st.sampled_from(["Read", "mcp__a__b", "no spaces allowed", "x" * 65, "Read\n"]),
+    "tool_name": st.sampled_from(["Bash", "not a name!", "Bash\n"]),
     "input": st.one_of(st.just({}), st.just({"a": 1})),
     "thinking": st.text(max_size=3),
     "signature": st.one_of(st.none(), st.text(max_size=3)),
@@ -70,7 +70,7 @@ def message_records(draw: st.DrawFn) -> dict[str, Any]:
     """A record that is usually a message record, of any blocks."""
     role = draw(st.sampled_from(["user", "assistant", "system"]))
     content = draw(st.one_of(st.text(max_size=3), st.lists(blocks(list(BLOCKS)), max_size=3)))
-    record: dict[str, Any] = {"i": draw(st.sampled_from([0, -1, 1.0])), "message": {}}
+    record: dict[str, Any] = {"i": draw(st.sampled_from([0, -1, 1.0, True])), "message": {}}
     record["message"] = {"role": role, "content": content}
     if draw(st.booleans()):
         del record[draw(st.sampled_from(["i", "message"]))]
