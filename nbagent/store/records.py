@@ -699,7 +699,9 @@ def replayed(lines: Sequence[Line]) -> History:
             history.problems.append(f"line {line.number} ({line.error})")
         elif line.checked:
             index, message = line.record["i"], line.record["message"]
-            _put(history, line.number, index, message["role"], message["content"])
+            if len(message) > 2:  # the fields of a message beyond its role and content
+                message = {"role": message["role"], "content": message["content"]}
+            _put(history, line.number, index, message)
             if line.compaction:
                 history.compactions.add(index)
         else:
@@ -727,7 +729,7 @@ def _replay(history: History, number: int, record: dict[str, Any]) -> None:
         if isinstance(content, list) and index <= len(history.messages):
             content, problems = valid_blocks(content, role, f"message {index + 1}", number)
             history.problems.extend(problems)
-        _put(history, number, index, role, content)
+        _put(history, number, index, {"role": role, "content": content})
         history.compactions.add(index)
     elif isinstance(checked, LengthRecord):
         del history.messages[checked.length :]
@@ -739,8 +741,9 @@ def _replay(history: History, number: int, record: dict[str, Any]) -> None:
         history.changed_from = len(history.messages)
 
 
-def _put(history: History, number: int, index: int, role: str, content: Any) -> None:
-    """Set message ``index`` of the history (append it at the end), or say why not."""
+def _put(history: History, number: int, index: int, message: dict[str, Any]) -> None:
+    """Set message ``index`` of the history (append it at the end) to a message of a role and
+    a content only, or say why not."""
     messages = history.messages
     if index > len(messages):
         history.problems.append(
@@ -748,8 +751,7 @@ def _put(history: History, number: int, index: int, role: str, content: Any) -> 
             f"{plural(len(messages), 'message')} then)"
         )
         return
-    message = {"role": role, "content": content}
-    if role == "user":  # only a user message says prompts
+    if message["role"] == "user":  # only a user message says prompts
         said = prompts(message)
         before = len(prompts(messages[index])) if index < len(messages) else 0
         history.turns += max(len(said) - before, 0)  # a merge or a compaction adds none

@@ -99,3 +99,11 @@ def test_a_line_the_fast_reader_cannot_parse_leaves_the_others_checked() -> None
     lines = read_lines([(2, good), (3, lone_surrogate), (4, good)])
     assert [line.checked for line in lines] == [True, False, True]
     assert lines[1].record == {"i": 1, "message": {"role": "assistant", "content": "\ud800"}}
+
+
+def test_a_message_keeps_only_its_role_and_content_either_way() -> None:
+    body = b'{"i": 0, "message": {"role": "user", "content": "hi", "stop_reason": null}}'
+    [line] = read_lines([(2, body)])
+    assert line.checked
+    expected = [{"role": "user", "content": "hi"}]
+    assert replayed([line]).messages == expected == slow_way(json.loads(body))
