@@ -1,8 +1,10 @@
 """Rendering a run's events in the running cell.
 
 :class:`CellTranscript` folds events into a :class:`~nbagent.render.transcript.model.Transcript`
-and shows it live: in a kernel as ipywidgets (:mod:`nbagent.jupyter.widgets`), in a terminal as
-printed lines.
+and shows it live: in a kernel as one output updated in place while the run only writes its
+answer, as ipywidgets (:mod:`nbagent.jupyter.widgets`) from its first tool call, notice or
+question on; in a terminal as printed lines. A cell that only answers thus makes no widget:
+its output is sent two or three times, not the thirty messages of a widget tree.
 When the run ends, the live view is replaced by one static Markdown output (tool cards as
 ``<details>``), which JupyterLab, nbconvert, GitHub and VS Code all render without a kernel.
 
@@ -29,7 +31,14 @@ from nbagent.core.events import (
 from nbagent.core.markup import Markdown, model_markdown, show_controls
 from nbagent.core.notices import Notices
 from nbagent.core.secrets import redact
-from nbagent.render.transcript.items import STATE_WORDS, AnswerItem, Call, Item, visible
+from nbagent.render.transcript.items import (
+    STATE_WORDS,
+    AnswerItem,
+    Call,
+    Item,
+    so_far,
+    visible,
+)
 from nbagent.render.transcript.model import Transcript
 from nbagent.render.transcript.text import item_text
 
@@ -78,15 +87,11 @@ class CellTranscript:
         self.verbose = verbose
         self.transcript = Transcript(saved_tokens=saved_tokens, cost=cost, context=context)
         self._last_refresh = 0.0
+        self._live = not quiet and (in_kernel() if live is None else live)
         self._view: Any = None
         self._handle: DisplayHandle | None = None
         self._printed = 0
         self._streaming: AnswerItem | None = None
-        if not quiet and (in_kernel() if live is None else live):
-            from nbagent.jupyter.widgets import TranscriptView
-
-            self._view = TranscriptView(self.transcript, verbose=verbose)
-            self._handle = display(self._view.box, display_id=True)
 
     def __call__(self, event: Event) -> None:
         """Render one event.
@@ -99,7 +104,7 @@ class CellTranscript:
             self._finish()
         elif self.quiet:
             return
-        elif self._view is not None:
+        elif self._live:
             self._show_live(item, event)
         elif item is not None and not isinstance(event, TextDelta):
             self._print_done_items()
@@ -109,19 +114,48 @@ class CellTranscript:
     def _show_live(self, item: Any, event: Event) -> None:
         """Show an item live; a stretch of text streaming in at most every STREAM_INTERVAL,
         without its unfinished end, and whole once something else comes."""
-        if isinstance(event, UsageReported):
+        if isinstance(event, UsageReported) and self._view is not None:
             self._view.refresh_meter()
         if isinstance(item, AnswerItem):
             self._streaming = item
             now = time.monotonic()
             if self.stream and now - self._last_refresh >= STREAM_INTERVAL:
                 self._last_refresh = now
-                self._view.show(item, streaming=True)
-        elif item is not None:
+                self._show_answer(item)
+        elif item is not None and visible(item, self.verbose):
+            view = self._widgets()
             if self._streaming is not None:
-                self._view.show(self._streaming)
+                view.show(self._streaming)
                 self._streaming = None
-            self._view.show(item)
+            view.show(item)
+
+    def _show_answer(self, answer: AnswerItem) -> None:
+        """Show the answer streaming in: in the widgets if there are, else in one output."""
+        if self._view is not None:
+            self._view.show(answer, streaming=True)
+            return
+        shown = so_far(answer)
+        output = Markdown(shown.markdown, plain=shown.plain)
+        if self._handle is None:
+            self._handle = display(output, display_id=True)
+        else:
+            self._handle.update(output)
+
+    def _widgets(self) -> Any:
+        """The widget view, made (in place of the answer's output, if one is shown) with the
+        items so far when something other than the answer first comes."""
+        if self._view is None:
+            from nbagent.jupyter.widgets import TranscriptView
+
+            self._view = TranscriptView(self.transcript, verbose=self.verbose)
+            for item in self.transcript.items:
+                self._view.show(item)
+            self._view.refresh_meter()
+            if self._handle is None:
+                self._handle = display(self._view.box, display_id=True)
+            else:
+                self._handle.update(self._view.box)
+        return self._view
 
     def _print_done_items(self) -> None:
         """In a terminal, print the items that are complete, in order.
@@ -156,7 +190,10 @@ class CellTranscript:
         )
         if self._handle is not None:
             self._handle.update(final)
-            self._view.close()
+            if self._view is not None:
+                self._view.close()
+        elif self._live:
+            display(final)
         else:
             for item in transcript.items[self._printed :]:
                 self._print(item)

@@ -15,16 +15,15 @@ follows it has come (:func:`~nbagent.core.secrets.streamable`).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import ipywidgets as widgets
 
 from nbagent.core.markup import escape_html, show_controls
-from nbagent.core.secrets import redact, streamable
+from nbagent.core.secrets import redact
 from nbagent.core.text import plural
 from nbagent.render.transcript.html import item_html
-from nbagent.render.transcript.items import AnswerItem, Call, Item, visible
+from nbagent.render.transcript.items import AnswerItem, Call, Item, so_far, visible
 from nbagent.render.transcript.model import Transcript
 
 MAX_LIVE_CARDS = 50
@@ -68,7 +67,7 @@ class TranscriptView:
         """
         if not visible(item, self.verbose):
             return
-        shown = _so_far(item) if isinstance(item, AnswerItem) and streaming else item
+        shown = so_far(item) if isinstance(item, AnswerItem) and streaming else item
         child = self._children.get(id(item))
         if child is None:
             child = self._make(shown)
@@ -143,13 +142,6 @@ class TranscriptView:
         if self.folded:
             self._more.value = f"… {plural(self.folded, 'earlier tool call')} not shown live"
             self._more.layout.display = None
-
-
-def _so_far(answer: AnswerItem) -> AnswerItem:
-    """A stretch of text still streaming in, as far as it can be shown now."""
-    text = streamable(answer.text)
-    marks = [mark for mark in answer.marks if mark.end <= len(text)]
-    return replace(answer, text=text, marks=marks)
 
 
 def _markdown_output(text: str) -> dict[str, Any]:

@@ -51,6 +51,42 @@ def test_live_view_is_a_widget_then_the_cell_keeps_static_markdown() -> None:
     assert printed == ""
 
 
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def test_a_run_that_only_answers_shows_one_output_and_makes_no_widget() -> None:
+    events = [TextDelta("The answer "), TextDelta("is 42."), RunFinished("end_turn", "", Usage())]
+    shown, _ = outputs(events, live=True)
+    assert [WIDGET in output.data for output in shown] == [False, False]
+    streamed, final = shown
+    assert "The answer" in streamed.data["text/markdown"] and not streamed.update
+    assert final.update  # the same output, now the static transcript
+    markdown = final.data["text/markdown"]
+    assert "is 42." in markdown and "nbagent-meter" in markdown
+
+
+def test_the_widgets_take_the_answers_place_at_the_first_tool_call() -> None:
+    events = [
+        TextDelta("Let me look. "),
+        ToolCallStarted("r", "Read", {"file_path": "a.txt"}),
+        ToolCallFinished("r", "Read", "ok", "hi", 0.0),
+        TextDelta("Done."),
+        RunFinished("end_turn", "", Usage()),
+    ]
+    with capture_output() as captured:
+        transcript = CellTranscript(live=True)
+        for event in events:
+            transcript(event)
+            if isinstance(event, ToolCallStarted):
+                view = transcript._view
+                children = list(view._items.children)
+    kinds = [(WIDGET in output.data, output.update) for output in captured.outputs]
+    assert kinds == [(False, False), (True, True), (False, True)]
+    answer, card = children  # the answer so far, then the call's card
+    assert "Let me look." in answer.outputs[0]["data"]["text/markdown"]
+    assert "Read" in card.value
+
+
 def test_the_static_transcript_follows_the_mode() -> None:
     quiet = outputs([FIRST, *RUN], live=True)[0][-1].data
     verbose = outputs([FIRST, *RUN], live=True, verbose=True)[0][-1].data

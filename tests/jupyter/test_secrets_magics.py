@@ -24,6 +24,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import nbagent
+from nbagent.core.markup import Markdown
 from nbagent.core.tool import Tool
 from nbagent.jupyter.widgets import TranscriptView
 from nbagent.testing import FakeAnthropicServer, Fault, Reply
@@ -84,12 +85,20 @@ def secret(monkeypatch: pytest.MonkeyPatch) -> str:
 
 @pytest.fixture
 def live(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The cell shows its live view as in a kernel; every state of every widget of it is
-    collected (each text is streamed, refresh after refresh)."""
+    """The cell shows its live view as in a kernel; every state of every widget of it, and
+    of the output that shows an answer before any widget, is collected (each text is
+    streamed, refresh after refresh)."""
     sent: list[str] = []
     monkeypatch.setattr("nbagent.jupyter.display.in_kernel", lambda: True)
     monkeypatch.setattr("nbagent.jupyter.display.STREAM_INTERVAL", 0.0)
     show = TranscriptView.show
+
+    class Shown(Markdown):
+        def __init__(self, text: str, plain: str | None = None) -> None:
+            super().__init__(text, plain)
+            sent.extend([self.text, self.plain])
+
+    monkeypatch.setattr("nbagent.jupyter.display.Markdown", Shown)
 
     def collecting(view: TranscriptView, item: object, **options: bool) -> None:
         show(view, item, **options)  # type: ignore[arg-type]

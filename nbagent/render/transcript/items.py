@@ -10,12 +10,12 @@ and :mod:`~nbagent.render.transcript.text` draw.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from nbagent.core.events import TaskItem, WebSearched
 from nbagent.core.markup import html_block, model_html
-from nbagent.core.secrets import redact
+from nbagent.core.secrets import redact, streamable
 from nbagent.render.web_view import Mark, citation_inserts, cited_text, sources_html, sources_text
 
 if TYPE_CHECKING:
@@ -233,3 +233,17 @@ def result_text(content: Any) -> str:
         else:
             parts.append(f"[{block.get('type')}]")
     return "\n".join(parts)
+
+
+def so_far(answer: AnswerItem) -> AnswerItem:
+    """A stretch of text still streaming in, as far as it can be shown now.
+
+    Args:
+        answer: The stretch of text.
+
+    Returns:
+        A copy without its unfinished end (:func:`~nbagent.core.secrets.streamable`).
+    """
+    text = streamable(answer.text)
+    marks = [mark for mark in answer.marks if mark.end <= len(text)]
+    return replace(answer, text=text, marks=marks)
