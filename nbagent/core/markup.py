@@ -477,6 +477,10 @@ class Markdown:
         """The Markdown, for rich front ends."""
         return self.text
 
+    def bundle(self) -> dict[str, str]:
+        """Its MIME bundle, to display raw (IPython's formatters need not look for others)."""
+        return {"text/markdown": self.text, "text/plain": self.plain}
+
     def __repr__(self) -> str:
         """The plain text, for plain front ends."""
         return self.plain

@@ -135,11 +135,11 @@ class CellTranscript:
             self._view.show(answer, streaming=True)
             return
         shown = so_far(answer)
-        output = Markdown(shown.markdown, plain=shown.plain)
+        output = Markdown(shown.markdown, plain=shown.plain).bundle()
         if self._handle is None:
-            self._handle = display(output, display_id=True)
+            self._handle = display(output, raw=True, display_id=True)
         else:
-            self._handle.update(output)
+            self._handle.update(output, raw=True)
 
     def _widgets(self) -> Any:
         """The widget view, made (in place of the answer's output, if one is shown) with the
@@ -189,11 +189,11 @@ class CellTranscript:
             plain=transcript.to_text(MAX_STATIC_CARDS, self.verbose),
         )
         if self._handle is not None:
-            self._handle.update(final)
+            self._handle.update(final.bundle(), raw=True)
             if self._view is not None:
                 self._view.close()
         elif self._live:
-            display(final)
+            display(final.bundle(), raw=True)
         else:
             for item in transcript.items[self._printed :]:
                 self._print(item)
