@@ -17,6 +17,7 @@ one trait. A parameter made from its settings otherwise than as their value is i
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -283,11 +284,7 @@ class NbAgent(Configurable):
             Each parameter's value, made by :data:`AGENT_VALUES` or else the value of the
             one setting tagged with it.
         """
-        tagged = self.traits(agent=lambda parameter: parameter is not None)
-        return {
-            parameter: self.agent_value(parameter)
-            for parameter in dict.fromkeys(trait.metadata["agent"] for trait in tagged.values())
-        }
+        return {parameter: self.agent_value(parameter) for parameter in _agent_tags(type(self))}
 
     def agent_value(self, parameter: str) -> Any:
         """The value the settings give one of the agent's parameters.
@@ -300,7 +297,7 @@ class NbAgent(Configurable):
         """
         if parameter in AGENT_VALUES:
             return AGENT_VALUES[parameter](self)
-        (name,) = self.traits(agent=parameter)
+        (name,) = _agent_tags(type(self))[parameter]
         return getattr(self, name)
 
     def _load_config(
@@ -423,3 +420,14 @@ def _usage_store(settings: NbAgent) -> Any:
     from nbagent.catalogue.promotion import DEFAULT_PATH, UsageStore
 
     return UsageStore(Path(settings.usage_db).expanduser() if settings.usage_db else DEFAULT_PATH)
+
+
+@functools.cache
+def _agent_tags(settings: type[Configurable]) -> dict[str, tuple[str, ...]]:
+    """The settings tagged with each of the agent's parameters, in the order they are
+    declared (asked at every cell: ``traits()`` walks the whole class)."""
+    tags: dict[str, tuple[str, ...]] = {}
+    for name, trait in settings.class_traits(agent=lambda p: p is not None).items():
+        parameter = trait.metadata["agent"]
+        tags[parameter] = (*tags.get(parameter, ()), name)
+    return tags

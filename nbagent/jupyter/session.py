@@ -161,6 +161,7 @@ class Session:
         self._reverting = False
         self._builder: threading.Thread | None = None
         self._front_path = ""
+        self._front_said = ""  # the front end's path that _front_path was found for
         self._asker = asker or ask_on_stdin
         self._agent: Agent | None = None
         self._lock = threading.Lock()
@@ -257,8 +258,10 @@ class Session:
         now), else the name the kernel started with."""
         frontend = self.frontend
         front = frontend.stated(running_client(self.shell)) if frontend is not None else None
-        if front is not None and front.path:
-            self._front_path = str(front_end_file(front.path, self.shell))
+        if front is not None and front.path and front.path != self._front_said:
+            found = front_end_file(front.path, self.shell)
+            self._front_path = str(found)
+            self._front_said = front.path if found.is_file() else ""
         return self._front_path or notebook_path(self.shell)
 
     @property

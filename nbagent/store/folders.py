@@ -43,13 +43,30 @@ def notebook_path(shell: Any = None) -> str:
     namespace = getattr(shell, "user_ns", None) or {}
     for candidate in (namespace.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
         if isinstance(candidate, str) and candidate.strip():
-            path = Path(candidate).expanduser()
-            if path.is_absolute():
-                return str(path.resolve())
-            options = [Path.cwd() / path, Path.cwd() / path.name]
-            found = next((o for o in options if o.exists()), options[0])
-            return str(found.resolve())
-    return str(Path.cwd().resolve())
+            return _resolved(candidate, os.getcwd())
+    return _resolved("", os.getcwd())
+
+
+_RESOLVED: dict[tuple[str, str], str] = {}
+"""Paths :func:`_resolved` found, each of a file or folder that exists (asked at every save)."""
+
+
+def _resolved(candidate: str, cwd: str) -> str:
+    """The absolute path of a notebook named ``candidate`` (the working folder when empty),
+    found from ``cwd``; kept once it is of something that exists."""
+    known = _RESOLVED.get((candidate, cwd))
+    if known is not None:
+        return known
+    if not candidate:
+        found = Path(cwd)
+    else:
+        path = Path(candidate).expanduser()
+        options = [path] if path.is_absolute() else [Path(cwd) / path, Path(cwd) / path.name]
+        found = next((o for o in options if o.exists()), options[0])
+    resolved = found.resolve()
+    if resolved.exists():
+        _RESOLVED[candidate, cwd] = str(resolved)
+    return str(resolved)
 
 
 def notebook_folder(notebook: str, root: Path | None = None) -> Path:
