@@ -135,6 +135,8 @@ class CellTranscript:
             self._view.show(answer, streaming=True)
             return
         shown = so_far(answer)
+        if not shown.text.strip() and self._handle is None:
+            return  # nothing to show yet (a first word is held back until the next comes)
         output = Markdown(shown.markdown, plain=shown.plain).bundle()
         if self._handle is None:
             self._handle = display(output, raw=True, display_id=True)

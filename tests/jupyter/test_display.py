@@ -65,6 +65,12 @@ def test_a_run_that_only_answers_shows_one_output_and_makes_no_widget() -> None:
     assert "is 42." in markdown and "nbagent-meter" in markdown
 
 
+def test_a_one_word_answer_is_shown_once_when_the_run_ends_not_as_an_empty_output_first() -> None:
+    shown, _ = outputs([TextDelta("Ready."), RunFinished("end_turn", "", Usage())], live=True)
+    assert len(shown) == 1 and not shown[0].update
+    assert "Ready." in shown[0].data["text/markdown"]
+
+
 def test_the_widgets_take_the_answers_place_at_the_first_tool_call() -> None:
     events = [
         TextDelta("Let me look. "),
