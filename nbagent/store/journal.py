@@ -61,6 +61,7 @@ VERSION = 1
 _MAC_FIELD = b',"mac":"'
 _MAC_TAIL = len(_MAC_FIELD) + 64 + len(b'"}')
 """The bytes a line's MAC field takes at its end."""
+_MAC_END = -_MAC_TAIL + len(_MAC_FIELD)
 _SEED = b"nbagent conversation\0"
 
 
@@ -100,8 +101,7 @@ def _keyed(key: bytes) -> hmac.HMAC:
 def _signed(keyed: hmac.HMAC, previous: bytes, body: bytes) -> bytes:
     """The MAC of a line's bytes (without its MAC field) after the line before."""
     mac = keyed.copy()
-    mac.update(previous)
-    mac.update(body)
+    mac.update(previous + body)
     return mac.digest()
 
 
@@ -110,7 +110,7 @@ def _verified(keyed: hmac.HMAC, previous: bytes, line: bytes) -> tuple[bytes, by
     ``previous``."""
     if len(line) <= _MAC_TAIL or not line.endswith(b'"}'):
         return None
-    if line[-_MAC_TAIL : -_MAC_TAIL + len(_MAC_FIELD)] != _MAC_FIELD:
+    if line[-_MAC_TAIL:_MAC_END] != _MAC_FIELD:
         return None
     body = line[:-_MAC_TAIL] + b"}"
     mac = _signed(keyed, previous, body)
@@ -159,8 +159,7 @@ def verify(data: bytes, path: Path, key: bytes | None) -> Chain:
     if key is None:
         return Chain([], b"", damage="there is no conversation key to check it with")
     keyed = _keyed(key)
-    previous = _seed(key, path)
-    chain = Chain([], previous)
+    chain = Chain([], _seed(key, path))
     lines = data.split(b"\n")
     tail = lines.pop()
     failed: tuple[int, bytes] | None = None
