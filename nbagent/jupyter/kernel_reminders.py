@@ -134,7 +134,7 @@ def _clock(moment: float) -> str:
 
 def _in_history(history: Sequence[Any], text: str, last: int = 50) -> bool:
     """Whether one of the last user messages carries the text (the request went out)."""
-    for message in list(history)[-last:]:
+    for message in history[-last:]:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list) and any(
             isinstance(b, dict) and b.get("text") == text for b in content
