@@ -27,10 +27,10 @@ import threading
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
-from nbagent.core import schema
+from nbagent.core import schema, tool_inputs
 from nbagent.core.access import Touches
 from nbagent.core.errors import ToolDefinitionError, ToolError, ToolInputError
 
@@ -422,19 +422,25 @@ def tool(
     """
 
     def build(function: Callable[..., Any]) -> Tool:
-        import docstring_parser
-        import pydantic
-
-        docstring = docstring_parser.parse(inspect.getdoc(function) or "")
-        input_model = _input_model(function, {p.arg_name: p.description for p in docstring.params})
-        text = (" " if not docstring.blank_after_short_description else "\n\n").join(
-            part for part in (docstring.short_description, docstring.long_description) if part
-        )  # a first sentence that wraps goes on in long_description, after no blank line
+        text, params = tool_inputs.docstring_parts(inspect.getdoc(function) or "")
+        hints = _parameter_hints(function)
+        input_schema, input_model = tool_inputs.tool_input(
+            function,
+            hints,
+            params,
+            partial(_input_model, function, hints, params),
+            _schema_of,
+            (__file__, tool_inputs.__file__),
+        )
+        accepted = tuple(hints)
 
         def handler(**kwargs: Any) -> Any:
-            _refuse_unexpected(function.__name__, kwargs, tuple(input_model.model_fields))
+            _refuse_unexpected(function.__name__, kwargs, accepted)
+            model = input_model.get()
+            import pydantic  # imported by the model's making
+
             try:
-                parsed = input_model.model_validate(kwargs)
+                parsed = model.model_validate(kwargs)
             except pydantic.ValidationError as exc:
                 raise ToolInputError(_pydantic_message(function.__name__, exc)) from exc
             return function(**{key: getattr(parsed, key) for key in kwargs})
@@ -442,7 +448,7 @@ def tool(
         return Tool(
             name=name or function.__name__,
             description=description if description is not None else text,
-            input_schema=_schema_of(input_model),
+            input_schema=input_schema,
             handler=handler,
             read_only=read_only,
             concurrency_safe=read_only if concurrency_safe is None else concurrency_safe,
@@ -456,12 +462,14 @@ def tool(
     return build(func) if func is not None else build
 
 
-def _input_model(function: Callable[..., Any], params: dict[str, str | None]) -> Any:
-    """Make a pydantic model of a function's parameters, described by ``params``."""
-    import pydantic
+def _parameter_hints(function: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved type of each of a function's parameters, in order.
 
+    Raises:
+        ToolDefinitionError: A parameter is ``*args``/``**kwargs`` or has no annotation.
+    """
     hints = _type_hints(function)
-    fields: dict[str, Any] = {}
+    found: dict[str, Any] = {}
     for parameter in inspect.signature(function).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ToolDefinitionError(
@@ -471,6 +479,18 @@ def _input_model(function: Callable[..., Any], params: dict[str, str | None]) ->
             raise ToolDefinitionError(
                 f"{function.__name__}: parameter {parameter.name!r} needs a type annotation."
             )
+        found[parameter.name] = hints[parameter.name]
+    return found
+
+
+def _input_model(
+    function: Callable[..., Any], hints: dict[str, Any], params: dict[str, str | None]
+) -> Any:
+    """Make a pydantic model of a function's parameters (``hints``), described by ``params``."""
+    import pydantic
+
+    fields: dict[str, Any] = {}
+    for parameter in inspect.signature(function).parameters.values():
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (
             hints[parameter.name],

@@ -1,16 +1,21 @@
 """The table of a notebook's saved conversations that ``%agent sessions`` shows, and the notes
 ``%agent resume`` adds: pure functions of what :mod:`nbagent.store.saved` read, in Markdown.
+
+The store's reading (and its records' models) is imported by the first of them called, not at
+``%load_ext``: :func:`local_time` alone serves other tables.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from nbagent.core.markup import code_markdown, plain_markdown, table_cell
 from nbagent.core.text import one_line
-from nbagent.store.records import named
-from nbagent.store.saved import DAMAGED, NOT_SIGNED, SavedConversation
+
+if TYPE_CHECKING:
+    from nbagent.store.saved import SavedConversation
 
 
 def sessions_table(conversations: Sequence[SavedConversation], current: str | None = None) -> str:
@@ -20,6 +25,8 @@ def sessions_table(conversations: Sequence[SavedConversation], current: str | No
         conversations: Last written first.
         current: The id of the conversation going on, marked in the table.
     """
+    from nbagent.store.saved import DAMAGED, NOT_SIGNED
+
     rows = []
     for saved in conversations:
         mark = " (this one)" if saved.id == current else ""
@@ -43,6 +50,9 @@ def damage_notes(conversations: Sequence[SavedConversation]) -> str:
     Returns:
         A paragraph and a list, or an empty text when none is damaged.
     """
+    from nbagent.store.records import named
+    from nbagent.store.saved import DAMAGED
+
     items = [
         f"- {code_markdown(saved.id)}: "
         + plain_markdown(
@@ -69,6 +79,9 @@ def left_out(saved: SavedConversation) -> str:
     """
     if not saved.problems:
         return ""
+    from nbagent.store.records import named
+    from nbagent.store.saved import DAMAGED
+
     return f" Left out, as {DAMAGED}: {plain_markdown(named(saved.problems))}."
 
 

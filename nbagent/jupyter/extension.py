@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -68,10 +68,8 @@ def load(shell: Any) -> Session:
     shell.register_magics(AgentMagics(shell, session))
     shell.register_magics(McpMagics(shell, session))
     if kernel:
-        from nbagent.jupyter.registry_browser import registry_mimebundle
-
         shell.display_formatter.mimebundle_formatter.for_type(
-            ToolRegistry, partial(registry_mimebundle, loaded_by_search=session.loaded_by_search)
+            ToolRegistry, partial(_registry_mimebundle, loaded_by_search=session.loaded_by_search)
         )
     if session.frontend is not None:
         session.frontend.open()  # the front ends make their subshells now, not in an %%agent cell
@@ -87,6 +85,16 @@ def load(shell: Any) -> Session:
         if waiting := approval_notice(session.mcp_manager):
             display(Markdown(waiting))
     return session
+
+
+def _registry_mimebundle(
+    registry: ToolRegistry, loaded_by_search: Callable[[], Collection[str]]
+) -> dict[str, Any]:
+    """The registry's browser (:func:`~nbagent.jupyter.registry_browser.registry_mimebundle`),
+    whose module (and ipywidgets, about 40 ms) is imported when a registry is first shown."""
+    from nbagent.jupyter.registry_browser import registry_mimebundle
+
+    return registry_mimebundle(registry, loaded_by_search)
 
 
 def _not_started_notice(config: McpConfig) -> str:

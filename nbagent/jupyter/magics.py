@@ -8,7 +8,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
@@ -50,16 +50,11 @@ from nbagent.render.transcript.markdown import item_markdown, tasks_markdown
 from nbagent.render.transcript.summaries import usage_line
 from nbagent.store.instructions import instructions_line
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
-from nbagent.store.recorder import Recorder
-from nbagent.store.resume import resume
-from nbagent.store.saved import (
-    NOT_SIGNED,
-    SavedConversation,
-    find_conversation,
-    newest_first,
-    saved_conversations,
-)
 from nbagent.tools.shell import sandbox
+
+if TYPE_CHECKING:  # the store's reading (its records' models) is imported at its first use
+    from nbagent.store.recorder import Recorder
+    from nbagent.store.saved import SavedConversation
 
 COMMANDS = (
     "status",
@@ -465,6 +460,8 @@ class AgentMagics(Magics):
         display(Markdown(table))
 
     def _sessions(self) -> None:
+        from nbagent.store.saved import NOT_SIGNED, saved_conversations
+
         notebook = self.session.notebook()
         found = saved_conversations(notebook)
         if not found:
@@ -485,6 +482,9 @@ class AgentMagics(Magics):
         )
 
     def _resume(self, ident: str | None, trust: bool = False) -> None:
+        from nbagent.store.resume import resume
+        from nbagent.store.saved import NOT_SIGNED, find_conversation
+
         notebook = self.session.notebook()
         try:
             saved = find_conversation(notebook, ident, trust=trust)
@@ -676,6 +676,8 @@ def _server_tools(tools: list[ServerTool]) -> str:
 def _skipped(notebook: str, chosen: SavedConversation | None) -> str:
     """What ``%agent resume`` passed over: the conversations not written by nbagent last
     written after the one it resumes (all of them when it resumes none)."""
+    from nbagent.store.saved import NOT_SIGNED, newest_first
+
     passed = []
     for saved in newest_first(notebook):
         if chosen is not None and saved.path == chosen.path:

@@ -11,7 +11,7 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import plain_markdown
@@ -19,8 +19,10 @@ from nbagent.core.secrets import get_logger, redact, secret_values
 from nbagent.loop.agent import Agent
 from nbagent.loop.state import AgentState
 from nbagent.store.folders import notebook_folder
-from nbagent.store.journal import ConversationLog
-from nbagent.store.saved import SavedConversation
+
+if TYPE_CHECKING:  # the journal and its records' models are imported when first written
+    from nbagent.store.journal import ConversationLog
+    from nbagent.store.saved import SavedConversation
 
 logger = get_logger("nbagent.store.recorder")
 
@@ -96,6 +98,8 @@ class Recorder:
                 (:func:`~nbagent.store.resume.resume`): each one equal to the saved one at its
                 index counts as written, without being serialised.
         """
+        from nbagent.store.journal import ConversationLog
+
         history = saved.messages if history is None else history
         kept = saved.messages  # what the file holds, index by index
         same = [
@@ -154,6 +158,8 @@ class Recorder:
         if self.log is None:
             if not messages:
                 return
+            from nbagent.store.journal import ConversationLog
+
             folder = notebook_folder(notebook := self._notebook(), self._root)
             self.log = ConversationLog.create(folder, notebook, model)
         elif (folder := notebook_folder(notebook := self._notebook(), self._root)) != (

@@ -337,7 +337,8 @@ def test_a_kernel_killed_mid_cell_resumes_with_a_valid_history(
         while not started.exists():  # the tool call is running
             assert time.monotonic() < deadline, "the tool call never started"
             time.sleep(0.05)
-        manager.shutdown_kernel(now=True)  # killed, no clean-up
+        manager.provisioner.process.kill()  # killed, no clean-up (a shutdown interrupts first)
+        manager.provisioner.process.wait()
     fake_api.enqueue(Reply.text("Picked up where we stopped."))
     with kernel(env, cwd=str(tmp_path)) as (_, client):
         assert execute(client, "%load_ext nbagent").status == "ok"
