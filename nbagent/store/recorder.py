@@ -102,18 +102,18 @@ class Recorder:
 
         history = saved.messages if history is None else history
         kept = saved.messages  # what the file holds, index by index
-        same = [
-            i < len(history) and (history[i] is message or history[i] == message)
-            for i, message in enumerate(kept)
+        start = equal_prefix(kept, history)  # a resumed history holds the very same objects
+        seen = [*history[:start]] + [
+            history[i] if i < len(history) and history[i] == kept[i] else None
+            for i in range(start, len(kept))
         ]
+        written = [""] * len(kept)
+        for i in range(max(len(history) - RECHECKED, 0), len(kept)):
+            if seen[i] is not None:
+                written[i] = _dumps(kept[i])
         with self._lock:
             self.log = ConversationLog(saved.path)
-            self._seen = [history[i] if equal else None for i, equal in enumerate(same)]
-            last_checked = len(history) - RECHECKED
-            self._written = [
-                _dumps(kept[i]) if equal and i >= last_checked else ""
-                for i, equal in enumerate(same)
-            ]
+            self._seen, self._written = seen, written
             self._state = _dumps(saved.state) if saved.state else ""
         try:
             self.log.mend()
