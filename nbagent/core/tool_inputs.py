@@ -16,6 +16,7 @@ by the docstring and docstring-parser's source (:func:`docstring_parts`).
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import inspect
 import json
@@ -93,7 +94,7 @@ def tool_input(
         return schema_of(model.get()), model
     text = cached(
         "tool-schemas",
-        (*key, _pydantic_version(), *(_source(path) for path in sources)),
+        (*key, _pydantic_version(), *(_digest(path) for path in sources)),
         lambda: json.dumps(schema_of(model.get())),
         lambda found: isinstance(found, str),
     )
@@ -113,7 +114,7 @@ def docstring_parts(doc: str) -> tuple[str, dict[str, str | None]]:
         return "", {}
     text, params = cached(
         "docstrings",
-        (doc, *_package_sources("docstring_parser")),
+        (doc, _package_digest("docstring_parser")),
         lambda: _parsed(doc),
         lambda found: (
             isinstance(found, tuple)
@@ -169,22 +170,26 @@ def _plain_value(value: Any) -> bool:
 
 @functools.cache
 def _pydantic_version() -> str:
-    """pydantic's version file (its version and pydantic-core's), read without importing it."""
+    """A digest of pydantic's version file (its version and pydantic-core's), read without
+    importing it."""
     spec = importlib.util.find_spec("pydantic")
     assert spec is not None and spec.submodule_search_locations, "pydantic is installed"
-    return _source(str(Path(next(iter(spec.submodule_search_locations))) / "version.py"))
+    return _digest(str(Path(next(iter(spec.submodule_search_locations))) / "version.py"))
 
 
 @functools.cache
-def _package_sources(name: str) -> tuple[str, ...]:
-    """The text of each module of an installed package, read without importing it."""
+def _package_digest(name: str) -> str:
+    """A digest of the modules of an installed package, read without importing it."""
     spec = importlib.util.find_spec(name)
     assert spec is not None and spec.submodule_search_locations, f"{name} is installed"
     folder = Path(next(iter(spec.submodule_search_locations)))
-    return tuple(_source(str(path)) for path in sorted(folder.glob("*.py")))
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(_digest(str(path)).encode())
+    return digest.hexdigest()
 
 
 @functools.cache
-def _source(path: str) -> str:
-    """A file's text, read once per process."""
-    return Path(path).read_text(encoding="utf-8")
+def _digest(path: str) -> str:
+    """A digest of a file's bytes, read once per process (a key part, short to hash again)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
