@@ -47,7 +47,6 @@ from nbagent.core.tool import Tool, ToolResult, tool
 from nbagent.core.version import __version__
 from nbagent.policy.addresses import Address, kind, resolve
 from nbagent.tools.context import Limits, ToolContext
-from nbagent.tools.web.html_markdown import html_to_markdown
 
 if TYPE_CHECKING:
     import httpcore2
@@ -320,6 +319,8 @@ def page_text(page: Page) -> tuple[str, str]:
     except LookupError:
         text = page.body.decode("utf-8", "replace")
     if is_html:
+        from nbagent.tools.web.html_markdown import html_to_markdown  # html.parser, at first use
+
         converted = html_to_markdown(text, page.url)
         return converted.title, converted.text
     return "", text
