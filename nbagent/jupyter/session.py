@@ -218,7 +218,7 @@ class Session:
             frontend=FrontEndChannel() if kernel else None,
             log_file=write_to_file() if kernel else None,
         )
-        # Building the tools imports pydantic (about 0.25 s): done beside the user's next cell.
+        # The built-in tools, made on a thread (their modules and definitions, about 35 ms).
         session._builder = threading.Thread(
             target=session._register_builtin, name="nbagent-builtin-tools", daemon=True
         )
