@@ -15,8 +15,9 @@ merging blocks into the last one, so records name the index they set::
                                    what the agent knows beside the history (the last counts)
 
 Only the messages that changed since the last record are written, each record with one
-``write`` of a whole line on a file opened with ``O_APPEND``, then ``fsync``: a kernel killed
-at any moment loses at most the line being written, which reading skips. Secrets are
+``write`` of a whole line on a file opened with ``O_APPEND``: a kernel killed at any moment
+loses at most the line being written, which reading skips. The file is synced to disk a
+second later, off the cell's path (:mod:`nbagent.store.durable`). Secrets are
 redacted (:func:`nbagent.core.secrets.redact`) from every string before it is written. Reading
 trusts no line: each record is checked against its schema (:mod:`nbagent.store.records`),
 and what is wrong (a line, a record, a block, a field of the state) is left out and named.
@@ -49,6 +50,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from nbagent.store.durable import sync_later
 from nbagent.store.key import ConversationKeyError, conversation_key, key_path
 from nbagent.store.records import Line, read_line, read_lines
 
@@ -70,16 +72,20 @@ def _line(record: Mapping[str, Any]) -> bytes:
     return (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode("ascii")
 
 
-def _write_whole(path: Path, data: bytes, flags: int) -> None:
-    """Write all of ``data`` to a file only its owner reads, then ``fsync`` it."""
+def _write_whole(path: Path, data: bytes, flags: int, sync: bool = True) -> None:
+    """Write all of ``data`` to a file only its owner reads, then ``fsync`` it (or, when not
+    ``sync``, have it synced soon: :func:`~nbagent.store.durable.sync_later`)."""
     fd = os.open(path, os.O_WRONLY | flags, 0o600)
     try:
         written = os.write(fd, data)
         while written < len(data):  # only on a full disk or the like
             written += os.write(fd, data[written:])
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
+    if not sync:
+        sync_later(path)
 
 
 def _seed(key: bytes, path: Path) -> bytes:
@@ -248,7 +254,7 @@ class ConversationLog:
         return log
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """Append one record, signed: one ``write`` of the whole line, then ``fsync``.
+        """Append one record, signed: one ``write`` of the whole line (synced to disk soon).
 
         The first append of a log over an existing file goes on from the last line of it
         that verifies.
@@ -293,7 +299,7 @@ class ConversationLog:
         return self._previous
 
     def _write(self, data: bytes) -> None:
-        _write_whole(self.path, data, os.O_APPEND | os.O_CREAT)
+        _write_whole(self.path, data, os.O_APPEND | os.O_CREAT, sync=False)
 
     def move(self, folder: Path, notebook: str) -> None:
         """Move the file into another notebook folder (the notebook was renamed or moved).
