@@ -12,6 +12,7 @@ itself), else the working folder.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -76,6 +77,12 @@ def notebook_folder(notebook: str, root: Path | None = None) -> Path:
         notebook: The notebook's path (:func:`notebook_path`).
         root: The folder of all conversations; :func:`conversations_folder` by default.
     """
+    return (root or conversations_folder()) / _folder_name(notebook)
+
+
+@functools.lru_cache(maxsize=64)
+def _folder_name(notebook: str) -> str:
+    """A notebook's folder name: its stem and a hash of its path (asked at every save)."""
     digest = hashlib.sha256(notebook.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(notebook).stem)[:40].strip("._") or "notebook"
-    return (root or conversations_folder()) / f"{stem}-{digest}"
+    return f"{stem}-{digest}"

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nbagent.core.events import Usage
 from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import plain_markdown
 from nbagent.core.secrets import get_logger, redact, secret_values
@@ -202,6 +203,9 @@ class Recorder:
             )
 
 
+_USAGE_FIELDS = dataclasses.fields(Usage)
+
+
 def state_record(state: AgentState) -> dict[str, Any]:
     """What a resumed agent needs beside the history, as a state record holds it: the
     deferred tools the model loaded, those sent in full since a compaction dropped their
@@ -215,7 +219,7 @@ def state_record(state: AgentState) -> dict[str, Any]:
         "loaded": list(state.loaded),
         "expanded": list(state.expanded),
         "prompt_tokens": state.prompt_tokens,
-        "usage": dataclasses.asdict(state.usage),
+        "usage": {field.name: getattr(state.usage, field.name) for field in _USAGE_FIELDS},
         "valid": state.valid,
     }
 
