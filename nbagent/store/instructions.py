@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 NAMES = ("AGENTS.md", "CLAUDE.md")
 """The instruction files looked for in each folder, in order."""
@@ -99,6 +100,8 @@ class ProjectInstructions:
     def __init__(self, user_file: Path | None = USER_FILE) -> None:
         self.user_file = user_file
         self._read: dict[Path, Instruction] = {}
+        self._found: tuple[tuple[Any, ...], list[Path]] | None = None
+        """The files found last, and the folders' stamps they were found at."""
         self.files: list[Path] = []
         """The files the last :meth:`system` quoted."""
 
@@ -112,9 +115,7 @@ class ProjectInstructions:
         Returns:
             ``base``, then the ``<project-instructions>`` block (if a file applies).
         """
-        instructions = [
-            self._instruction(path) for path in instruction_files(folder, self.user_file)
-        ]
+        instructions = [self._instruction(path) for path in self._files(folder)]
         present = [i for i in instructions if i is not None and i.text.strip()]
         self.files = [i.path for i in present]
         if not present:
@@ -125,6 +126,20 @@ class ProjectInstructions:
             f"(the later ones are more specific):\n{quoted}\n</{TAG}>"
         )
         return f"{base}\n\n{block}" if base else block
+
+    def _files(self, folder: Path) -> list[Path]:
+        """:func:`instruction_files`, looked for again only when a folder it depends on
+        changed: a file made, removed, renamed or linked in one changes the folder's
+        modification time (each folder up to the root is stat-ed: a ``.git`` made above
+        moves the repository's root)."""
+        real = folder.resolve()
+        places = [real, *real.parents]
+        if self.user_file is not None:
+            places.append(self.user_file.expanduser().parent)
+        stamp = (folder, self.user_file, *map(_modified, places))
+        if self._found is None or self._found[0] != stamp:
+            self._found = (stamp, instruction_files(folder, self.user_file))
+        return self._found[1]
 
     def _instruction(self, path: Path) -> Instruction | None:
         """A file's text, read again only when it changed; None if it cannot be read."""
@@ -144,6 +159,14 @@ class ProjectInstructions:
             text = text[:MAX_FILE_CHARS] + f"\n[… cut at {MAX_FILE_CHARS:,} characters]"
         self._read[path] = Instruction(path, stamp, text)
         return self._read[path]
+
+
+def _modified(folder: Path) -> int | None:
+    """A folder's modification time (ns), or None when it cannot be read."""
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
 
 
 def instructions_line(notebook: str, user_file: Path | None = USER_FILE) -> str:

@@ -73,6 +73,29 @@ def test_a_file_is_read_again_only_when_it_changed(project: Path) -> None:
     assert changed is not None and "Use conda." in changed and "uv" not in changed
 
 
+def test_files_made_removed_or_a_root_moved_apply_at_the_next_prompt(
+    project: Path, tmp_path: Path
+) -> None:
+    instructions = ProjectInstructions(user_file=tmp_path / "home" / "AGENTS.md")
+    folder = project / "analysis"
+    instructions.system(None, folder)
+    (folder / "CLAUDE.md").unlink()
+    (project / "CLAUDE.md").write_text("Tests first.")
+    instructions.system(None, folder)
+    assert instructions.files == [
+        project / "AGENTS.md",
+        project / "CLAUDE.md",
+        folder / "AGENTS.md",
+    ]
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "AGENTS.md").write_text("Answer in French.")
+    instructions.system(None, folder)
+    assert instructions.files[0] == tmp_path / "home" / "AGENTS.md"
+    (project / ".git").rmdir()  # the root is now the notebook's own folder
+    instructions.system(None, folder)
+    assert instructions.files == [tmp_path / "home" / "AGENTS.md", folder / "AGENTS.md"]
+
+
 def test_status_names_the_files(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(project.parent))
     line = instructions_line(str(project / "analysis" / "nb.ipynb"))
