@@ -61,6 +61,8 @@ class LazyModel:
     def get(self) -> Any:
         """The model, made now if it was not yet."""
         if self._model is None:
+            import nbagent.core.pydantic_whole  # noqa: F401 - one thread at a time (see there)
+
             with self._lock:
                 if self._model is None:
                     self._model = self._make()

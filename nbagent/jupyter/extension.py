@@ -159,6 +159,9 @@ def _warm_imports() -> None:
     Nobody waits for this thread: a cell or a tool that needs a module meanwhile just waits
     for the import it would have done.
     """
+    import nbagent.core.pydantic_whole  # noqa: F401 - before the SDK's pydantic (see there)
+
+    # isort: split
     import anthropic  # noqa: F401
 
     if sys.version_info >= (3, 12):

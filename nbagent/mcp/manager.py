@@ -547,6 +547,7 @@ class McpManager:
                 await asyncio.wrap_future(after)
         if entry.cancelled:
             return
+        import nbagent.core.pydantic_whole  # noqa: F401 - before the MCP SDK's pydantic (see there)
         from nbagent.mcp.connection import Connection
 
         entry.connection = Connection(

@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from typing import Annotated, Any, Literal, TypeVar
 
+import nbagent.core.pydantic_whole  # noqa: F401 - pydantic whole, one thread at a time (see there)
+
+# isort: split
 from pydantic import (
     BaseModel,
     ConfigDict,

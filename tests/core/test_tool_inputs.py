@@ -3,6 +3,9 @@ the first call."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -165,3 +168,33 @@ def test_a_docstring_is_parsed_once_then_read_from_the_cache(
     monkeypatch.setattr(tool_inputs, "_parsed", refuse)
     assert tool_inputs.docstring_parts(doc) == ("Search.", {"pattern": "The pattern."})
     assert tool_inputs.docstring_parts("") == ("", {})
+
+
+BUILT_FROM_THE_CACHE = """
+import sys
+
+from nbagent.core.tool import tool
+
+
+def grep(pattern: str, limit: int | None = None) -> str:
+    '''Search.
+
+    Args:
+        pattern: The pattern.
+        limit: At most this many.
+    '''
+    return pattern
+
+
+built = tool(grep)
+print(sorted(m for m in ("pydantic", "docstring_parser") if m in sys.modules))
+print(built.call({"pattern": "x"}).content, "pydantic" in sys.modules)
+"""
+
+
+def test_a_tool_built_from_the_cache_imports_pydantic_at_its_first_call(cache: Path) -> None:
+    env = {**os.environ, CACHE_ENV: str(cache)}
+    run = [sys.executable, "-c", BUILT_FROM_THE_CACHE]
+    subprocess.run(run, env=env, check=True, capture_output=True)  # fills the cache
+    result = subprocess.run(run, env=env, check=True, capture_output=True, text=True)
+    assert result.stdout.splitlines() == ["[]", "x True"]
