@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -75,6 +76,9 @@ class Recorder:
         self._written: list[str] = []
         self._seen: list[Any] = []
         self._state = ""
+        self._recorded: tuple[int, tuple[Any, ...], dict[str, Any]] | None = None
+        """What the last :meth:`record` wrote from: the history's length, its last messages
+        and the state record (a record with the same is not synced again)."""
         self._lock = threading.Lock()
         self._failed = False
 
@@ -87,6 +91,7 @@ class Recorder:
         """Record the next messages in a new conversation's file."""
         with self._lock:
             self.log, self._written, self._seen, self._state = None, [], [], ""
+            self._recorded = None
 
     def attach(
         self, saved: SavedConversation, history: Sequence[dict[str, Any]] | None = None
@@ -116,6 +121,7 @@ class Recorder:
             self.log = ConversationLog(saved.path)
             self._seen, self._written = seen, written
             self._state = _dumps(saved.state) if saved.state else ""
+            self._recorded = None
         try:
             self.log.mend()
         except OSError as exc:
@@ -128,7 +134,18 @@ class Recorder:
             agent: The agent.
         """
         state = agent.snapshot()
-        self.sync(state.messages, agent.model, state_record(state))
+        record = state_record(state)
+        tail = state.messages[-RECHECKED:]
+        last = self._recorded
+        if (
+            last is not None
+            and last[0] == len(state.messages)
+            and all(map(operator.is_, last[1], tail))
+            and last[2] == record
+        ):
+            return  # nothing changed since the last record (the end of a run, then its cell)
+        self.sync(state.messages, agent.model, record)
+        self._recorded = (len(state.messages), tail, record)
 
     def sync(
         self,

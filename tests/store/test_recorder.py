@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from nbagent.catalogue.registry import ToolRegistry
+from nbagent.loop.agent import Agent
+from nbagent.loop.state import AgentState
 from nbagent.store import recorder as recorder_module
 from nbagent.store.folders import notebook_folder
 from nbagent.store.journal import ConversationLog
@@ -72,6 +75,28 @@ def test_a_sync_serialises_only_the_new_messages_and_the_last_ones(
     history.append(user("next"))
     log.sync(history)
     assert dumped == [*history[-RECHECKED:]]
+
+
+def test_an_agent_recorded_again_with_nothing_changed_is_not_synced_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = recorder(tmp_path)
+    agent = Agent(registry=ToolRegistry([]), client=object())
+    agent.restore(AgentState(messages=(user("hi"), assistant(text("hello")))))
+    synced: list[int] = []
+    sync = log.sync
+    monkeypatch.setattr(
+        log, "sync", lambda messages, *a: synced.append(len(messages)) or sync(messages, *a)
+    )
+    log.record(agent)
+    log.record(agent)  # a run's end, then its cell's
+    assert synced == [2]
+    agent.messages.append(user("more"))
+    log.record(agent)
+    agent.last_prompt_tokens += 1  # the state alone changed
+    log.record(agent)
+    assert synced == [2, 3, 3]
+    assert [r.get("i") for r in lines(log.log.path)[1:]] == [0, 1, None, 2, None]
 
 
 def test_a_resumed_history_writes_only_what_differs_from_its_file(tmp_path: Path) -> None:
