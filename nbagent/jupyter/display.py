@@ -29,8 +29,8 @@ from nbagent.core.events import (
     UsageReported,
 )
 from nbagent.core.markup import Markdown, model_markdown, show_controls
-from nbagent.core.notices import Notices
 from nbagent.core.secrets import redact
+from nbagent.jupyter.outputs import in_kernel
 from nbagent.render.transcript.items import (
     STATE_WORDS,
     AnswerItem,
@@ -47,14 +47,6 @@ STREAM_INTERVAL = 0.1
 
 MAX_STATIC_CARDS = 200
 """Tool cards kept in the static transcript (the latest); older ones are counted."""
-
-
-def in_kernel() -> bool:
-    """Tell whether the code runs in a Jupyter kernel (so widgets can be shown)."""
-    from IPython import get_ipython
-
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 class CellTranscript:
@@ -200,26 +192,3 @@ class CellTranscript:
             for item in transcript.items[self._printed :]:
                 self._print(item)
             print(transcript.meter())
-
-
-def show_notices(notices: Notices) -> None:
-    """Show what background work has to tell the user (once), as a quoted block.
-
-    Args:
-        notices: The queue; it is emptied.
-    """
-    lines = notices.take()
-    if lines:
-        display(Markdown(notices_markdown(lines)))
-
-
-def notices_markdown(lines: list[str]) -> str:
-    """Notices as a quoted block, a line each.
-
-    Args:
-        lines: Notices (Markdown, one line each).
-
-    Returns:
-        The block.
-    """
-    return "\n".join(f"> {line}  " for line in lines)

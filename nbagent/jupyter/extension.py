@@ -30,9 +30,9 @@ from nbagent.core.errors import NbAgentError
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown
 from nbagent.core.pacing import paced_imports
 from nbagent.core.switching import short_switch_interval
-from nbagent.jupyter.display import in_kernel
 from nbagent.jupyter.magics import AgentMagics
 from nbagent.jupyter.mcp_magics import FIX_CONFIG, McpMagics, approval_notice
+from nbagent.jupyter.outputs import in_kernel
 from nbagent.jupyter.session import Session
 
 if TYPE_CHECKING:

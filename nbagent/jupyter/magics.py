@@ -35,8 +35,8 @@ from nbagent.jupyter import checkpoint_magics
 from nbagent.jupyter.checkpoint_magics import CHECKPOINT_COMMANDS
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.conversations_table import damage_notes, left_out, local_time, sessions_table
-from nbagent.jupyter.display import CellTranscript, show_notices
 from nbagent.jupyter.memory_magics import memory_report
+from nbagent.jupyter.outputs import show_notices
 from nbagent.jupyter.queued_runs import continuation, show_queued
 from nbagent.jupyter.session import Session
 from nbagent.loop.agent import Agent, AgentResult
@@ -44,15 +44,13 @@ from nbagent.loop.context_window import context_line
 from nbagent.loop.reasoning import EFFORTS
 from nbagent.loop.request import MODES
 from nbagent.policy.permissions import PermissionPolicy
-from nbagent.render.schema_view import parameters_markdown
-from nbagent.render.transcript.items import Search, Tasks
-from nbagent.render.transcript.markdown import item_markdown, tasks_markdown
-from nbagent.render.transcript.summaries import usage_line
 from nbagent.store.instructions import instructions_line
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
 from nbagent.tools.shell import sandbox
 
-if TYPE_CHECKING:  # the store's reading (its records' models) is imported at its first use
+# The store's reading (its records' models) and the transcript's rendering are imported where
+# they are first used: %load_ext need not wait for them.
+if TYPE_CHECKING:
     from nbagent.store.recorder import Recorder
     from nbagent.store.saved import SavedConversation
 
@@ -300,6 +298,9 @@ class AgentMagics(Magics):
             hits = search_tool.search(query, args.max_results)
         except NbAgentError as exc:
             raise UsageError(str(exc)) from None
+        from nbagent.render.transcript.items import Search
+        from nbagent.render.transcript.markdown import item_markdown
+
         rows = [(h.name, h.score, h.reasons) for h in hits]
         display(Markdown(item_markdown(Search(query, rows, None, search_tool.fallback))))
 
@@ -341,6 +342,8 @@ class AgentMagics(Magics):
         return agent
 
     def _run(self, agent: Agent, prompt: str, args: Any) -> AgentResult:
+        from nbagent.jupyter.display import CellTranscript
+
         cost = self.registry.context_cost() if agent.mode != "off" else None
         transcript = CellTranscript(
             quiet=args.quiet,
@@ -371,6 +374,10 @@ class AgentMagics(Magics):
             self.recorder.record(agent)
 
     def _status(self) -> None:
+        from nbagent.render.transcript.items import Tasks
+        from nbagent.render.transcript.markdown import tasks_markdown
+        from nbagent.render.transcript.summaries import usage_line
+
         agent = self.agent_instance
         deferred = self.registry.deferred()
         fallback = agent.search.fallback
@@ -424,6 +431,8 @@ class AgentMagics(Magics):
         display(Markdown(f"{behavior.capitalize()} rule added: {code_markdown(rule.text)}"))
 
     def _compact(self) -> None:
+        from nbagent.render.transcript.summaries import usage_line
+
         agent = self.agent_instance
         try:
             events = list(agent.compact())
@@ -617,6 +626,8 @@ def tool_card(tool: Tool, state: str) -> str:
     Returns:
         The Markdown card.
     """
+    from nbagent.render.schema_view import parameters_markdown
+
     flags = [
         name
         for name in ("read_only", "concurrency_safe", "should_defer", "always_load", "is_mcp")

@@ -15,7 +15,7 @@ from IPython.display import display
 
 from nbagent.core.errors import NbAgentError
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown, table_cell
-from nbagent.jupyter.display import notices_markdown, show_notices
+from nbagent.jupyter.outputs import notices_markdown, show_notices
 from nbagent.jupyter.session import Session
 from nbagent.mcp.report import approval_request, problems, server_log, waiting_list
 

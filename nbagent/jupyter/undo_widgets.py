@@ -72,7 +72,7 @@ def undo_panel(session: Session, item: Checkpoint) -> UndoPanel:
 def show_undo_panel(session: Session, item: Checkpoint | None) -> None:
     """Show the panel under the transcript, when the cell changed something and runs in a
     kernel (a terminal has ``%agent undo``)."""
-    from nbagent.jupyter.display import in_kernel
+    from nbagent.jupyter.outputs import in_kernel
 
     if item is not None and item.changes and in_kernel():
         display(undo_panel(session, item))
