@@ -13,6 +13,7 @@ a history loaded.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -267,12 +268,30 @@ def _answer_calls(repair: Repair) -> None:
 
 
 def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[str, Any]]:
-    """A valid message's content as blocks, without the empty texts the API refuses (the
-    same list when it has none)."""
+    """A valid message's content as blocks, without the empty texts the API refuses, in it
+    or in a tool result's blocks (the same list when it has none)."""
     blocks = content_blocks(content)
-    kept = [b for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
+    kept = [
+        _without_empty_texts(b, repair) if b["type"] == "tool_result" else b
+        for b in blocks
+        if not (b["type"] == "text" and not b["text"].strip())
+    ]
     repair.dropped += len(blocks) - len(kept)
-    return content if isinstance(content, list) and len(kept) == len(blocks) else kept
+    unchanged = len(kept) == len(blocks) and all(map(operator.is_, kept, blocks))
+    return content if isinstance(content, list) and unchanged else kept
+
+
+def _without_empty_texts(result: dict[str, Any], repair: Repair) -> dict[str, Any]:
+    """A tool result without the empty text blocks the API refuses in its content (the same
+    block when it has none)."""
+    inner = result.get("content")
+    if not isinstance(inner, list):
+        return result
+    kept = [b for b in inner if not (b.get("type") == "text" and not str(b.get("text")).strip())]
+    if len(kept) == len(inner):
+        return result
+    repair.dropped += len(inner) - len(kept)
+    return {**result, "content": kept}
 
 
 def role_of(message: Mapping[str, Any]) -> Role:

@@ -100,6 +100,22 @@ def test_empty_texts_and_doubled_roles_are_mended_for_the_agent_too() -> None:
     assert repair.dropped == 1
 
 
+def test_an_empty_text_in_a_tool_results_blocks_is_left_out_as_the_api_refuses_it() -> None:
+    answer = result("t1", [text("\n "), text("hello")])
+    history = [
+        user("read it"),
+        assistant(call("t1", file_path="a.txt")),
+        {"role": "user", "content": [answer]},
+        assistant(text("It says hello.")),
+    ]
+    repair = repaired(history, redacted=False)
+    assert repair.messages[2]["content"][0]["content"] == [text("hello")]
+    assert repair.dropped == 1 and answer["content"][0] == text("\n ")  # a copy was mended
+    body = {"model": "claude-x", "max_tokens": 10, "messages": repair.messages}
+    tools = [{"name": "Read", "description": "Read", "input_schema": {"type": "object"}}]
+    assert not isinstance(check_request({**body, "tools": tools}), ApiError)
+
+
 def test_the_accessors_read_a_history_without_its_dicts() -> None:
     assert ends_with(VALID, "assistant") and not ends_with(VALID, "user")
     assert not ends_with([], "user")
