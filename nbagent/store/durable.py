@@ -86,6 +86,15 @@ def _fsync(path: Path) -> None:
 _syncer = _Syncer()
 
 
+def _forget_in_child() -> None:
+    """A forked child starts with no thread and nothing to sync (its parent syncs its own)."""
+    global _syncer
+    _syncer = _Syncer()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def sync_later(path: Path) -> None:
     """Have a file just written synced to disk soon, off the caller's thread.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from pathlib import Path
 
@@ -81,3 +82,20 @@ def test_an_append_does_not_wait_for_the_disk(
     log.append({"i": 0, "message": {"role": "user", "content": "hi"}})
     assert inline == [] and later == [log.path, log.path]
     assert log.path.read_bytes().count(b"\n") == 2
+
+
+def test_a_forked_child_starts_with_nothing_to_sync(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text("x\n")
+    durable.sync_later(path)
+    context = multiprocessing.get_context("fork")
+    ours, theirs = context.Pipe()
+
+    def child() -> None:
+        syncer = durable._syncer
+        theirs.send((syncer._thread is None, list(syncer._due)))
+
+    process = context.Process(target=child)
+    process.start()
+    assert ours.recv() == (True, [])
+    process.join(30)
