@@ -143,7 +143,7 @@ def _key(
     function: Callable[..., Any], hints: Mapping[str, Any], params: Mapping[str, str | None]
 ) -> tuple[str, ...] | None:
     """What the schema of a function with plain parameters depends on; None for any other."""
-    parts = [function.__module__, function.__qualname__]
+    parts = [function.__module__ or "", function.__qualname__]  # no module: made by exec
     for parameter in inspect.signature(function).parameters.values():
         hint = hints[parameter.name]
         default = parameter.default

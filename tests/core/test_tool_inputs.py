@@ -84,6 +84,20 @@ def test_a_cached_tool_still_refuses_bad_input(cache: Path) -> None:
         again.call({"pattern": "x", "other": 1})
 
 
+def test_a_function_made_by_exec_without_a_module_is_a_tool(cache: Path) -> None:
+    namespace: dict[str, Any] = {}
+    exec(
+        "def count(text: str) -> int:\n"
+        '    """Count.\n\n    Args:\n        text: The text.\n    """\n'
+        "    return len(text)\n",
+        namespace,
+    )
+    assert namespace["count"].__module__ is None
+    counted = tool(namespace["count"])
+    assert counted.input_schema["properties"]["text"]["type"] == "string"
+    assert counted.call({"text": "abc"}).content == "3"
+
+
 def test_a_changed_description_is_a_new_entry(cache: Path) -> None:
     tool(grep)
     tool(grep, description="Other words.")  # the tool's description is not in the schema
