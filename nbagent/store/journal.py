@@ -209,6 +209,7 @@ class ConversationLog:
         self.path = path
         self._lock = threading.Lock()
         self._key: bytes | None = None
+        self._keyed: hmac.HMAC | None = None  # the key prepared once, copied for each line
         self._previous: bytes | None = None
 
     @property
@@ -275,7 +276,9 @@ class ConversationLog:
     def _append_body(self, body: bytes) -> None:
         """Sign a line's bytes (a JSON object, without its newline) and append them."""
         previous = self._chain_end()
-        mac = _signed(_keyed(self._signing_key()), previous, body)
+        if self._keyed is None:
+            self._keyed = _keyed(self._signing_key())
+        mac = _signed(self._keyed, previous, body)
         data = body[:-1] + _MAC_FIELD + mac.hex().encode("ascii") + b'"}\n'
         self._write(data)
         self._previous = mac
