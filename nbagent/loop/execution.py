@@ -571,10 +571,24 @@ def _sendable(result: ToolResult) -> ToolResult:
         raise ToolError(
             f"The tool returned content that cannot be sent to the model: {exc}"
         ) from exc
+    sendable = without_empty_texts(content)
+    return result if sendable is content else replace(result, content=sendable)
+
+
+def without_empty_texts(content: list[dict[str, Any]]) -> list[dict[str, Any]] | str:
+    """A result's blocks without the empty text blocks the API refuses.
+
+    Args:
+        content: The blocks of a tool result.
+
+    Returns:
+        The same list when it has none (and is not empty); else the blocks left, or
+        ``"(no output)"`` when none is.
+    """
     kept = [b for b in content if not _is_text(b) or b["text"].strip()]
     if kept and len(kept) == len(content):
-        return result
-    return replace(result, content=kept or "(no output)")
+        return content
+    return kept or "(no output)"
 
 
 def _capped(content: str | list[dict[str, Any]], limit: int) -> str | list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypedDict
 from nbagent.catalogue.delta import COMPACTION
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME
 from nbagent.core.tool import NAME_PATTERN
-from nbagent.loop.execution import interrupted
+from nbagent.loop.execution import interrupted, without_empty_texts
 from nbagent.loop.request import content_blocks
 
 Role = Literal["user", "assistant"]
@@ -282,16 +282,17 @@ def _blocks(content: str | list[dict[str, Any]], repair: Repair) -> list[dict[st
 
 
 def _without_empty_texts(result: dict[str, Any], repair: Repair) -> dict[str, Any]:
-    """A tool result without the empty text blocks the API refuses in its content (the same
-    block when it has none)."""
+    """A tool result without the empty text blocks the API refuses in its content, as a
+    tool's own result is sent (:func:`~nbagent.loop.execution.without_empty_texts`); the same
+    block when it has none."""
     inner = result.get("content")
-    if not isinstance(inner, list):
+    if not isinstance(inner, list) or not inner:
         return result
-    kept = [b for b in inner if not (b.get("type") == "text" and not str(b.get("text")).strip())]
-    if len(kept) == len(inner):
+    sendable = without_empty_texts(inner)
+    if sendable is inner:
         return result
-    repair.dropped += len(inner) - len(kept)
-    return {**result, "content": kept}
+    repair.dropped += len(inner) - (len(sendable) if isinstance(sendable, list) else 0)
+    return {**result, "content": sendable}
 
 
 def role_of(message: Mapping[str, Any]) -> Role:

@@ -116,6 +116,18 @@ def test_an_empty_text_in_a_tool_results_blocks_is_left_out_as_the_api_refuses_i
     assert not isinstance(check_request({**body, "tools": tools}), ApiError)
 
 
+def test_a_tool_result_of_empty_texts_only_reads_back_as_a_tools_own_would_be_sent() -> None:
+    history = [
+        user("read it"),
+        assistant(call("t1", file_path="a.txt")),
+        {"role": "user", "content": [result("t1", [text(" "), text("")])]},
+        assistant(text("It is empty.")),
+    ]
+    repair = repaired(history, redacted=False)
+    assert repair.messages[2]["content"][0]["content"] == "(no output)"
+    assert repair.dropped == 2
+
+
 def test_the_accessors_read_a_history_without_its_dicts() -> None:
     assert ends_with(VALID, "assistant") and not ends_with(VALID, "user")
     assert not ends_with([], "user")
