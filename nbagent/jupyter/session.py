@@ -281,10 +281,10 @@ class Session:
             **options: Values by parameter (``model``, ``max_turns``, ``mode``).
         """
         self.cell_options(agent, **options)
-        base = self.settings.agent_value("system")
-        agent.system = self.instructions.system(base, notebook_dir(self.notebook()))
+        folder = notebook_dir(self.notebook())
+        agent.system = self.instructions.system(self.settings.agent_value("system"), folder)
         agent.prices = self._prices
-        self.skills.sync(self.registry, repository_root(notebook_dir(self.notebook())))
+        self.skills.sync(self.registry, repository_root(folder))
         sync_memory(self)
 
     def cell_options(self, agent: Agent, **options: Any) -> None:
