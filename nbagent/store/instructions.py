@@ -100,8 +100,8 @@ class ProjectInstructions:
     def __init__(self, user_file: Path | None = USER_FILE) -> None:
         self.user_file = user_file
         self._read: dict[Path, Instruction] = {}
-        self._found: tuple[tuple[Any, ...], list[Path]] | None = None
-        """The files found last, and the folders' stamps they were found at."""
+        self._found: tuple[tuple[Any, ...], Path, list[Path]] | None = None
+        """The folders' stamps, the repository's root and the files found last."""
         self.files: list[Path] = []
         """The files the last :meth:`system` quoted."""
 
@@ -138,8 +138,12 @@ class ProjectInstructions:
             places.append(self.user_file.expanduser().parent)
         stamp = (folder, self.user_file, *map(_modified, places))
         if self._found is None or self._found[0] != stamp:
-            self._found = (stamp, instruction_files(folder, self.user_file))
-        return self._found[1]
+            self._found = (stamp, repository_root(real), instruction_files(folder, self.user_file))
+        _, root, files = self._found
+        user = self.user_file.expanduser() if self.user_file is not None else None
+        # A project's file may link into another folder of the repository, whose changes the
+        # stamps do not see: that it still leads inside is checked again at each prompt.
+        return [p for p in files if p == user or p.resolve().is_relative_to(root)]
 
     def _instruction(self, path: Path) -> Instruction | None:
         """A file's text, read again only when it changed; None if it cannot be read."""

@@ -96,6 +96,26 @@ def test_files_made_removed_or_a_root_moved_apply_at_the_next_prompt(
     assert instructions.files == [tmp_path / "home" / "AGENTS.md", folder / "AGENTS.md"]
 
 
+def test_a_file_whose_link_is_turned_out_of_the_repository_is_left_out_at_the_next_prompt(
+    project: Path, tmp_path: Path
+) -> None:
+    """The link's target is in a folder no stamp watches (docs/), changed after it was found."""
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = x")
+    docs = project / "docs"
+    docs.mkdir()
+    (docs / "shared.md").write_text("Shared rules.")
+    folder = project / "analysis"
+    (folder / "CLAUDE.md").unlink()
+    (folder / "CLAUDE.md").symlink_to(docs / "shared.md")
+    instructions = ProjectInstructions(user_file=None)
+    assert "Shared rules." in (instructions.system(None, folder) or "")
+    (docs / "shared.md").unlink()
+    (docs / "shared.md").symlink_to(secret)
+    system = instructions.system(None, folder) or ""
+    assert "aws_secret" not in system and folder / "CLAUDE.md" not in instructions.files
+
+
 def test_status_names_the_files(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(project.parent))
     line = instructions_line(str(project / "analysis" / "nb.ipynb"))
