@@ -32,12 +32,11 @@ from nbagent.catalogue.rankers import best_available
 from nbagent.catalogue.rankers.embedder import require_packages
 from nbagent.catalogue.toolsearch import RANKERS
 from nbagent.core.errors import ConfigurationError
-from nbagent.loop.agent import DEFAULT_MODEL, DEFAULT_SYSTEM
 from nbagent.loop.context_editing import ContextEditing
 from nbagent.loop.context_window import parse_windows
 from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
-from nbagent.loop.reasoning import EFFORTS, THINKING_MODES, check_effort
-from nbagent.loop.request import MODES
+from nbagent.loop.options import DEFAULT_MODEL, DEFAULT_SYSTEM, EFFORTS, MODES, THINKING_MODES
+from nbagent.loop.reasoning import check_effort
 from nbagent.policy.modes import MODES as PERMISSION_MODES
 from nbagent.policy.permission_rules import Rule
 from nbagent.tools.notebook.run_queue import MAX_RUN_SECONDS

@@ -53,20 +53,11 @@ from nbagent.loop.context_editing import ContextEditing, ContextEditor
 from nbagent.loop.context_window import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
 from nbagent.loop.history import History, ends_with, last_answer, repaired
+from nbagent.loop.options import DEFAULT_MODEL, DEFAULT_SYSTEM
 from nbagent.loop.reasoning import check_effort, effort_not_sent, reasoning_fields
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
-
-DEFAULT_MODEL = "claude-sonnet-5-5"
-"""The model used unless another is named."""
-
-DEFAULT_SYSTEM = (
-    "You are an assistant working inside a Jupyter notebook. Use the tools you have; "
-    "deferred tools are announced by name and must be loaded with ToolSearch before use. "
-    "Be concise."
-)
-"""The system prompt used unless another is given."""
 
 INTERRUPTED_TEXT = "[interrupted by the user]"
 """Closes an assistant message that the user interrupted mid-stream."""

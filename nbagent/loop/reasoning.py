@@ -22,18 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from nbagent.api.pricing import model_entry
 from nbagent.core.errors import ConfigurationError
-
-Effort = Literal["low", "medium", "high", "xhigh", "max"]
-EFFORTS: tuple[Effort, ...] = ("low", "medium", "high", "xhigh", "max")
-"""The effort levels, least first."""
-
-Thinking = Literal["adaptive", "off"]
-THINKING_MODES: tuple[Thinking, ...] = ("adaptive", "off")
-"""Adaptive thinking where the model has it, or none."""
+from nbagent.loop.options import EFFORTS, Effort
 
 
 @dataclass(frozen=True)

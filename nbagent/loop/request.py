@@ -20,16 +20,13 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from nbagent.catalogue.delta import render_legacy_block
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.core.errors import ConfigurationError
 from nbagent.core.tool import Tool
-
-Mode = Literal["native", "client", "server", "off"]
-MODES: tuple[Mode, ...] = ("native", "client", "server", "off")
-"""The deferral modes."""
+from nbagent.loop.options import MODES, Mode
 
 SERVER_SEARCH_TOOLS: dict[str, dict[str, str]] = {
     "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
