@@ -2,13 +2,15 @@
 user, plan mode, MCP resources.
 
 They are built per agent (:func:`session_tools`), since they act on its conversation, its
-permission policy and its task list.
+permission policy and its task list; a session builds them before its agent, with a callable
+that gives the agent when a tool runs (:mod:`nbagent.orchestration.agents`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from nbagent.orchestration.agents import AgentSource
 from nbagent.orchestration.planning import plan_tools
 from nbagent.orchestration.questions import Answerer, ask_user_question_tool
 from nbagent.orchestration.resources import resource_tools
@@ -17,7 +19,6 @@ from nbagent.orchestration.tasks import TaskBoard, task_tools
 
 if TYPE_CHECKING:
     from nbagent.core.tool import Tool
-    from nbagent.loop.agent import Agent
     from nbagent.orchestration.planning import Approver
 
 __all__ = [
@@ -32,7 +33,7 @@ __all__ = [
 
 
 def session_tools(
-    agent: Agent,
+    agent: AgentSource,
     board: TaskBoard,
     answerer: Answerer | None = None,
     approver: Approver | None = None,
@@ -41,7 +42,7 @@ def session_tools(
     """Build the orchestration tools of one agent.
 
     Args:
-        agent: The agent they steer.
+        agent: The agent they steer, or a callable that gives it when a tool runs.
         board: Its task list.
         answerer: Asks the user a question (stdin by default).
         approver: Asks the user to approve a plan (stdin by default).

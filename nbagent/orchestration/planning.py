@@ -16,15 +16,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from nbagent.core.errors import ToolError
 from nbagent.core.tool import Tool, tool
 from nbagent.loop import cellthread
+from nbagent.orchestration.agents import AgentSource, agent_of
 from nbagent.policy.permissions import PermissionPolicy
-
-if TYPE_CHECKING:
-    from nbagent.loop.agent import Agent
 
 Approver = Callable[[str], bool]
 """Shows a plan to the user and returns whether they approve it."""
@@ -54,11 +51,11 @@ def approve_on_stdin(plan: str) -> bool:
         return False
 
 
-def plan_tools(agent: Agent, approver: Approver | None = None) -> list[Tool]:
+def plan_tools(agent: AgentSource, approver: Approver | None = None) -> list[Tool]:
     """Build EnterPlanMode and ExitPlanMode for an agent with a PermissionPolicy.
 
     Args:
-        agent: The agent whose policy they switch.
+        agent: The agent whose policy they switch, or a callable that gives it when they run.
         approver: Asks the user to approve a plan; :func:`approve_on_stdin` by default.
 
     Returns:
@@ -68,7 +65,7 @@ def plan_tools(agent: Agent, approver: Approver | None = None) -> list[Tool]:
     previous: dict[str, str] = {}
 
     def policy() -> PermissionPolicy:
-        current = agent.runner.policy
+        current = agent_of(agent).runner.policy
         if not isinstance(current, PermissionPolicy):
             raise ToolError("Plan mode needs nbagent's PermissionPolicy; this agent has another.")
         return current

@@ -19,6 +19,7 @@ from nbagent.core.errors import ToolError
 from nbagent.core.events import RunFinished
 from nbagent.core.tool import Tool, tool
 from nbagent.loop.execution import emit
+from nbagent.orchestration.agents import AgentSource, agent_of
 
 if TYPE_CHECKING:
     from nbagent.loop.agent import Agent
@@ -37,11 +38,12 @@ SUBAGENT_SYSTEM = (
 """The system prompt of every sub-agent."""
 
 
-def agent_tool(parent: Agent, depth: int = 1) -> Tool:
+def agent_tool(parent: AgentSource, depth: int = 1) -> Tool:
     """Build the Agent tool of an agent.
 
     Args:
-        parent: The agent whose model, client, policy and tools sub-agents share.
+        parent: The agent whose model, client, policy and tools sub-agents share, or a
+            callable that gives it when the tool runs.
         depth: The level of the sub-agents this tool starts (1 below the user's agent).
 
     Returns:
@@ -73,7 +75,7 @@ def agent_tool(parent: Agent, depth: int = 1) -> Tool:
         """
         if max_turns < 1:
             raise ToolError("max_turns must be at least 1.")
-        child = _child_agent(parent, tools, max_turns, depth)
+        child = _child_agent(agent_of(parent), tools, max_turns, depth)
         finished: RunFinished | None = None
         for event in child.events(prompt):
             emit(event)
