@@ -9,9 +9,10 @@ records in a kernel (never the notebook; :mod:`nbagent.store.logfile`) and the M
 which starts the configured servers in the background: loading never waits for a server.
 Once the load cell is done, one thread does the rest of the start-up work (:func:`_start_up`)
 with a short GIL switch interval and paced imports, so that the person's cells meanwhile stay
-responsive (docs/explanation/start-up.md). Unloading closes the session (the servers, no
-process left behind; the channel, the connections to JupyterLab's live notebook documents, the
-log file) and removes the magics, so ``%reload_ext nbagent`` starts clean.
+responsive, and imports the SDK only once the kernel is idle (docs/explanation/start-up.md).
+Unloading closes the session (the servers, no process left behind; the channel, the
+connections to JupyterLab's live notebook documents, the log file) and removes the magics, so
+``%reload_ext nbagent`` starts clean.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from nbagent.core.errors import NbAgentError
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown
 from nbagent.core.pacing import paced_imports
 from nbagent.core.switching import short_switch_interval
+from nbagent.jupyter.idle import IdleWatch
 from nbagent.jupyter.magics import AgentMagics
 from nbagent.jupyter.mcp_magics import FIX_CONFIG, McpMagics, approval_notice
 from nbagent.jupyter.outputs import in_kernel
@@ -121,29 +123,41 @@ and the hook that sets it when the cell ends."""
 SERVERS_SETTLE = 120.0
 """Seconds the start-up work waits, at most, for the MCP servers to finish connecting."""
 
+IDLE_SECONDS = 1.0
+"""Seconds with no code run in the kernel before the SDK is imported ahead of its first use."""
+
 
 def _start_up(session: Session, loaded: threading.Event) -> None:
-    """nbagent's start-up work after the load, with a short GIL switch interval until done.
+    """nbagent's start-up work after the load, with a short GIL switch interval while it runs.
 
     Once the ``%load_ext`` cell is done (so none of this competes with the load, or with a
     ``%tools`` in the same cell): ToolSearch indexes the deferred tools (and its embedding
-    models load), the SDK is imported (:func:`_warm_imports`); then the MCP servers connect,
-    their tools are parsed and indexed. Meanwhile the switch interval is short
-    (:mod:`nbagent.core.switching`), so the person's cells wait less for the GIL; the
-    person's own interval comes back when this ends.
+    models load), and the MCP servers connect, their tools are parsed and indexed. Then, once
+    no code has run in the kernel for :data:`IDLE_SECONDS`, the SDK is imported
+    (:func:`_warm_imports`): that saves the first ``%%agent`` cell a second, and would slow
+    every cell run beside it. Meanwhile the switch interval is short and the imports paced
+    (:mod:`nbagent.core.switching`, :mod:`nbagent.core.pacing`), so the person's cells wait
+    less for the GIL; the person's own interval comes back when each part ends.
 
     Args:
         session: The shell's new session.
         loaded: Set once the load cell is done.
     """
-    with short_switch_interval(), paced_imports():
-        session.ready()
-        loaded.wait()
-        if Session.of(session.shell) is not session:
-            return  # unloaded before its load cell ended
-        session.agent.search.prepare()
-        _warm_imports()
-        session.mcp_manager.wait_ready(SERVERS_SETTLE)
+    shell = session.shell
+    idle = IdleWatch(shell)
+    try:
+        with short_switch_interval(), paced_imports():
+            session.ready()
+            loaded.wait()
+            if Session.of(shell) is not session:
+                return  # unloaded before its load cell ended
+            session.agent.search.prepare()
+            session.mcp_manager.wait_ready(SERVERS_SETTLE)
+        if idle.wait(IDLE_SECONDS, go_on=lambda: Session.of(shell) is session):
+            with short_switch_interval(), paced_imports():
+                _warm_imports()
+    finally:
+        idle.close()
 
 
 def _warm_imports() -> None:
