@@ -22,7 +22,6 @@ from IPython.display import display
 from nbagent.core.events import ToolCallStarted
 from nbagent.core.markup import Markdown, code_markdown, table_cell
 from nbagent.jupyter.conversations_table import local_time
-from nbagent.loop.agent import Agent
 from nbagent.tools.checkpoints.model import Checkpoint
 from nbagent.tools.checkpoints.recording import CheckpointLog
 from nbagent.tools.checkpoints.undo import UndoReport, undo, undo_call
@@ -30,6 +29,7 @@ from nbagent.tools.notebook.locate import running_cell_id
 
 if TYPE_CHECKING:
     from nbagent.jupyter.session import Session
+    from nbagent.loop.agent import Agent
 
 CHECKPOINT_COMMANDS = ("checkpoints", "undo", "redo", "rewind")
 """The ``%agent`` subcommands of this module."""

@@ -18,6 +18,7 @@ one trait. A parameter made from its settings otherwise than as their value is i
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,35 +27,34 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
-from nbagent.api.api_tools import WEB_SEARCH_EXAMPLE, check_names, web_search_options
-from nbagent.api.pricing import PRICES_DATE, PRICES_SOURCE, parse_prices
+from nbagent.api.api_tools import WEB_SEARCH_EXAMPLE
+from nbagent.api.pricing import PRICES_DATE, PRICES_SOURCE
 from nbagent.catalogue.rankers import best_available
 from nbagent.catalogue.rankers.embedder import require_packages
 from nbagent.catalogue.toolsearch import RANKERS
 from nbagent.core.errors import ConfigurationError
-from nbagent.loop.context_editing import ContextEditing
-from nbagent.loop.context_window import parse_windows
 from nbagent.loop.execution import DEFAULT_CALL_TIMEOUT
 from nbagent.loop.options import DEFAULT_MODEL, DEFAULT_SYSTEM, EFFORTS, MODES, THINKING_MODES
-from nbagent.loop.reasoning import check_effort
 from nbagent.policy.modes import MODES as PERMISSION_MODES
 from nbagent.policy.permission_rules import Rule
 from nbagent.tools.notebook.run_queue import MAX_RUN_SECONDS
 
-PARSERS: dict[str, Callable[[Any], Any]] = {
-    "context_windows": parse_windows,
-    "prices": parse_prices,
-    "server_tools": check_names,
-    "web_search": web_search_options,
-    "effort": check_effort,
+PARSERS: dict[str, tuple[str, str]] = {
+    "context_windows": ("nbagent.loop.context_window", "parse_windows"),
+    "prices": ("nbagent.api.pricing", "parse_prices"),
+    "server_tools": ("nbagent.api.api_tools", "check_names"),
+    "web_search": ("nbagent.api.api_tools", "web_search_options"),
+    "effort": ("nbagent.loop.reasoning", "check_effort"),
 }
-"""The options checked by a parser, which says what is wrong (a ConfigurationError)."""
+"""The options checked by a parser, which says what is wrong (a ConfigurationError): its
+module and name, imported when a value is checked (:func:`parser`), so that ``%load_ext``
+does not import the agent loop for them."""
 
 AGENT_VALUES: dict[str, Callable[[NbAgent], Any]] = {
     "system": lambda settings: settings.system_prompt or None,
     "preload_budget": lambda settings: settings.preload_budget if settings.preload else None,
     "usage_store": lambda settings: _usage_store(settings),
-    "context_windows": lambda settings: parse_windows(settings.context_windows),
+    "context_windows": lambda settings: parser("context_windows")(settings.context_windows),
     "context_editing": lambda settings: _context_editing(settings),
     "effort": lambda settings: settings.effort or None,
     "cell_budget": lambda settings: settings.cell_budget or None,
@@ -371,7 +371,7 @@ class NbAgent(Configurable):
         """Refuse a value its parser refuses (a price or window table naming the model and
         the field, an unknown server tool, a web search option), with the parser's message."""
         try:
-            PARSERS[proposal["trait"].name](proposal["value"])
+            parser(proposal["trait"].name)(proposal["value"])
         except ConfigurationError as exc:
             raise TraitError(str(exc)) from None
         return proposal["value"]
@@ -400,10 +400,27 @@ class NbAgent(Configurable):
         return value
 
 
-def _context_editing(settings: NbAgent) -> ContextEditing | None:
-    """How old tool results are cleared, or None when that is off."""
+def parser(name: str) -> Callable[[Any], Any]:
+    """The parser of an option of :data:`PARSERS`, its module imported now.
+
+    Args:
+        name: The option.
+
+    Returns:
+        The function that checks (and reads) its value.
+    """
+    module, function = PARSERS[name]
+    found: Callable[[Any], Any] = getattr(importlib.import_module(module), function)
+    return found
+
+
+def _context_editing(settings: NbAgent) -> Any:
+    """How old tool results are cleared (a
+    :class:`~nbagent.loop.context_editing.ContextEditing`), or None when that is off."""
     if not settings.context_editing:
         return None
+    from nbagent.loop.context_editing import ContextEditing
+
     return ContextEditing(
         trigger=settings.clear_trigger,
         keep=settings.clear_keep,

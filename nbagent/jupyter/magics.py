@@ -15,7 +15,6 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from nbagent.api.api_tools import ServerTool, options_line
 from nbagent.catalogue.registry import TABLE_COLUMNS, ToolRegistry, ToolRow
 from nbagent.core.errors import ConfigurationError, ModelAPIError, NbAgentError
 from nbagent.core.events import (
@@ -39,18 +38,18 @@ from nbagent.jupyter.memory_magics import memory_report
 from nbagent.jupyter.outputs import show_notices
 from nbagent.jupyter.queued_runs import continuation, show_queued
 from nbagent.jupyter.session import Session
-from nbagent.loop.agent import Agent, AgentResult
-from nbagent.loop.context_window import context_line
-from nbagent.loop.reasoning import EFFORTS
-from nbagent.loop.request import MODES
+from nbagent.loop.options import EFFORTS, MODES
 from nbagent.policy.permissions import PermissionPolicy
 from nbagent.store.instructions import instructions_line
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
 from nbagent.tools.shell import sandbox
 
-# The store's reading (its records' models) and the transcript's rendering are imported where
-# they are first used: %load_ext need not wait for them.
+# The agent loop, the API's modules, the store's reading (its records' models) and the
+# transcript's rendering are imported where they are first used: %load_ext need not wait for
+# them.
 if TYPE_CHECKING:
+    from nbagent.api.api_tools import ServerTool
+    from nbagent.loop.agent import Agent, AgentResult
     from nbagent.store.recorder import Recorder
     from nbagent.store.saved import SavedConversation
 
@@ -681,6 +680,8 @@ def _server_tools(tools: list[ServerTool]) -> str:
     """The server tools on, with their options and price; or how to turn web search on."""
     if not tools:
         return 'none (`c.NbAgent.server_tools = ["web_search"]` turns web search on)'
+    from nbagent.api.api_tools import options_line
+
     return " · ".join(f"{code_markdown(t.name)} ({plain_markdown(options_line(t))})" for t in tools)
 
 
@@ -734,6 +735,8 @@ def _names(names: list[str]) -> str:
 
 def _context_line(agent: Agent) -> str:
     """How full the agent's context window is, and where it compacts."""
+    from nbagent.loop.context_window import context_line
+
     threshold = agent.compact_threshold if agent.compaction != "off" else None
     return context_line(
         agent.last_prompt_tokens, agent.context_window, threshold, agent.editor.last

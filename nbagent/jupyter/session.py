@@ -24,23 +24,18 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import StdinNotImplementedError
 from traitlets import Bunch
 
-from nbagent.api.api_tools import SERVER_TOOLS, ServerTool, server_tool
-from nbagent.api.pricing import PRICES, cost_text, estimate, parse_prices
 from nbagent.catalogue.registry import ToolRegistry
 from nbagent.catalogue.skills import SkillSet
-from nbagent.core.errors import NbAgentError
 from nbagent.core.events import PermissionRequested, Usage
 from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
 from nbagent.core.text import one_line
 from nbagent.jupyter.config import NbAgent
-from nbagent.jupyter.kernel_reminders import KernelChanges
 from nbagent.jupyter.kernel_state import CellWatch, kernel_start_time
 from nbagent.jupyter.memory_magics import registered_memory, sync_memory
 from nbagent.jupyter.queued_runs import Sent
 from nbagent.jupyter.queued_runs import apply_settings as apply_run_settings
 from nbagent.loop import cellthread
-from nbagent.loop.agent import Agent
 from nbagent.orchestration import TaskBoard, session_tools
 from nbagent.policy.decisions import PermissionAnswer
 from nbagent.policy.permissions import PermissionPolicy
@@ -49,15 +44,20 @@ from nbagent.store.checkpoints import notebook_checkpoints
 from nbagent.store.folders import notebook_path
 from nbagent.store.instructions import ProjectInstructions, notebook_dir, repository_root
 from nbagent.store.logfile import LogFile, stop_writing, write_to_file
-from nbagent.store.recorder import Recorder
 from nbagent.tools.memory import MEMORY_NAME
 from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.notebook.record import ExecutionRecord
 from nbagent.tools.notebook.run_queue import RunQueue
 from nbagent.tools.shell import sandbox
 
+# The agent loop, the API's modules and the recorder are imported when the agent is first
+# used (on the start-up thread after the load cell, or by the first magic that needs it).
 if TYPE_CHECKING:
+    from nbagent.api.api_tools import ServerTool
+    from nbagent.api.pricing import Price
     from nbagent.frontend.channel import FrontEndChannel
+    from nbagent.loop.agent import Agent
+    from nbagent.store.recorder import Recorder
     from nbagent.tools.context import ToolContext
     from nbagent.tools.notebook.live import LiveDocuments
 
@@ -130,12 +130,10 @@ class Session:
         self.log_file = log_file
         self.tasks = TaskBoard()
         """The agent's task list (TaskCreate, TaskUpdate, ...)."""
-        self.recorder = Recorder(self.notebook)
         self.instructions = ProjectInstructions()
         """The AGENTS.md and CLAUDE.md files put in the system prompt at each cell."""
         self.skills = SkillSet()
         """The skills registered as deferred tools, found again at each cell."""
-        """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``)."""
         self.live: LiveDocuments | None = None
         """The notebook tools' connections to JupyterLab's live documents (made with them)."""
         self.builtin: list[str] = []
@@ -164,13 +162,15 @@ class Session:
         self._front_said = ""  # the front end's path that _front_path was found for
         self._asker = asker or ask_on_stdin
         self._agent: Agent | None = None
+        self._recorder: Recorder | None = None
+        self._recorder_lock = threading.Lock()
         self._lock = threading.Lock()
-        self._session_tools: list[str] = []
         self._overrides: dict[str, bool] = {}
         self._mcp_servers: list[str] = []
         self._server_tools: list[str] = []
         self._restarting: threading.Thread | None = None
-        self._prices = PRICES | parse_prices(settings.prices)
+        self._prices: dict[str, Price] | None = None
+        self._session_tools = self._register_session_tools()
         self._apply_overrides()
         self._apply_server_tools()
         self._apply_sandbox()
@@ -227,8 +227,8 @@ class Session:
         return session
 
     def _register_builtin(self) -> None:
-        """Build the built-in tools for the shell and register them, then the agent (so its
-        session tools are listed from the start)."""
+        """Build the built-in tools for the shell and register them (the agent is built at
+        its first use)."""
         from nbagent.tools import ToolContext, builtin_tools
         from nbagent.tools.notebook.live import LiveDocuments
 
@@ -242,10 +242,6 @@ class Session:
         tools = builtin_tools(context)
         self.registry.register_many(tools, replace=True)
         self.builtin = [t.name for t in tools]
-        try:
-            self.agent  # noqa: B018 - built now, so its session tools are listed from the start
-        except NbAgentError:  # a setting it cannot take: said where the agent is first used
-            logger.info("The agent was not built with the tools", exc_info=True)
 
     def ready(self) -> None:
         """Wait until the built-in tools are registered (at once when they are)."""
@@ -266,11 +262,36 @@ class Session:
 
     @property
     def agent(self) -> Agent:
-        """The kernel's agent, built on first use from the settings in force."""
+        """The kernel's agent, built on first use from the settings in force.
+
+        Raises:
+            NbAgentError: A setting the agent cannot take (said where it is first used).
+        """
         with self._lock:
             if self._agent is None:
                 self._agent = self._build_agent()
         return self._agent
+
+    @property
+    def recorder(self) -> Recorder:
+        """Saves the conversation as it goes (``%agent sessions``, ``%agent resume``); made
+        at its first use."""
+        with self._recorder_lock:  # not the agent's: an agent being built need not be waited for
+            if self._recorder is None:
+                from nbagent.store.recorder import Recorder
+
+                self._recorder = Recorder(self.notebook)
+        return self._recorder
+
+    @property
+    def prices(self) -> dict[str, Price]:
+        """The price table in force: the built-in one, with ``c.NbAgent.prices`` over it."""
+        prices = self._prices
+        if prices is None:
+            from nbagent.api.pricing import PRICES, parse_prices
+
+            prices = self._prices = PRICES | parse_prices(self.settings.prices)
+        return prices
 
     def for_cell(self, agent: Agent, **options: Any) -> None:
         """Give the agent one cell's own values of the :data:`CELL_OPTIONS`; one not given
@@ -283,7 +304,7 @@ class Session:
         self.cell_options(agent, **options)
         folder = notebook_dir(self.notebook())
         agent.system = self.instructions.system(self.settings.agent_value("system"), folder)
-        agent.prices = self._prices
+        agent.prices = self.prices
         self.skills.sync(self.registry, repository_root(folder))
         sync_memory(self)
 
@@ -326,10 +347,14 @@ class Session:
         Returns:
             E.g. ``≈ $0.012``, or ``cost unknown`` for a model no price table knows.
         """
-        return cost_text(estimate(usage, model, self._prices))
+        from nbagent.api.pricing import cost_text, estimate
+
+        return cost_text(estimate(usage, model, self.prices))
 
     def server_tools(self) -> list[ServerTool]:
         """The server tools this session offers (``c.NbAgent.server_tools``), in order."""
+        from nbagent.api.api_tools import ServerTool
+
         found = (self.registry.get(n) for n in self._server_tools if n in self.registry)
         return [t for t in found if isinstance(t, ServerTool)]
 
@@ -391,8 +416,18 @@ class Session:
         if self.shell is not None and self.settings in self.shell.configurables:
             self.shell.configurables.remove(self.settings)
 
+    def _register_session_tools(self) -> list[str]:
+        """Register the session's own tools (sub-agents, tasks, questions, plan mode, MCP
+        resources), which reach the agent when they run, and name them."""
+        tools = session_tools(lambda: self.agent, self.tasks, mcp_manager=self.mcp_manager)
+        self.registry.register_many(tools, replace=True)
+        return [t.name for t in tools]
+
     def _build_agent(self) -> Agent:
-        """Make the agent from the settings, with the session's own tools registered."""
+        """Make the agent from the settings."""
+        from nbagent.jupyter.kernel_reminders import KernelChanges
+        from nbagent.loop.agent import Agent
+
         settings = self.settings
         values = settings.agent_values()
         later = {parameter: values.pop(parameter) for parameter in SET_ONCE_BUILT}
@@ -412,9 +447,6 @@ class Session:
         agent.reminders.append(KernelChanges(self.record))
         # setattr: the attribute is PermissionPolicy's own only in newer versions.
         setattr(agent.runner.policy, "sandboxed", sandbox.runs_sandboxed())  # noqa: B010
-        tools = session_tools(agent, self.tasks, mcp_manager=self.mcp_manager)
-        self.registry.register_many(tools, replace=True)
-        self._session_tools = [t.name for t in tools]
         return agent
 
     def _changed(self, change: Bunch) -> None:
@@ -435,8 +467,8 @@ class Session:
         elif name == "mcp_config":
             self._restart_servers()
         elif name == "prices":
-            self._prices = PRICES | parse_prices(self.settings.prices)
-        elif name in ("server_tools", *SERVER_TOOLS):
+            self._prices = None  # made again from the new table at its next use
+        elif name == "server_tools" or name in _server_tool_options():
             self._apply_server_tools()
         elif name in SANDBOX_SETTINGS:
             self._apply_sandbox()
@@ -489,6 +521,10 @@ class Session:
 
         A tool whose definition did not change is left as it is (no registry change).
         """
+        if not self.settings.server_tools and not self._server_tools:
+            return  # none wanted, none registered (the API's modules need not be imported)
+        from nbagent.api.api_tools import server_tool
+
         wanted = {
             name: server_tool(name, getattr(self.settings, name))
             for name in self.settings.server_tools
@@ -574,6 +610,13 @@ class Session:
             target=after_previous, name="nbagent-mcp-config", daemon=True
         )
         self._restarting.start()
+
+
+def _server_tool_options() -> tuple[str, ...]:
+    """The settings holding a server tool's options (``web_search``), named after it."""
+    from nbagent.api.api_tools import SERVER_TOOLS
+
+    return tuple(SERVER_TOOLS)
 
 
 def ask_on_stdin(request: PermissionRequested) -> PermissionAnswer | None:

@@ -11,19 +11,39 @@ START_UP = textwrap.dedent(
     import sys, threading
     from IPython.core.interactiveshell import InteractiveShell
 
+    # The agent loop's modules: the load cell does not import them (the agent is built after
+    # it, or at its first use; the session's tools, which %tools lists, reach it when they run).
+    AGENT_LOOP = (
+        "nbagent.loop.agent",
+        "nbagent.loop.history",
+        "nbagent.loop.compaction",
+        "nbagent.loop.request",
+        "nbagent.loop.state",
+        "nbagent.loop.context_editing",
+        "nbagent.api.anthropic",
+        "nbagent.catalogue.delta",
+        "nbagent.store.recorder",
+    )
     sys.setswitchinterval(0.004)
     shell = InteractiveShell.instance()
     shell.run_cell(
         "%load_ext nbagent\\n"
         "%tools\\n"
         "import sys\\n"
-        "during = ('anthropic' in sys.modules, 'detect_secrets' in sys.modules)"
+        "during = ('anthropic' in sys.modules, 'detect_secrets' in sys.modules)\\n"
+        "imported = set(sys.modules)"
     )
     assert shell.user_ns["during"] == (False, False), shell.user_ns["during"]
+    loop = [name for name in AGENT_LOOP if name in shell.user_ns["imported"]]
+    assert loop == [], loop
+    from nbagent.jupyter.session import Session
+    session = Session.of(shell)
+    assert {"Read", "Agent", "EnterPlanMode", "TaskCreate"} <= set(session.registry.names())
     start_up = next(t for t in threading.enumerate() if t.name == "nbagent-start-up")
     start_up.join(120)
     assert not start_up.is_alive()
     assert "anthropic" in sys.modules
+    assert session.agent_built
     assert abs(sys.getswitchinterval() - 0.004) < 1e-4, sys.getswitchinterval()
     from nbagent.core import pacing
     assert pacing._pacer not in sys.meta_path
@@ -33,8 +53,9 @@ START_UP = textwrap.dedent(
 
 def test_start_up_work_waits_for_the_load_cell_and_restores_the_switch_interval() -> None:
     """In a fresh process: a ``%tools`` in the load cell runs before the SDK is imported (and
-    without detect-secrets); once the start-up thread is done, the SDK is imported, the
-    person's switch interval is back and imports are no longer paced."""
+    without detect-secrets), before the agent loop is imported or the agent built, and lists
+    the session's tools; once the start-up thread is done, the agent is built, the SDK is
+    imported, the person's switch interval is back and imports are no longer paced."""
     completed = subprocess.run(
         [sys.executable, "-c", START_UP], capture_output=True, text=True, check=False
     )
