@@ -30,6 +30,7 @@ from nbagent.catalogue.registry import ToolRegistry
 from nbagent.core.errors import NbAgentError
 from nbagent.core.markup import Markdown, code_markdown, plain_markdown
 from nbagent.core.pacing import paced_imports
+from nbagent.core.secrets import get_logger
 from nbagent.core.switching import short_switch_interval
 from nbagent.jupyter.idle import IdleWatch
 from nbagent.jupyter.magics import AgentMagics
@@ -39,6 +40,8 @@ from nbagent.jupyter.session import Session
 
 if TYPE_CHECKING:
     from nbagent.mcp.config import McpConfig
+
+logger = get_logger("nbagent.jupyter.extension")
 
 
 def load(shell: Any) -> Session:
@@ -131,13 +134,15 @@ def _start_up(session: Session, loaded: threading.Event) -> None:
     """nbagent's start-up work after the load, with a short GIL switch interval while it runs.
 
     Once the ``%load_ext`` cell is done (so none of this competes with the load, or with a
-    ``%tools`` in the same cell): ToolSearch indexes the deferred tools (and its embedding
-    models load), and the MCP servers connect, their tools are parsed and indexed. Then, once
-    no code has run in the kernel for :data:`IDLE_SECONDS`, the SDK is imported
-    (:func:`_warm_imports`): that saves the first ``%%agent`` cell a second, and would slow
-    every cell run beside it. Meanwhile the switch interval is short and the imports paced
-    (:mod:`nbagent.core.switching`, :mod:`nbagent.core.pacing`), so the person's cells wait
-    less for the GIL; the person's own interval comes back when each part ends.
+    ``%tools`` in the same cell): the agent is built (the agent loop's modules imported; a
+    setting it cannot take is said where the agent is first used), ToolSearch indexes the
+    deferred tools (and its embedding models load), and the MCP servers connect, their tools
+    are parsed and indexed. Then, once no code has run in the kernel for :data:`IDLE_SECONDS`,
+    the SDK is imported (:func:`_warm_imports`): that saves the first ``%%agent`` cell a
+    second, and would slow every cell run beside it. Meanwhile the switch interval is short
+    and the imports paced (:mod:`nbagent.core.switching`, :mod:`nbagent.core.pacing`), so the
+    person's cells wait less for the GIL; the person's own interval comes back when each part
+    ends.
 
     Args:
         session: The shell's new session.
@@ -151,7 +156,10 @@ def _start_up(session: Session, loaded: threading.Event) -> None:
             loaded.wait()
             if Session.of(shell) is not session:
                 return  # unloaded before its load cell ended
-            session.agent.search.prepare()
+            try:
+                session.agent.search.prepare()
+            except NbAgentError:  # a setting the agent cannot take: said at its first use
+                logger.info("The agent was not built at start-up", exc_info=True)
             session.mcp_manager.wait_ready(SERVERS_SETTLE)
         if idle.wait(IDLE_SECONDS, go_on=lambda: Session.of(shell) is session):
             with short_switch_interval(), paced_imports():

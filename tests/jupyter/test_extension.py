@@ -91,3 +91,40 @@ def test_unloading_before_the_load_cell_ends_ends_the_start_up_thread() -> None:
         [sys.executable, "-c", UNLOADED_FIRST], capture_output=True, text=True, check=False
     )
     assert completed.returncode == 0, completed.stderr
+
+
+REFUSED_SETTING = textwrap.dedent(
+    """
+    import sys, threading
+    from IPython.core.interactiveshell import InteractiveShell
+    from nbagent.catalogue.toolsearch import RANKERS
+    from nbagent.core.errors import ConfigurationError
+
+    def broken():
+        raise ConfigurationError("The broken ranker cannot be built here.")
+
+    RANKERS["broken"] = broken
+    shell = InteractiveShell.instance()
+    shell.run_cell("%config NbAgent.ranker = 'broken'")
+    shell.run_cell("%load_ext nbagent")
+    start_up = next(t for t in threading.enumerate() if t.name == "nbagent-start-up")
+    start_up.join(120)
+    assert not start_up.is_alive()
+    from nbagent.jupyter.session import Session
+    session = Session.of(shell)
+    assert not session.agent_built
+    assert session.mcp_manager is not None
+    result = shell.run_cell("%%agent\\nhello")
+    assert "The broken ranker cannot be built here." in str(result.error_in_exec), result
+    """
+)
+
+
+def test_a_setting_the_agent_refuses_is_said_where_it_is_first_used() -> None:
+    """A setting the agent cannot take does not stop the start-up work (the thread ends
+    normally, nothing is printed by it); the first ``%%agent`` cell says what is wrong."""
+    completed = subprocess.run(
+        [sys.executable, "-c", REFUSED_SETTING], capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr, completed.stderr
