@@ -37,7 +37,10 @@ PREFIX = "skill__"
 USER_SKILLS = Path("~/.nbagent/skills")
 """The user's own skills, for every project."""
 
-PROJECT_SKILLS = ("skills", ".claude/skills")
+FOLDER_NAME = "skills"
+"""The name of a skills folder: where writing a ``SKILL.md`` asks in every mode but bypass."""
+
+PROJECT_SKILLS = (FOLDER_NAME, f".claude/{FOLDER_NAME}")
 """Where a project keeps its skills, from its root."""
 
 MAX_FILES = 200
@@ -84,8 +87,13 @@ def read_skill(folder: Path) -> Skill:
         SkillError: The front matter is missing, is not YAML, or lacks a description.
     """
     path = folder / SKILL_FILE
-    if path.is_symlink() or not path.is_file():  # a link could read any file of the person's
-        raise SkillError(f"{path} is a link or not a file: make it a file in its folder.")
+    # A link could read any file of the person's, or make a file the agent may write without
+    # asking (docs/x.md) a skill: neither the file nor its folder may be one.
+    if path.is_symlink() or folder.is_symlink() or not path.is_file():
+        raise SkillError(
+            f"{path} is a link, in a linked folder, or not a file: make it a file in a "
+            "folder of its own."
+        )
     with path.open("rb") as file:
         data = file.read(MAX_SKILL_BYTES + 1)
     if len(data) > MAX_SKILL_BYTES:
@@ -187,6 +195,13 @@ def find_skills(folders: list[Path]) -> tuple[list[Skill], list[str]]:
     found: dict[str, Skill] = {}
     problems: list[str] = []
     for folder in folders:
+        if folder.is_symlink() and folder.resolve().name != FOLDER_NAME:
+            problems.append(
+                f"{folder} links to {folder.resolve()}, whose SKILL.md files the agent may "
+                f"write without asking: make it a folder, or a link to a folder named "
+                f"{FOLDER_NAME}."
+            )
+            continue
         for path in sorted(folder.glob(f"*/{SKILL_FILE}")):
             try:
                 skill = read_skill(path.parent)

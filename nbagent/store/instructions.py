@@ -60,21 +60,32 @@ def instruction_files(folder: Path, user_file: Path | None = USER_FILE) -> list[
         user_file: The user's own file (None for none).
 
     Returns:
-        The files that exist (a project's file that is a link leading out of the repository,
-        to ``~/.aws/credentials`` say, is left out).
+        The files that exist. A project's file that is a link is kept only when it leads to
+        another of these files (``CLAUDE.md`` to ``AGENTS.md``): one leading out of the
+        repository (to ``~/.aws/credentials``) would quote a secret, and one leading to
+        another file of the repository (``docs/rules.md``) would make that file, which the
+        agent may write without asking, the person's instructions.
+    """
+    places = project_places(folder)
+    found = [user_file.expanduser()] if user_file is not None else []
+    found += [path for path in places if path.resolve() in places]
+    return [path for path in found if path.is_file()]
+
+
+def project_places(folder: Path) -> dict[Path, None]:
+    """Where a project's instruction files may be, in prompt order: each name in each folder
+    from the repository's root down to the notebook's (links in the folders resolved).
+
+    Args:
+        folder: The notebook's folder.
+
+    Returns:
+        The paths, as the keys of a dict (quick to look a path up in).
     """
     folder = folder.resolve()
     root = repository_root(folder)
     chain = [folder, *folder.parents]
-    chain = list(reversed(chain[: chain.index(root) + 1]))
-    found = [user_file.expanduser()] if user_file is not None else []
-    found += [
-        directory / name
-        for directory in chain
-        for name in NAMES
-        if (directory / name).resolve().is_relative_to(root)  # no link out (to ~/.aws ...)
-    ]
-    return [path for path in found if path.is_file()]
+    return {d / name: None for d in reversed(chain[: chain.index(root) + 1]) for name in NAMES}
 
 
 @dataclass(frozen=True)
@@ -100,8 +111,8 @@ class ProjectInstructions:
     def __init__(self, user_file: Path | None = USER_FILE) -> None:
         self.user_file = user_file
         self._read: dict[Path, Instruction] = {}
-        self._found: tuple[tuple[Any, ...], Path, list[Path]] | None = None
-        """The folders' stamps, the repository's root and the files found last."""
+        self._found: tuple[tuple[Any, ...], dict[Path, None], list[Path]] | None = None
+        """The folders' stamps, where the project's files may be, and the files found last."""
         self.files: list[Path] = []
         """The files the last :meth:`system` quoted."""
 
@@ -138,12 +149,12 @@ class ProjectInstructions:
             places.append(self.user_file.expanduser().parent)
         stamp = (folder, self.user_file, *map(_modified, places))
         if self._found is None or self._found[0] != stamp:
-            self._found = (stamp, repository_root(real), instruction_files(folder, self.user_file))
-        _, root, files = self._found
+            self._found = (stamp, project_places(real), instruction_files(real, self.user_file))
+        _, allowed, files = self._found
         user = self.user_file.expanduser() if self.user_file is not None else None
-        # A project's file may link into another folder of the repository, whose changes the
-        # stamps do not see: that it still leads inside is checked again at each prompt.
-        return [p for p in files if p == user or p.resolve().is_relative_to(root)]
+        # Where each project file leads is checked again at each prompt: a link swapped within
+        # one tick of the file system's clock leaves its folder's stamp as it was.
+        return [p for p in files if p == user or p.resolve() in allowed]
 
     def _instruction(self, path: Path) -> Instruction | None:
         """A file's text, read again only when it changed; None if it cannot be read."""

@@ -145,3 +145,33 @@ def test_in_a_cell_toolsearch_loads_a_project_skill_and_the_model_calls_it(
         answered["content"]
     )
     fake_api.assert_no_errors()
+
+
+def test_a_linked_skill_file_or_folder_is_refused_saying_what_to_do(tmp_path: Path) -> None:
+    """A SKILL.md that is a link, or in a linked folder, could make a file the agent may
+    write without asking (docs/) a skill: refused, the other skills kept."""
+    docs = write_skill(tmp_path / "docs" / "deploy", PLOT_STYLE.replace("plot-style", "deploy"))
+    skills = tmp_path / "skills"
+    write_skill(skills / "plot", PLOT_STYLE)
+    (skills / "deploy").symlink_to(docs)
+    (skills / "notes").mkdir()
+    (skills / "notes" / "SKILL.md").symlink_to(docs / "SKILL.md")
+    found, problems = find_skills([skills])
+    assert [skill.name for skill in found] == ["plot-style"]
+    assert len(problems) == 2 and all("make it a file in a folder" in p for p in problems)
+
+
+def test_a_skills_folder_linked_elsewhere_than_a_skills_folder_is_refused(tmp_path: Path) -> None:
+    """A project's skills/ linked to docs/ would make docs/*/SKILL.md, which the agent may
+    write without asking, skills; linked to another folder named skills, it is read."""
+    project = tmp_path / "project"
+    write_skill(project / "docs" / "plot", PLOT_STYLE)
+    (project / "skills").symlink_to(project / "docs")
+    found, problems = find_skills(skill_folders(project, None))
+    assert found == [] and "make it a folder, or a link to a folder named skills" in problems[0]
+    (project / "skills").unlink()
+    (project / "shared" / "skills").mkdir(parents=True)
+    write_skill(project / "shared" / "skills" / "plot", PLOT_STYLE)
+    (project / "skills").symlink_to(project / "shared" / "skills")
+    found, problems = find_skills(skill_folders(project, None))
+    assert [skill.name for skill in found] == ["plot-style"] and problems == []
