@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nbagent.api.pricing import WEB_SEARCH_PRICE
+from nbagent.api.quoted import WEB_SEARCH_EXAMPLE
 from nbagent.core.errors import ConfigurationError, ToolError
 from nbagent.core.tool import Tool, ToolResult
 
@@ -46,9 +47,6 @@ WEB_SEARCH_DESCRIPTION = (
 
 WEB_SEARCH_HINT = "internet online lookup latest news current docs documentation browse"
 """Extra words ToolSearch matches web search by."""
-
-WEB_SEARCH_EXAMPLE = '{"max_uses": 5, "allowed_domains": ["docs.python.org"]}'
-"""The options of web search as a person writes them, for messages."""
 
 USER_LOCATION_FIELDS = ("type", "city", "region", "country", "timezone")
 """The fields of web search's ``user_location`` (its ``type`` is ``approximate``)."""

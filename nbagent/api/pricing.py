@@ -57,13 +57,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from nbagent.api.quoted import PRICES_DATE as PRICES_DATE  # where the table comes from
+from nbagent.api.quoted import PRICES_SOURCE as PRICES_SOURCE
 from nbagent.core.errors import ConfigurationError
 from nbagent.core.events import Usage
-
-PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
-"""Where the figures of :data:`PRICES` come from."""
-PRICES_DATE = "2026-12-01"
-"""The day the figures of :data:`PRICES` were read (ISO 8601)."""
 
 WEB_SEARCH_PRICE = 10 / 1000
 """US dollars per web search (``Usage.web_search_requests``): $10 per 1,000 searches."""

@@ -27,8 +27,7 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, validate
 from traitlets.config import Config, Configurable
 
-from nbagent.api.api_tools import WEB_SEARCH_EXAMPLE
-from nbagent.api.pricing import PRICES_DATE, PRICES_SOURCE
+from nbagent.api.quoted import PRICES_DATE, PRICES_SOURCE, WEB_SEARCH_EXAMPLE
 from nbagent.catalogue.rankers import best_available
 from nbagent.catalogue.rankers.embedder import require_packages
 from nbagent.catalogue.toolsearch import RANKERS
