@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbagent.core.secrets import get_logger
-from nbagent.tools.notebook.bindings import bindings
 from nbagent.tools.notebook.locate import running_cell_id
 from nbagent.tools.notebook.record import ExecutionRecord
 
@@ -92,6 +91,8 @@ class CellWatch:
 
     def pre_run_cell(self, info: Any) -> None:
         """Note when a cell starts, and the values of the names its code binds."""
+        from nbagent.tools.notebook.bindings import bindings  # at the first cell, not the load
+
         namespace = self.shell.user_ns
         found = bindings(_code_of(self.shell, info))
         values = {name: id(namespace[name]) if name in namespace else None for name in found.names}

@@ -40,7 +40,6 @@ from nbagent.jupyter.queued_runs import continuation, show_queued
 from nbagent.jupyter.session import Session
 from nbagent.loop.options import EFFORTS, MODES
 from nbagent.policy.permissions import PermissionPolicy
-from nbagent.store.instructions import instructions_line
 from nbagent.store.logfile import DEFAULT_LINES, LOG_ENV, LogFile, last_lines, log_path
 from nbagent.tools.shell import sandbox
 
@@ -376,6 +375,7 @@ class AgentMagics(Magics):
         from nbagent.render.transcript.items import Tasks
         from nbagent.render.transcript.markdown import tasks_markdown
         from nbagent.render.transcript.summaries import usage_line
+        from nbagent.store.instructions import instructions_line
 
         agent = self.agent_instance
         deferred = self.registry.deferred()

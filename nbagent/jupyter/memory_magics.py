@@ -6,22 +6,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nbagent.core.markup import code_markdown
-from nbagent.store.instructions import notebook_dir, repository_root
-from nbagent.tools.memory import (
-    MEMORY_NAME,
-    MemoryStore,
-    MemoryTool,
-    memory_folder,
-    memory_tool,
-)
 
+# The memory tool's module is imported at the first cell, not at ``%load_ext``.
 if TYPE_CHECKING:
     from nbagent.catalogue.registry import ToolRegistry
     from nbagent.jupyter.session import Session
+    from nbagent.tools.memory import MemoryStore, MemoryTool
 
 
 def project_store(session: Session) -> MemoryStore:
     """The memory of the project the session's notebook belongs to."""
+    from nbagent.store.instructions import notebook_dir, repository_root
+    from nbagent.tools.memory import MemoryStore, memory_folder
+
     root = repository_root(notebook_dir(session.notebook()))
     return MemoryStore(memory_folder(root))
 
@@ -34,11 +31,12 @@ def sync_memory(session: Session) -> None:
         session: The session.
     """
     registry = session.registry
-    registered = registered_memory(registry)
     if not session.settings.memory:
-        if registered is not None:
-            registry.unregister(MEMORY_NAME)
+        drop_memory(registry)
         return
+    from nbagent.tools.memory import memory_tool
+
+    registered = registered_memory(registry)
     store = project_store(session)
     if registered is None or registered.store_folder != store.folder:
         tool = memory_tool(store)
@@ -47,8 +45,20 @@ def sync_memory(session: Session) -> None:
 
 def registered_memory(registry: ToolRegistry) -> MemoryTool | None:
     """The memory tool the registry holds, if it holds nbagent's."""
+    from nbagent.tools.memory import MEMORY_NAME, MemoryTool
+
     tool = registry.get(MEMORY_NAME) if MEMORY_NAME in registry else None
     return tool if isinstance(tool, MemoryTool) else None
+
+
+def drop_memory(registry: ToolRegistry) -> None:
+    """Unregister nbagent's memory tool, if the registry holds it.
+
+    Args:
+        registry: The session's registry.
+    """
+    if (registered := registered_memory(registry)) is not None:
+        registry.unregister(registered.name)
 
 
 def memory_report(session: Session) -> str:

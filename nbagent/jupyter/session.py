@@ -25,14 +25,13 @@ from IPython.core.error import StdinNotImplementedError
 from traitlets import Bunch
 
 from nbagent.catalogue.registry import ToolRegistry
-from nbagent.catalogue.skills import SkillSet
 from nbagent.core.events import PermissionRequested, Usage
 from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
 from nbagent.core.text import one_line
 from nbagent.jupyter.config import NbAgent
 from nbagent.jupyter.kernel_state import CellWatch, kernel_start_time
-from nbagent.jupyter.memory_magics import registered_memory, sync_memory
+from nbagent.jupyter.memory_magics import drop_memory, sync_memory
 from nbagent.jupyter.queued_runs import Sent
 from nbagent.jupyter.queued_runs import apply_settings as apply_run_settings
 from nbagent.loop import cellthread
@@ -42,9 +41,7 @@ from nbagent.policy.permissions import PermissionPolicy
 from nbagent.render.codeview import plain_text
 from nbagent.store.checkpoints import notebook_checkpoints
 from nbagent.store.folders import notebook_path
-from nbagent.store.instructions import ProjectInstructions, notebook_dir, repository_root
 from nbagent.store.logfile import LogFile, stop_writing, write_to_file
-from nbagent.tools.memory import MEMORY_NAME
 from nbagent.tools.notebook.locate import front_end_file, running_client
 from nbagent.tools.notebook.record import ExecutionRecord
 from nbagent.tools.notebook.run_queue import RunQueue
@@ -55,8 +52,10 @@ from nbagent.tools.shell import sandbox
 if TYPE_CHECKING:
     from nbagent.api.api_tools import ServerTool
     from nbagent.api.pricing import Price
+    from nbagent.catalogue.skills import SkillSet
     from nbagent.frontend.channel import FrontEndChannel
     from nbagent.loop.agent import Agent
+    from nbagent.store.instructions import ProjectInstructions
     from nbagent.store.recorder import Recorder
     from nbagent.tools.context import ToolContext
     from nbagent.tools.notebook.live import LiveDocuments
@@ -130,9 +129,10 @@ class Session:
         self.log_file = log_file
         self.tasks = TaskBoard()
         """The agent's task list (TaskCreate, TaskUpdate, ...)."""
-        self.instructions = ProjectInstructions()
-        """The AGENTS.md and CLAUDE.md files put in the system prompt at each cell."""
-        self.skills = SkillSet()
+        self._instructions: ProjectInstructions | None = None
+        """The AGENTS.md and CLAUDE.md files put in the system prompt at each cell (made at
+        the first cell, as the skills)."""
+        self._skills: SkillSet | None = None
         """The skills registered as deferred tools, found again at each cell."""
         self.live: LiveDocuments | None = None
         """The notebook tools' connections to JupyterLab's live documents (made with them)."""
@@ -301,11 +301,16 @@ class Session:
             agent: The session's agent.
             **options: Values by parameter (``model``, ``max_turns``, ``mode``).
         """
+        from nbagent.catalogue.skills import SkillSet
+        from nbagent.store.instructions import ProjectInstructions, notebook_dir, repository_root
+
         self.cell_options(agent, **options)
         folder = notebook_dir(self.notebook())
-        agent.system = self.instructions.system(self.settings.agent_value("system"), folder)
+        if self._instructions is None or self._skills is None:
+            self._instructions, self._skills = ProjectInstructions(), SkillSet()
+        agent.system = self._instructions.system(self.settings.agent_value("system"), folder)
         agent.prices = self.prices
-        self.skills.sync(self.registry, repository_root(folder))
+        self._skills.sync(self.registry, repository_root(folder))
         sync_memory(self)
 
     def cell_options(self, agent: Agent, **options: Any) -> None:
@@ -398,10 +403,14 @@ class Session:
         if self._agent is not None:
             self._agent.runner.close()
         self.registry.unregister_many(
-            [*self._session_tools, *self._server_tools, *self.builtin, *self.skills.names]
+            [
+                *self._session_tools,
+                *self._server_tools,
+                *self.builtin,
+                *(self._skills.names if self._skills is not None else ()),
+            ]
         )
-        if registered_memory(self.registry) is not None:
-            self.registry.unregister(MEMORY_NAME)
+        drop_memory(self.registry)
         for name in self._overrides:
             self.registry.override(name, None)
         sandbox.use(sandbox.Sandbox())
