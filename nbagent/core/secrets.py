@@ -698,7 +698,7 @@ Read line number, indentation, a quote."""
 _KEY_LINE_END = r"(?:\\n)?[\"']?[ \t]*"
 _KEY_LINE_ENDS = r"(?=[ \t]*(?:\\[nr]|[\"',)]|\r|\n|$))"
 """What follows the base64 of a line: its end (a line number or anything else is no key)."""
-_KEY_BLOCK = re.compile(
+_KEY_BLOCK = (
     r"-{4,5} ?BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
     rf"(?:{_KEY_LINE_END}{_KEY_LINE_START}[A-Za-z][A-Za-z-]*: ?[A-Za-z0-9 ,._:\"-]*)*"
     rf"{_KEY_LINE_END}{_KEY_LINE_START}[A-Za-z0-9+/=]{{16,}}{_KEY_LINE_ENDS}"
@@ -708,17 +708,25 @@ _KEY_BLOCK = re.compile(
 )
 """A private key block (PEM, OpenSSH, PGP, SSH2): its header, header fields and base64 lines,
 and its end if it is there. detect-secrets recognises the header only."""
-_PUTTY_KEY = re.compile(
+_PUTTY_KEY = (
     rf"Private-Lines: *\d+(?:{_KEY_LINE_END}{_KEY_LINE_START}[A-Za-z0-9+/=]+{_KEY_LINE_ENDS})+"
     r"|Private-MAC: *[0-9a-fA-F]+"
 )
 """The private part of a PuTTY key file."""
 
 
+@cache
+def _key_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """:data:`_KEY_BLOCK` and :data:`_PUTTY_KEY`, compiled at the first text holding a key's
+    header (about 1 ms, which ``%load_ext`` need not pay)."""
+    return re.compile(_KEY_BLOCK), re.compile(_PUTTY_KEY)
+
+
 def _key_blocks(text: str) -> Iterator[tuple[int, int]]:
     """Where the private keys of a text are."""
-    for match in _KEY_BLOCK.finditer(text):
+    key_block, putty_key = _key_patterns()
+    for match in key_block.finditer(text):
         yield match.span()
     if "PuTTY-User-Key-File" in text:
-        for match in _PUTTY_KEY.finditer(text):
+        for match in putty_key.finditer(text):
             yield match.span()
