@@ -43,9 +43,8 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import quote, quote_plus, unquote
 
 from nbagent.core.secret_shapes import may_hold_shape
@@ -350,8 +349,7 @@ def _kept(text: str) -> list[int]:
     return [kept.start() for kept in _NOT_SPACE.finditer(text) if not dropped[kept.start()]]
 
 
-@dataclass(frozen=True)
-class _Form:
+class _Form(NamedTuple):
     """One form of a secret of 8 characters or more, found wherever it is (in the text
     squeezed, then mapped back)."""
 
@@ -359,8 +357,7 @@ class _Form:
     squeezed: str
 
 
-@dataclass(frozen=True)
-class _Fragment:
+class _Fragment(NamedTuple):
     """The start (or end) of a form, found when the rest of it was cut off."""
 
     label: str
@@ -369,8 +366,7 @@ class _Fragment:
     start: bool
 
 
-@dataclass(frozen=True)
-class _Short:
+class _Short(NamedTuple):
     """A short secret, or a URL's password, found only where it stands alone."""
 
     label: str
@@ -602,8 +598,7 @@ _WIDEST = 4096
 """Characters a token is widened over, at most, each side."""
 
 
-@dataclass(frozen=True)
-class _Detector:
+class _Detector(NamedTuple):
     """A detect-secrets detector, with what nbagent needs to run it on a text."""
 
     plugin: Any
