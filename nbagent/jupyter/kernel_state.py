@@ -20,8 +20,7 @@ The per-cell cost is some tens of microseconds for a trivial cell
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from nbagent.core.secrets import get_logger
 from nbagent.tools.notebook.locate import running_cell_id
@@ -43,8 +42,7 @@ def kernel_start_time() -> float | None:
         return None
 
 
-@dataclass
-class _Started:
+class _Started(NamedTuple):
     """A run under way: what ``post_run_cell`` needs to record it."""
 
     info: Any

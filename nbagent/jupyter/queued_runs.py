@@ -13,8 +13,7 @@ turn that was interrupted sends nothing, and a run that was interrupted goes on 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nbagent.core.errors import ToolError
 from nbagent.core.markup import Markdown, code_markdown
@@ -57,8 +56,7 @@ def apply_settings(runs: RunQueue, settings: NbAgent) -> None:
     runs.continue_after = settings.continue_after_run
 
 
-@dataclass
-class Sent:
+class Sent(NamedTuple):
     """Runs handed to the front end at the end of an ``%%agent`` cell."""
 
     runs: list[QueuedRun]
