@@ -23,6 +23,7 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
+from nbagent.api.tracked import Since, TrackedList
 from nbagent.core.identity import same_prefix, same_suffix
 
 KEY_ORDER = ("max_tokens", "messages", "model", "context_management", "system", "tools")
@@ -89,6 +90,10 @@ class _Sent:
     ones are one list), is sent as it was without looking for what it shares."""
     chunks: tuple[bytes, ...] = ()
     """Its encoding, in chunks (:func:`_chunked`)."""
+    since: Since | None = None
+    """The list given, when it is a :class:`~nbagent.api.tracked.TrackedList`: the same list
+    given again is encoded from its first item changed since (its mark), not compared whole
+    (nor copied: :attr:`items` is then empty)."""
 
     def first(self, count: int) -> tuple[bytes, ...]:
         """The first ``count`` items' encodings, in runs."""
@@ -175,6 +180,9 @@ class BodyEncoder:
         for sent in recent:  # the same list again, every item the same or equal: as it was
             if sent.source is items and sent.chunks and sent.items == items:
                 return sent.chunks
+            if sent.since is not None and sent.since.items is items:
+                return self._tracked(recent, sent, items)
+        since = Since(items) if isinstance(items, TrackedList) else None  # before reading it
         prefix = suffix = 0
         old = _Sent([], [])
         for sent in recent:
@@ -192,8 +200,30 @@ class BodyEncoder:
         superseded = old if 2 * (prefix + suffix) > len(old.items) else None
         kept = [sent for sent in recent if sent is not superseded][: REMEMBERED - 1]
         chunks = _chunked([b"[", *_between([*head, *fresh, *tail], b","), b"]"])
+        if since is not None:  # given again, it is read from its mark
+            sent = _Sent([], texts, (prefix, head), source=items, chunks=chunks, since=since)
+        else:
+            sent = _Sent(list(items), texts, (prefix, head), (suffix, tail), items, chunks)
+        recent[:] = [sent, *kept]
+        return chunks
+
+    def _tracked(self, recent: list[_Sent], sent: _Sent, items: list[Any]) -> tuple[bytes, ...]:
+        """Encode a tracked list sent before: the items before its mark keep their encoding
+        (the same objects), the others are encoded."""
+        assert sent.since is not None
+        prefix = sent.since.unchanged(items)
+        if prefix == len(items) == len(sent.texts):
+            return sent.chunks
+        since = Since(items)  # before reading it: a change meanwhile lowers it
+        head = sent.first(prefix)
+        fresh = [_ENCODER.encode(item).encode() for item in items[prefix:]]
+        texts = sent.texts  # superseded: its encodings are taken over, not copied
+        del texts[prefix:]
+        texts += fresh
+        chunks = _chunked([b"[", *_between([*head, *fresh], b","), b"]"])
+        kept = [other for other in recent if other is not sent][: REMEMBERED - 1]
         recent[:] = [
-            _Sent(list(items), texts, (prefix, head), (suffix, tail), items, chunks),
+            _Sent([], texts, (prefix, head), source=items, chunks=chunks, since=since),
             *kept,
         ]
         return chunks

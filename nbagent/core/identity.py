@@ -90,9 +90,9 @@ def equal_prefix(old: Sequence[Any], new: Sequence[Any]) -> int:
 
 def _first(items: Sequence[Any], count: int) -> list[Any]:
     """The first ``count`` items as a list: the list itself when it has no more, else a slice
-    of a list or tuple (a copy of its pointers, many times as fast as iterating it), else a
-    new list."""
-    if type(items) is list:
+    of a list (a subclass's too) or tuple (a copy of its pointers, many times as fast as
+    iterating it), else a new list."""
+    if isinstance(items, list):
         return items if len(items) == count else items[:count]
     if type(items) is tuple:
         return list(items[:count])

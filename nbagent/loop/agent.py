@@ -19,6 +19,7 @@ from typing import Any
 
 from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
 from nbagent.api.pricing import PRICES, Price
+from nbagent.api.tracked import Since, TrackedList
 from nbagent.catalogue.delta import Announcements, Style
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
@@ -38,7 +39,7 @@ from nbagent.core.events import (
     Usage,
     UsageReported,
 )
-from nbagent.core.identity import equal_prefix
+from nbagent.core.identity import equal_prefix, same_prefix
 from nbagent.core.markup import model_markdown
 from nbagent.core.tool import Tool, ToolResult
 from nbagent.loop import cellthread
@@ -56,6 +57,7 @@ from nbagent.loop.history import History, ends_with, last_answer, repaired
 from nbagent.loop.options import DEFAULT_MODEL, DEFAULT_SYSTEM
 from nbagent.loop.reasoning import check_effort, effort_not_sent, reasoning_fields
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
+from nbagent.loop.request_messages import RequestMessages
 from nbagent.loop.state import AgentState, check_state
 from nbagent.policy.decisions import Asker, Policy
 
@@ -198,7 +200,9 @@ class Agent:
         self.compaction: Compaction = compaction
         self.compact_threshold = compact_threshold
         self.context_windows: Mapping[str, int] = context_windows or CONTEXT_WINDOWS
-        self.messages: History = []
+        self.messages: History = TrackedList()
+        """The conversation (a :class:`~nbagent.api.tracked.TrackedList`, so that what reads it
+        again reads only what changed)."""
         self.reminders: list[Callable[[History], str | None]] = []
         """Called with the history as a run starts: each text returned (a
         ``<system-reminder>``) goes into the new user message after the prompt."""
@@ -211,6 +215,9 @@ class Agent:
         self._repaired: list[dict[str, Any]] = []
         """The history as the last repair left it: valid, so that the next repair reads
         only what differs from it."""
+        self._repaired_since = Since(self.messages)
+        """The history as it was when :attr:`_repaired` was taken."""
+        self._request_messages = RequestMessages()
         self._preloaded: list[str] = []
         self.compactor = Compactor(self)
         self.context_editing = context_editing
@@ -255,8 +262,12 @@ class Agent:
         """Forget the conversation and what it loaded."""
         self.restore(AgentState())
 
-    def snapshot(self) -> AgentState:
+    def snapshot(self, *, history: bool = True) -> AgentState:
         """What the agent knows of its conversation, to save or to :meth:`restore` later.
+
+        Args:
+            history: False to leave the history out (no messages): for whoever reads the
+                history itself and only what changed in it (the recorder), not a copy.
 
         Returns:
             The history (the agent's own message objects, in a new tuple), the deferred tools
@@ -264,13 +275,13 @@ class Agent:
             first messages the last repair left as they are.
         """
         return AgentState(
-            messages=tuple(self.messages),
+            messages=tuple(self.messages[:]) if history else (),  # a slice: at C speed
             loaded=tuple(self._loaded),
             expanded=tuple(self.compactor.expanded),
             preloaded=tuple(self._preloaded),
             prompt_tokens=self.last_prompt_tokens,
             usage=self.usage,
-            valid=equal_prefix(self._repaired, self.messages),
+            valid=self._valid(),
         )
 
     def restore(self, state: AgentState, stand_ins: Mapping[str, Tool] | None = None) -> None:
@@ -297,8 +308,9 @@ class Agent:
             elif stand_ins is not None and name in stand_ins:
                 available[name] = stand_ins[name]
         check_state(state, available)
-        self.messages = list(state.messages)
+        self.messages = TrackedList(state.messages)
         self._repaired = self.messages[: state.valid]
+        self._repaired_since = Since(self.messages)
         self.usage = state.usage
         self.last_prompt_tokens = state.prompt_tokens
         self._loaded = {name: available[name] for name in state.loaded}
@@ -350,7 +362,7 @@ class Agent:
                 return AgentResult(
                     text=event.text,
                     stop_reason=event.stop_reason,
-                    messages=list(self.messages),
+                    messages=self.messages[:],
                     usage=event.usage,
                     tool_calls=calls,
                 )
@@ -379,9 +391,24 @@ class Agent:
     def _repair_history(self) -> None:
         """Make the history one the API accepts again (:func:`~nbagent.loop.history.repaired`):
         a run stopped between two steps leaves tool calls without results."""
-        valid = equal_prefix(self._repaired, self.messages)
-        self.messages[:] = repaired(self.messages, redacted=False, valid=valid).messages
-        self._repaired = list(self.messages)
+        valid = self._valid()
+        fixed = repaired(self.messages, redacted=False, valid=valid).messages
+        # The repair keeps the first ``valid`` messages but may end the history at the last
+        # of them (a last answer's unanswered server calls): compared from just before it.
+        start = max(min(valid, len(fixed)) - 2, 0)
+        start += same_prefix(self.messages[start:], fixed[start:])
+        if start < max(len(fixed), len(self.messages)):
+            self.messages[start:] = fixed[start:]
+        kept = min(valid, start)
+        del self._repaired[kept:]
+        self._repaired += self.messages[kept:]
+        self._repaired_since = Since(self.messages)
+
+    def _valid(self) -> int:
+        """How many first messages are as the last repair left them: those the history's
+        marks show unchanged since, and the equal ones after them."""
+        low = min(self._repaired_since.unchanged(self.messages), len(self._repaired))
+        return low + equal_prefix(self._repaired[low:], self.messages[low:])
 
     def events(self, prompt: str) -> Generator[Event, None, None]:
         """Run the agent on a prompt, yielding what happens.
@@ -491,10 +518,11 @@ class Agent:
 
     def _request(self, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """Build this turn's request (or a summary's, from other messages)."""
+        build = build_messages if messages is not None else self._request_messages.build
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens if messages is None else SUMMARY_MAX_TOKENS,
-            "messages": build_messages(
+            "messages": build(
                 self.editor.messages(self.messages) if messages is None else messages,
                 [t.name for t in self.registry.deferred()] if self.legacy_announcements else None,
             ),

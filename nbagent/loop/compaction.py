@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
+from nbagent.api.tracked import TrackedList
 from nbagent.catalogue.delta import COMPACTION
 from nbagent.core.errors import ModelAPIError
 from nbagent.core.events import Event, Notice, UsageReported
@@ -160,7 +161,7 @@ class Compactor:
         else:
             tail = [{"role": "user", "content": [summary]}, *tail]
         before, replaced = agent.last_prompt_tokens, start
-        agent.messages = tail
+        agent.messages = TrackedList(tail)
         self.expand_loaded(kept=set())
         if ends_with(agent.messages, "user"):
             yield from agent._add_user_content([])

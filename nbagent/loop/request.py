@@ -249,20 +249,35 @@ def build_messages(
     Returns:
         The request's messages.
     """
-    result: list[dict[str, Any]] = list(messages)  # type: ignore[arg-type]
+    # A list's slice is copied at C speed, a list subclass's (a TrackedList) too.
+    result: list[dict[str, Any]] = messages[:] if isinstance(messages, list) else list(messages)  # type: ignore[assignment,arg-type]
     if legacy_names is not None and result:
         first = result[0]
         block = {"type": "text", "text": render_legacy_block(legacy_names)}
         result[0] = {**first, "content": [block, *content_blocks(first["content"])]}
-    for index in range(len(result) - 1, -1, -1):
-        message = result[index]
+    put_breakpoint(result)
+    return result
+
+
+def put_breakpoint(messages: list[dict[str, Any]]) -> int | None:
+    """Put the user-turn breakpoint in a request's messages: the last user message replaced
+    by a copy whose last block carries ``cache_control``.
+
+    Args:
+        messages: The request's messages (changed in place).
+
+    Returns:
+        The index of the message replaced; None when there is no user message.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
         if message["role"] == "user":
             blocks = content_blocks(message["content"])
             if blocks:
                 blocks[-1] = {**blocks[-1], "cache_control": dict(CACHE_CONTROL)}
-            result[index] = {**message, "content": blocks}
-            break
-    return result
+            messages[index] = {**message, "content": blocks}
+            return index
+    return None
 
 
 def content_blocks(content: Any) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nbagent.api.tracked import Since
 from nbagent.core.events import Usage
 from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import plain_markdown
@@ -79,6 +80,9 @@ class Recorder:
         self._recorded: tuple[int, tuple[Any, ...], dict[str, Any]] | None = None
         """What the last :meth:`record` wrote from: the history's length, its last messages
         and the state record (a record with the same is not synced again)."""
+        self._since: Since | None = None
+        """The agent's history as the last :meth:`record` synced it (what is unchanged since
+        is not compared again)."""
         self._lock = threading.Lock()
         self._failed = False
 
@@ -91,7 +95,7 @@ class Recorder:
         """Record the next messages in a new conversation's file."""
         with self._lock:
             self.log, self._written, self._seen, self._state = None, [], [], ""
-            self._recorded = None
+            self._recorded, self._since = None, None
 
     def attach(
         self, saved: SavedConversation, history: Sequence[dict[str, Any]] | None = None
@@ -121,7 +125,7 @@ class Recorder:
             self.log = ConversationLog(saved.path)
             self._seen, self._written = seen, written
             self._state = _dumps(saved.state) if saved.state else ""
-            self._recorded = None
+            self._recorded, self._since = None, None
         try:
             self.log.mend()
         except OSError as exc:
@@ -130,22 +134,30 @@ class Recorder:
     def record(self, agent: Agent) -> None:
         """Write what changed in an agent's history and state since the last record.
 
+        The history is read where the agent keeps it, not copied: only the messages its
+        marks (:class:`~nbagent.api.tracked.Since`) do not show unchanged since the last
+        record are compared. Called between the agent's steps (at its events, after a run).
+
         Args:
             agent: The agent.
         """
-        state = agent.snapshot()
-        record = state_record(state)
-        tail = state.messages[-RECHECKED:]
+        messages = agent.messages  # read, not copied: only what changed is read
+        since = Since(messages)  # before reading: a change meanwhile lowers it
+        record = state_record(agent.snapshot(history=False))
+        tail = tuple(messages[-RECHECKED:])
         last = self._recorded
         if (
             last is not None
-            and last[0] == len(state.messages)
+            and last[0] == len(messages)
             and all(map(operator.is_, last[1], tail))
             and last[2] == record
         ):
             return  # nothing changed since the last record (the end of a run, then its cell)
-        self.sync(state.messages, agent.model, record)
-        self._recorded = (len(state.messages), tail, record)
+        previous = self._since
+        unchanged = previous.unchanged(messages) if previous is not None else 0
+        synced = self._write(messages, agent.model, record, unchanged)
+        self._recorded = (len(messages), tail, record)
+        self._since = since if synced else None
 
     def sync(
         self,
@@ -162,17 +174,35 @@ class Recorder:
             model: The model, for the header of a new file.
             state: What the agent knows beside the history (:func:`state_record`).
         """
+        self._since = None  # the next record compares with what this one wrote
+        self._write(messages, model, state, 0)
+
+    def _write(
+        self,
+        messages: Sequence[dict[str, Any]],
+        model: str,
+        state: Mapping[str, Any] | None,
+        unchanged: int,
+    ) -> bool:
+        """:meth:`sync`, the first ``unchanged`` messages known to be the very objects the
+        last one had (:class:`~nbagent.api.tracked.Since`): they are not compared again.
+
+        Returns:
+            Whether everything was written.
+        """
         with self._lock:
             try:
-                self._sync(messages, model)
+                self._sync(messages, model, unchanged)
                 if state is not None and self.log is not None:
                     if (text := _dumps(state)) != self._state:
                         self.log.append({"state": dict(state)})
                         self._state = text
             except OSError as exc:
                 self._fail(exc)
+                return False
+            return True
 
-    def _sync(self, messages: Sequence[dict[str, Any]], model: str) -> None:
+    def _sync(self, messages: Sequence[dict[str, Any]], model: str, unchanged: int = 0) -> None:
         if self.log is None:
             if not messages:
                 return
@@ -189,9 +219,10 @@ class Recorder:
             del self._written[len(messages) :], self._seen[len(messages) :]
         secrets = {name: secret for secret, name in secret_values().items()}
         last_checked = len(messages) - RECHECKED
-        start = min(equal_prefix(self._seen, messages), max(last_checked, 0))
-        for index in range(start, len(messages)):
-            message = messages[index]
+        known = min(unchanged, len(self._seen), len(messages))
+        same = known + equal_prefix(self._seen[known:], messages[known:])
+        start = min(same, max(last_checked, 0))
+        for index, message in enumerate(messages[start:], start):
             if index < len(self._seen) and self._seen[index] is message and index < last_checked:
                 continue
             clean = redacted(message, secrets)

@@ -84,9 +84,9 @@ def test_an_agent_recorded_again_with_nothing_changed_is_not_synced_again(
     agent = Agent(registry=ToolRegistry([]), client=object())
     agent.restore(AgentState(messages=(user("hi"), assistant(text("hello")))))
     synced: list[int] = []
-    sync = log.sync
+    write = log._write
     monkeypatch.setattr(
-        log, "sync", lambda messages, *a: synced.append(len(messages)) or sync(messages, *a)
+        log, "_write", lambda messages, *a: synced.append(len(messages)) or write(messages, *a)
     )
     log.record(agent)
     log.record(agent)  # a run's end, then its cell's
