@@ -37,12 +37,14 @@ class _Syncer:
     def later(self, path: Path) -> None:
         """Sync a file :data:`DELAY` seconds from its first write since the last sync."""
         with self._changed:
-            self._due.setdefault(path, time.monotonic() + DELAY)
+            if path in self._due:
+                return  # already due, as soon as its first unsynced write made it
+            self._due[path] = time.monotonic() + DELAY
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="nbagent-fsync", daemon=True)
                 self._thread.start()
                 atexit.register(self.now)
-            self._changed.notify()
+            self._changed.notify()  # woken only for a new due time (not at every write)
 
     def now(self) -> None:
         """Sync every file waiting to be synced, at once."""
