@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from nbagent.api import body
 from nbagent.api.anthropic import stream_response
 from nbagent.api.body import BodyEncoder
+from nbagent.api.tracked import TrackedList
 from nbagent.testing import FakeAnthropicServer, Reply
 
 MODEL = "claude-sonnet-5-5"
@@ -197,3 +198,31 @@ def test_an_item_changed_in_place_after_it_was_sent_is_caught_where_bodies_are_c
     monkeypatch.delenv(body.CHECK_ENV)
     stale = json.loads(encoder.encode(request(messages, [])))
     assert stale["messages"][0]["content"] != "changed in place"  # why the suite checks
+
+
+def test_a_tracked_list_given_again_is_encoded_from_its_mark_without_a_scan(
+    encoded: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = BodyEncoder()
+    history = TrackedList([*turn(0), *turn(1), *turn(2)])
+    encoder.encode(request(history, []))
+    scans: list[int] = []
+    real = body.same_prefix
+    monkeypatch.setattr(body, "same_prefix", lambda a, b: scans.append(len(b)) or real(a, b))
+    for step, change in enumerate(["append", "replace_middle", "truncate", "none"]):
+        encoded.clear()
+        if change == "append":
+            history += turn(3)
+            expected = turn(3)
+        elif change == "replace_middle":
+            history[1] = {"role": "assistant", "content": [{"type": "text", "text": f"{step}"}]}
+            expected = list(history[1:])
+        elif change == "truncate":
+            del history[4:]
+            expected = []
+        else:
+            expected = []
+        sent = encoder.encode(request(history, []))
+        assert json.loads(sent)["messages"] == history
+        assert [value for value in encoded if isinstance(value, dict)] == expected
+    assert scans == []  # never compared whole: the tools (empty) are not scanned either

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -569,3 +570,18 @@ def test_an_interrupt_while_the_user_is_asked_ends_the_run_with_the_call_interru
     assert result.stop_reason == "interrupted"
     assert [(c.name, c.status) for c in result.tool_calls] == [("Asked", "interrupted")]
     assert agent.run("again").text == "next cell"  # the history stayed valid
+
+
+def test_the_state_counts_as_valid_only_what_is_unchanged_since_the_repair(
+    fake_api: FakeAnthropicServer,
+) -> None:
+    fake_api.enqueue(Reply.text("one"), Reply.text("two"))
+    agent = agent_for(fake_api)
+    agent.run("first")
+    agent.run("second")
+    assert agent.snapshot().valid == 2  # the history as the second run's repair left it
+    assert agent.snapshot(history=False) == dataclasses.replace(agent.snapshot(), messages=())
+    agent.messages[1] = {"role": "assistant", "content": [{"type": "text", "text": "edited"}]}
+    assert agent.snapshot().valid == 1
+    agent.messages = list(agent.messages)  # a plain list: compared, not read from marks
+    assert agent.snapshot().valid == 1

@@ -237,3 +237,25 @@ def test_two_threads_appending_at_once_never_interleave_lines(tmp_path: Path) ->
     for writer in ("user", "assistant"):
         mine = [r["i"] for r in records if r["message"]["role"] == writer]
         assert mine == list(range(200))
+
+
+def test_a_message_replaced_early_in_the_history_is_written_at_the_next_record(
+    tmp_path: Path,
+) -> None:
+    log = recorder(tmp_path)
+    agent = Agent(registry=ToolRegistry([]), client=object())
+    history = [user(f"q{i}") if i % 2 == 0 else assistant(text(f"a{i}")) for i in range(40)]
+    agent.restore(AgentState(messages=tuple(history)))
+    log.record(agent)
+    agent.messages[3] = assistant(text("a3, edited"))  # far before the rechecked last ones
+    agent.messages.append(user("more"))
+    log.record(agent)
+    assert [(r["i"], r["message"]) for r in lines(log.log.path)[1:] if "i" in r][-2:] == [
+        (3, assistant(text("a3, edited"))),
+        (40, user("more")),
+    ]
+    agent.messages = [*agent.messages[:5], user("a plain list, not tracked")]
+    log.record(agent)
+    assert log.log is not None
+    saved = read_conversation(log.log.path)
+    assert saved is not None and list(saved.messages) == agent.messages
