@@ -53,7 +53,7 @@ from nbagent.loop.compaction import (
 from nbagent.loop.context_editing import ContextEditing, ContextEditor
 from nbagent.loop.context_window import CONTEXT_WINDOWS, window_of
 from nbagent.loop.execution import CallOutcome, ToolRunner, interrupted, valid_unicode
-from nbagent.loop.history import History, ends_with, last_answer, repaired
+from nbagent.loop.history import History, ends_with, last_answer, repaired_after
 from nbagent.loop.options import DEFAULT_MODEL, DEFAULT_SYSTEM
 from nbagent.loop.reasoning import check_effort, effort_not_sent, reasoning_fields
 from nbagent.loop.request import Mode, build_messages, build_tools, check_mode
@@ -392,13 +392,10 @@ class Agent:
         """Make the history one the API accepts again (:func:`~nbagent.loop.history.repaired`):
         a run stopped between two steps leaves tool calls without results."""
         valid = self._valid()
-        fixed = repaired(self.messages, redacted=False, valid=valid).messages
-        # The repair keeps the first ``valid`` messages but may end the history at the last
-        # of them (a last answer's unanswered server calls): compared from just before it.
-        start = max(min(valid, len(fixed)) - 2, 0)
-        start += same_prefix(self.messages[start:], fixed[start:])
-        if start < max(len(fixed), len(self.messages)):
-            self.messages[start:] = fixed[start:]
+        base, fixed = repaired_after(self.messages, valid)  # the messages from ``base`` on
+        start = base + same_prefix(self.messages[base:], fixed)
+        if start < max(base + len(fixed), len(self.messages)):
+            self.messages[start:] = fixed[start - base :]
         kept = min(valid, start)
         del self._repaired[kept:]
         self._repaired += self.messages[kept:]

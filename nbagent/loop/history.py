@@ -138,6 +138,26 @@ def repaired(
     return repair
 
 
+def repaired_after(messages: Sequence[Mapping[str, Any]], valid: int) -> tuple[int, History]:
+    """The agent's own history repaired (:func:`repaired`, ``redacted=False``), without
+    copying the messages it keeps: what :func:`repaired` does with the first ``valid``
+    messages is keep them, and of them it reads (merges into, answers the calls of) only the
+    last; so the repair of the history from that last one on, with ``valid=1``, is the same
+    as the whole history's after the others.
+
+    Args:
+        messages: The history.
+        valid: As for :func:`repaired`.
+
+    Returns:
+        How many first messages are kept as they are, and what follows them in the history
+        :func:`repaired` returns.
+    """
+    base = max(min(valid, len(messages)) - 1, 0)
+    window = messages[base:]
+    return base, repaired(window, redacted=False, valid=valid - base).messages
+
+
 def _resigned(
     messages: Sequence[Mapping[str, Any]],
     repair: Repair,

@@ -39,12 +39,14 @@ class _Syncer:
         with self._changed:
             if path in self._due:
                 return  # already due, as soon as its first unsynced write made it
-            self._due[path] = time.monotonic() + DELAY
+            earliest = min(self._due.values(), default=None)
+            due = self._due[path] = time.monotonic() + DELAY
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="nbagent-fsync", daemon=True)
                 self._thread.start()
                 atexit.register(self.now)
-            self._changed.notify()  # woken only for a new due time (not at every write)
+            if earliest is None or due < earliest:  # else it wakes for an earlier one first
+                self._changed.notify()
 
     def now(self) -> None:
         """Sync every file waiting to be synced, at once."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nbagent.loop import history as history_module
 from nbagent.loop.execution import INTERRUPTED_MESSAGE
@@ -15,6 +17,7 @@ from nbagent.loop.history import (
     last_answer,
     loaded_in,
     repaired,
+    repaired_after,
     role_of,
     tool_calls,
 )
@@ -254,3 +257,33 @@ def test_a_redacted_history_read_from_a_valid_prefix_looks_for_compactions_where
     assert again.valid == 0  # read whole: nothing of it kept unread
     unseen = repaired(history, valid=3, compactions=set())  # told there is none
     assert not unseen.summarised and unseen.valid == 3
+
+
+MESSAGES = st.lists(
+    st.sampled_from(
+        [
+            user("a"),
+            user("", "b"),
+            assistant(text("c")),
+            assistant(call("t1")),
+            assistant(call("t2"), call("t3")),
+            {"role": "user", "content": [result("t1"), text("d")]},
+            {"role": "user", "content": [result("t3"), result("t2")]},
+            {"role": "user", "content": [result("zz")]},
+            assistant({"type": "server_tool_use", "id": "s1", "name": "tool_search_tool_bm25"}),
+            assistant(text("")),
+        ]
+    ),
+    max_size=12,
+)
+
+
+@given(MESSAGES, st.integers(0, 14))
+def test_a_repair_after_the_kept_messages_is_the_whole_repairs_tail(
+    messages: list[dict[str, Any]], valid: int
+) -> None:
+    whole = repaired(messages, redacted=False, valid=valid).messages
+    base, tail = repaired_after(messages, valid)
+    assert base <= max(valid - 1, 0)
+    assert [*messages[:base], *tail] == whole
+    assert all(a is b for a, b in zip(messages[:base], whole, strict=False))  # not copied
