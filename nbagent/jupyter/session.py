@@ -25,6 +25,7 @@ from IPython.core.error import StdinNotImplementedError
 from traitlets import Bunch
 
 from nbagent.catalogue.registry import ToolRegistry
+from nbagent.core.errors import NbAgentError
 from nbagent.core.events import PermissionRequested, Usage
 from nbagent.core.markup import code_markdown, plain_markdown, show_controls
 from nbagent.core.secrets import ONE_LINE, get_logger, redact
@@ -162,6 +163,7 @@ class Session:
         self._front_said = ""  # the front end's path that _front_path was found for
         self._asker = asker or ask_on_stdin
         self._agent: Agent | None = None
+        self._closed = False
         self._recorder: Recorder | None = None
         self._recorder_lock = threading.Lock()
         self._lock = threading.Lock()
@@ -265,10 +267,15 @@ class Session:
         """The kernel's agent, built on first use from the settings in force.
 
         Raises:
-            NbAgentError: A setting the agent cannot take (said where it is first used).
+            NbAgentError: A setting the agent cannot take (said where it is first used), or
+                the session was closed before its agent was built.
         """
         with self._lock:
             if self._agent is None:
+                if self._closed:  # e.g. the start-up thread, after an %unload_ext
+                    raise NbAgentError(
+                        "nbagent was unloaded from this kernel: %load_ext nbagent loads it again."
+                    )
                 self._agent = self._build_agent()
         return self._agent
 
@@ -400,8 +407,11 @@ class Session:
             self._watch.stop()
         if self._restarting is not None:
             self._restarting.join(timeout)
-        if self._agent is not None:
-            self._agent.runner.close()
+        with self._lock:  # an agent being built (on the start-up thread) is built first
+            self._closed = True
+            agent = self._agent
+        if agent is not None:
+            agent.runner.close()
         self.registry.unregister_many(
             [
                 *self._session_tools,

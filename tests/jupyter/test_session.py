@@ -344,3 +344,21 @@ def test_each_setting_tagged_agent_names_one_of_the_agents_parameters() -> None:
     values = NbAgent().agent_values()
     assert {"model", "system", "preload_budget", "usage_store", "call_timeout"} <= set(values)
     assert set(values) - set(SET_ONCE_BUILT) <= set(inspect.signature(Agent).parameters)
+
+
+def test_no_agent_is_built_once_the_session_is_closed(tmp_path: Path) -> None:
+    """The start-up thread may ask for the agent after an ``%unload_ext``: it gets an error
+    saying so, and nothing is built that the closed session would leave running."""
+    from nbagent.catalogue.registry import ToolRegistry
+    from nbagent.core.errors import NbAgentError
+    from nbagent.jupyter.config import NbAgent
+    from nbagent.jupyter.session import Session
+
+    registry = ToolRegistry()
+    session = Session(NbAgent(), registry, root=tmp_path)
+    assert "Agent" in registry  # the session's tools, before any agent
+    session.close()
+    assert "Agent" not in registry
+    with pytest.raises(NbAgentError, match="load_ext nbagent"):
+        session.agent  # noqa: B018 - the property is what is tested
+    assert not session.agent_built
