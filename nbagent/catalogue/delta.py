@@ -159,6 +159,10 @@ class Announcements:
         self._changes = 0
         """Counts the changes to the two lists above."""
         self._names: tuple[int, frozenset[str]] | None = None
+        self._read: tuple[Sequence[Mapping[str, Any]], Any] | None = None
+        """The history last read and its mark, when it keeps marks (an agent's history, a
+        :class:`~nbagent.api.tracked.TrackedList`): the messages before the mark's ``low``
+        are the same objects since, and are not compared again."""
         self._delta: tuple[frozenset[str], frozenset[str]] | None = None
         """The deferred names last compared, and the announced names they matched."""
 
@@ -213,7 +217,11 @@ class Announcements:
 
     def _update(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Forget what changed since the last call, read what is new."""
-        kept = equal_prefix(self._seen, messages)
+        read, mark = self._read if self._read is not None else (None, None)
+        known = min(mark.low, len(self._seen), len(messages)) if read is messages else 0
+        marking = getattr(messages, "mark", None)  # before reading: a change lowers it
+        self._read = (messages, marking()) if callable(marking) else None
+        kept = known + equal_prefix(self._seen[known:], messages[known:])
         if kept == len(self._seen) == len(messages):
             return
         del self._seen[kept:]

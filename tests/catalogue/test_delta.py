@@ -177,3 +177,23 @@ def test_each_message_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert kept.delta(deferred, messages) is None
     assert kept.names(messages) == {"a"} and kept.last_compaction(messages) is None
     assert len(read) == 2  # the two user messages, once each
+
+
+def test_a_tracked_history_is_read_from_its_mark_and_an_early_change_is_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nbagent.api.tracked import TrackedList
+
+    history = TrackedList([user(render_announcement(["a", "b"])), user("x"), user("y")])
+    kept = Announcements()
+    assert kept.names(history) == {"a", "b"}
+    read: list[Any] = []
+    real = delta_module.equal_prefix
+    monkeypatch.setattr(
+        delta_module, "equal_prefix", lambda old, new: read.append(len(new)) or real(old, new)
+    )
+    history.append(user(render_announcement([], ["b"])))
+    assert kept.names(history) == {"a"}
+    assert read == [1]  # only the new message compared
+    history[0] = user("no announcement any more")  # replaced: seen at once
+    assert kept.names(history) == frozenset()
