@@ -6,6 +6,14 @@ the agent's own work counts: client CPU is ``time.process_time`` of this process
 thread) around the run, with a :class:`~nbagent.store.recorder.Recorder` saving the
 conversation at the events a notebook saves it at.
 
+The conversation's file is synced to disk (:mod:`nbagent.store.durable`) once at the end of
+each timed turn, inside it: each turn counts one ``fsync`` of its own writes, whatever its
+length. Left to the timer that syncs a file a second after a write (``--timer-syncs``), the
+syncs of every case's file fall into whichever turn runs when it fires, and a turn counts
+as many as it lasts seconds: mostly the long-history ones, which last seconds while the
+scripted model (another process) parses their bodies. (With a real model every turn lasts
+seconds, and takes one sync per request at any history length.)
+
 Each case starts from a synthesized valid history (``Agent.restore``) of N turns, takes one
 untimed turn (it writes the restored history to the conversation's file), then the timed
 ones; the cases take their turns in rotation, so that load on the machine falls on all of
@@ -14,8 +22,8 @@ and 1,000 and 10,000 deferred tools at a history of 100 turns. Ratios are of med
 first case of the same kind. The objects made while setting the cases up are frozen out of
 the garbage collector's sight (``gc.freeze``) before the timed turns.
 
-Run: ``python benchmarks/turn_cost.py [--quick] [--profile CASE]`` (``--profile 2000``
-or ``--profile 10000t`` prints a cProfile of that case's timed turns).
+Run: ``python benchmarks/turn_cost.py [--quick] [--timer-syncs] [--profile CASE]``
+(``--profile 2000`` or ``--profile 10000t`` prints a cProfile of that case's timed turns).
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ from nbagent.core.events import (  # noqa: E402
 from nbagent.core.tool import Tool, tool  # noqa: E402
 from nbagent.loop.agent import Agent  # noqa: E402
 from nbagent.loop.state import AgentState  # noqa: E402
+from nbagent.store import durable  # noqa: E402
+from nbagent.store.durable import sync_now  # noqa: E402
 from nbagent.store.recorder import Recorder  # noqa: E402
 from nbagent.testing import FakeAnthropicServer, Reply  # noqa: E402
 
@@ -131,6 +141,7 @@ class Case:
     tools: int
     agent: Agent
     recorder: Recorder
+    own_syncs: bool = True
     seconds: list[float] = field(default_factory=list)
 
     def turn(self, profile: cProfile.Profile | None = None) -> float:
@@ -145,6 +156,8 @@ class Case:
         start = time.process_time()
         self.agent.run(f"Note the next step. {FILLER}", on_event=on_event)
         self.recorder.record(self.agent)
+        if self.own_syncs:
+            sync_now()  # this turn's writes synced in this turn, not in the next case's
         elapsed = time.process_time() - start
         if profile is not None:
             profile.disable()
@@ -174,6 +187,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 timed turns a case, not 7")
     parser.add_argument("--profile", help="profile the timed turns of a case (e.g. 2000)")
+    parser.add_argument(
+        "--timer-syncs",
+        action="store_true",
+        help="leave the file syncs to their one-second timer, in whichever turn runs then",
+    )
     args = parser.parse_args()
     rounds = 3 if args.quick else 7
     plan = [
@@ -192,6 +210,10 @@ def main() -> None:
     profile = cProfile.Profile(time.process_time) if args.profile else None
     with tempfile.TemporaryDirectory() as folder:
         cases = [make_case(*spec, url=url, root=Path(folder)) for spec in plan]
+        for case in cases:
+            case.own_syncs = not args.timer_syncs
+        if not args.timer_syncs:
+            durable.DELAY = 24 * 3600.0  # the timer never fires: each turn syncs its own
         for case in cases:
             case.turn()  # untimed: writes the restored history to its file
         # The six restored histories and catalogues were made at once: out of the collector's
