@@ -88,11 +88,13 @@ def read_skill(folder: Path) -> Skill:
     """
     path = folder / SKILL_FILE
     # A link could read any file of the person's, or make a file the agent may write without
-    # asking (docs/x.md) a skill: neither the file nor its folder may be one.
-    if path.is_symlink() or folder.is_symlink() or not path.is_file():
+    # asking (docs/x.md) a skill: the file may not be one, and a linked folder must lead to
+    # a skill folder in another skills folder (where writing SKILL.md asks too).
+    linked_away = folder.is_symlink() and folder.resolve().parent.name != FOLDER_NAME
+    if path.is_symlink() or linked_away or not path.is_file():
         raise SkillError(
-            f"{path} is a link, in a linked folder, or not a file: make it a file in a "
-            "folder of its own."
+            f"{path} is a link, in a folder linked out of a {FOLDER_NAME} folder, or not a "
+            f"file: make it a file in a folder of its own in a {FOLDER_NAME} folder."
         )
     with path.open("rb") as file:
         data = file.read(MAX_SKILL_BYTES + 1)

@@ -158,7 +158,8 @@ def test_a_linked_skill_file_or_folder_is_refused_saying_what_to_do(tmp_path: Pa
     (skills / "notes" / "SKILL.md").symlink_to(docs / "SKILL.md")
     found, problems = find_skills([skills])
     assert [skill.name for skill in found] == ["plot-style"]
-    assert len(problems) == 2 and all("make it a file in a folder" in p for p in problems)
+    assert len(problems) == 2
+    assert all("make it a file in a folder of its own" in p for p in problems)
 
 
 def test_a_skills_folder_linked_elsewhere_than_a_skills_folder_is_refused(tmp_path: Path) -> None:

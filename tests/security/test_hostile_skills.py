@@ -85,11 +85,20 @@ def test_a_skill_file_that_links_out_of_its_folder_is_not_read(tmp_path: Path) -
         read_skill(folder)
 
 
-def test_a_skill_folder_linked_in_whole_is_still_read(tmp_path: Path) -> None:
-    real = tmp_path / "shared" / "plots"
+def test_a_skill_folder_linked_from_another_skills_folder_is_still_read(tmp_path: Path) -> None:
+    """A skill shared by linking its whole folder from another skills folder is read; one
+    linked from elsewhere (shared/plots, where writing SKILL.md may not ask) is refused."""
+    real = tmp_path / "shared" / "skills" / "plots"
     real.mkdir(parents=True)
     (real / "SKILL.md").write_text("---\nname: plots\ndescription: House style.\n---\nUse it.")
     (tmp_path / "skills").mkdir()
     (tmp_path / "skills" / "plots").symlink_to(real, target_is_directory=True)
     skills, problems = find_skills([tmp_path / "skills"])
     assert [s.name for s in skills] == ["plots"] and problems == []
+    elsewhere = tmp_path / "shared" / "maps"
+    elsewhere.mkdir()
+    (elsewhere / "SKILL.md").write_text("---\nname: maps\ndescription: Maps.\n---\nUse it.")
+    (tmp_path / "skills" / "maps").symlink_to(elsewhere, target_is_directory=True)
+    skills, problems = find_skills([tmp_path / "skills"])
+    assert [s.name for s in skills] == ["plots"]
+    assert len(problems) == 1 and "in a folder of its own in a skills folder" in problems[0]
