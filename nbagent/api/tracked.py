@@ -13,9 +13,13 @@ the agent never does that (it replaces a message to merge into it).
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any, SupportsIndex
+
+_MARKING = threading.Lock()
+"""Held while a mark is added (two threads adding marks to one list at once keep both)."""
 
 
 class Mark:
@@ -46,12 +50,14 @@ class TrackedList(list[Any]):
     def mark(self) -> Mark:
         """A new mark at the list's end: every item the same until a change touches it."""
         mark = Mark(len(self))
-        self._marks = [ref for ref in self._marks if ref() is not None]
-        self._marks.append(weakref.ref(mark))
+        with _MARKING:  # a new list: one being walked by a change is left as it was
+            live = [ref for ref in self._marks if ref() is not None]
+            self._marks = [*live, weakref.ref(mark)]
         return mark
 
     def _changed(self, index: int) -> None:
-        """Lower every live mark to ``index``."""
+        """Lower every live mark to ``index`` (a mark added meanwhile in another thread was
+        taken after the change began, and its reader reads the list after it)."""
         for ref in self._marks:
             mark = ref()
             if mark is not None and mark.low > index:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 import itertools
 import pickle
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.api.tracked import Since, TrackedList
+from nbagent.api.tracked import Mark, Since, TrackedList
 
 OPERATIONS = st.lists(
     st.tuples(
@@ -144,3 +145,20 @@ def test_since_knows_only_the_same_tracked_list() -> None:
     assert Since(plain).unchanged(plain) == 0
     items.clear()
     assert since.unchanged(items) == 0
+
+
+def test_marks_taken_by_several_threads_at_once_are_all_kept() -> None:
+    items = TrackedList(range(10))
+    marks: list[Mark] = []
+
+    def take() -> None:
+        for _ in range(300):
+            marks.append(items.mark())
+
+    threads = [threading.Thread(target=take) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    items[2] = "changed"
+    assert len(marks) == 1800 and all(mark.low == 2 for mark in marks)
