@@ -177,11 +177,11 @@ class BodyEncoder:
         """Encode a list (in chunks), reusing the most that one of the recent ones shares
         with it."""
         recent = self._recent.setdefault(key, [])
-        for sent in recent:  # the same list again, every item the same or equal: as it was
-            if sent.source is items and sent.chunks and sent.items == items:
-                return sent.chunks
-            if sent.since is not None and sent.since.items is items:
+        for sent in recent:
+            if sent.since is not None and sent.since.items is items:  # read from its mark
                 return self._tracked(recent, sent, items)
+            if sent.source is items and sent.chunks and sent.items == items:
+                return sent.chunks  # the same list again, every item the same or equal
         since = Since(items) if isinstance(items, TrackedList) else None  # before reading it
         prefix = suffix = 0
         old = _Sent([], [])
@@ -210,8 +210,7 @@ class BodyEncoder:
     def _tracked(self, recent: list[_Sent], sent: _Sent, items: list[Any]) -> tuple[bytes, ...]:
         """Encode a tracked list sent before: the items before its mark keep their encoding
         (the same objects), the others are encoded."""
-        assert sent.since is not None
-        prefix = sent.since.unchanged(items)
+        prefix = sent.since.unchanged(items) if sent.since is not None else 0
         if prefix == len(items) == len(sent.texts):
             return sent.chunks
         since = Since(items)  # before reading it: a change meanwhile lowers it

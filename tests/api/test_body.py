@@ -209,7 +209,7 @@ def test_a_tracked_list_given_again_is_encoded_from_its_mark_without_a_scan(
     scans: list[int] = []
     real = body.same_prefix
     monkeypatch.setattr(body, "same_prefix", lambda a, b: scans.append(len(b)) or real(a, b))
-    for step, change in enumerate(["append", "replace_middle", "truncate", "none"]):
+    for step, change in enumerate(["append", "replace_middle", "truncate", "none", "clear"]):
         encoded.clear()
         if change == "append":
             history += turn(3)
@@ -219,6 +219,9 @@ def test_a_tracked_list_given_again_is_encoded_from_its_mark_without_a_scan(
             expected = list(history[1:])
         elif change == "truncate":
             del history[4:]
+            expected = []
+        elif change == "clear":
+            history.clear()
             expected = []
         else:
             expected = []
