@@ -23,8 +23,8 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from nbagent.api.tracked import Since, TrackedList
 from nbagent.core.identity import same_prefix, same_suffix
+from nbagent.core.tracked import Since, TrackedList
 
 KEY_ORDER = ("max_tokens", "messages", "model", "context_management", "system", "tools")
 """The body's keys that come first, in the SDK's order (others follow in the request's)."""
@@ -91,7 +91,7 @@ class _Sent:
     chunks: tuple[bytes, ...] = ()
     """Its encoding, in chunks (:func:`_chunked`)."""
     since: Since | None = None
-    """The list given, when it is a :class:`~nbagent.api.tracked.TrackedList`: the same list
+    """The list given, when it is a :class:`~nbagent.core.tracked.TrackedList`: the same list
     given again is encoded from its first item changed since (its mark), not compared whole
     (nor copied: :attr:`items` is then empty)."""
 

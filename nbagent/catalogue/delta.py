@@ -161,7 +161,7 @@ class Announcements:
         self._names: tuple[int, frozenset[str]] | None = None
         self._read: tuple[Sequence[Mapping[str, Any]], Any] | None = None
         """The history last read and its mark, when it keeps marks (an agent's history, a
-        :class:`~nbagent.api.tracked.TrackedList`): the messages before the mark's ``low``
+        :class:`~nbagent.core.tracked.TrackedList`): the messages before the mark's ``low``
         are the same objects since, and are not compared again."""
         self._delta: tuple[frozenset[str], frozenset[str]] | None = None
         """The deferred names last compared, and the announced names they matched."""

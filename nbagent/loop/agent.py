@@ -19,7 +19,6 @@ from typing import Any
 
 from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
 from nbagent.api.pricing import PRICES, Price
-from nbagent.api.tracked import Since, TrackedList
 from nbagent.catalogue.delta import Announcements, Style
 from nbagent.catalogue.registry import TOOL_SEARCH_NAME, ToolRegistry
 from nbagent.catalogue.toolsearch import ToolSearch
@@ -42,6 +41,7 @@ from nbagent.core.events import (
 from nbagent.core.identity import equal_prefix, same_prefix
 from nbagent.core.markup import model_markdown
 from nbagent.core.tool import Tool, ToolResult
+from nbagent.core.tracked import Since, TrackedList
 from nbagent.loop import cellthread
 from nbagent.loop.budget import budget_notice, unpriced_budget
 from nbagent.loop.compaction import (
@@ -201,7 +201,7 @@ class Agent:
         self.compact_threshold = compact_threshold
         self.context_windows: Mapping[str, int] = context_windows or CONTEXT_WINDOWS
         self.messages: History = TrackedList()
-        """The conversation (a :class:`~nbagent.api.tracked.TrackedList`, so that what reads it
+        """The conversation (a :class:`~nbagent.core.tracked.TrackedList`, so that what reads it
         again reads only what changed)."""
         self.reminders: list[Callable[[History], str | None]] = []
         """Called with the history as a run starts: each text returned (a

@@ -17,11 +17,11 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from nbagent.api.anthropic import ModelResponse, StreamDropped, response_text, stream_response
-from nbagent.api.tracked import TrackedList
 from nbagent.catalogue.delta import COMPACTION
 from nbagent.core.errors import ModelAPIError
 from nbagent.core.events import Event, Notice, UsageReported
 from nbagent.core.tokens import request_tokens
+from nbagent.core.tracked import TrackedList
 from nbagent.loop import cellthread
 from nbagent.loop.history import SUMMARY_TAG, compaction_keeps, ends_with, role_of
 from nbagent.loop.request import content_blocks

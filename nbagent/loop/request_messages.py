@@ -2,7 +2,7 @@
 
 Each request sends the whole history with the user-turn breakpoint on a copy of its last
 user message (:func:`~nbagent.loop.request.build_messages`). Built anew, that list copies
-the whole history at every request; here one :class:`~nbagent.api.tracked.TrackedList` is
+the whole history at every request; here one :class:`~nbagent.core.tracked.TrackedList` is
 kept per agent and changed only where the history changed since the last request (and where
 the breakpoint moved), so that building it costs what is new, and the body encoder
 (:mod:`nbagent.api.body`), seeing the same list again, reads its marks instead of comparing
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nbagent.api.body import CHECK_ENV
-from nbagent.api.tracked import Since, TrackedList
+from nbagent.core.tracked import Since, TrackedList
 from nbagent.loop.request import build_messages, put_breakpoint
 
 
@@ -37,7 +37,7 @@ class RequestMessages:
         """The request's messages: as :func:`~nbagent.loop.request.build_messages` builds
         them, in the list the last request sent, changed where the history changed since.
 
-        A history that is not a :class:`~nbagent.api.tracked.TrackedList` (the history with
+        A history that is not a :class:`~nbagent.core.tracked.TrackedList` (the history with
         old tool results cleared, a summary's messages) or legacy announcements give a new
         list, as :func:`~nbagent.loop.request.build_messages` does.
 

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nbagent.api.tracked import Since
 from nbagent.core.events import Usage
 from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import plain_markdown
 from nbagent.core.secrets import get_logger, redact, secret_values
+from nbagent.core.tracked import Since
 from nbagent.loop.agent import Agent
 from nbagent.loop.state import AgentState
 from nbagent.store.folders import notebook_folder
@@ -135,7 +135,7 @@ class Recorder:
         """Write what changed in an agent's history and state since the last record.
 
         The history is read where the agent keeps it, not copied: only the messages its
-        marks (:class:`~nbagent.api.tracked.Since`) do not show unchanged since the last
+        marks (:class:`~nbagent.core.tracked.Since`) do not show unchanged since the last
         record are compared. Called between the agent's steps (at its events, after a run).
 
         Args:
@@ -185,7 +185,7 @@ class Recorder:
         unchanged: int,
     ) -> bool:
         """:meth:`sync`, the first ``unchanged`` messages known to be the very objects the
-        last one had (:class:`~nbagent.api.tracked.Since`): they are not compared again.
+        last one had (:class:`~nbagent.core.tracked.Since`): they are not compared again.
 
         Returns:
             Whether everything was written.

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from nbagent.api import body
 from nbagent.api.anthropic import stream_response
 from nbagent.api.body import BodyEncoder
-from nbagent.api.tracked import TrackedList
+from nbagent.core.tracked import TrackedList
 from nbagent.testing import FakeAnthropicServer, Reply
 
 MODEL = "claude-sonnet-5-5"

@@ -182,7 +182,7 @@ def test_each_message_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_tracked_history_is_read_from_its_mark_and_an_early_change_is_seen(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from nbagent.api.tracked import TrackedList
+    from nbagent.core.tracked import TrackedList
 
     history = TrackedList([user(render_announcement(["a", "b"])), user("x"), user("y")])
     kept = Announcements()

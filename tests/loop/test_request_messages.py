@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.api.tracked import TrackedList
+from nbagent.core.tracked import TrackedList
 from nbagent.loop.request import build_messages
 from nbagent.loop.request_messages import RequestMessages
 from tests.messages import assistant, text, user

@@ -1,4 +1,4 @@
-"""A list that knows what changed in it since each mark (nbagent.api.tracked)."""
+"""A list that knows what changed in it since each mark (nbagent.core.tracked)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.api.tracked import Mark, Since, TrackedList
+from nbagent.core.tracked import Mark, Since, TrackedList
 
 OPERATIONS = st.lists(
     st.tuples(
