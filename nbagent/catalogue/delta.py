@@ -21,6 +21,7 @@ from typing import Any, Literal
 from nbagent.core.identity import equal_prefix
 from nbagent.core.text import MCP_PREFIX
 from nbagent.core.tool import Tool
+from nbagent.core.tracked import Since
 
 ADDED_HEADER = "The following deferred tools are now available via ToolSearch:"
 """The first line of an announcement of new deferred tools."""
@@ -159,10 +160,10 @@ class Announcements:
         self._changes = 0
         """Counts the changes to the two lists above."""
         self._names: tuple[int, frozenset[str]] | None = None
-        self._read: tuple[Sequence[Mapping[str, Any]], Any] | None = None
-        """The history last read and its mark, when it keeps marks (an agent's history, a
-        :class:`~nbagent.core.tracked.TrackedList`): the messages before the mark's ``low``
-        are the same objects since, and are not compared again."""
+        self._read: Since | None = None
+        """The history as last read: when it is the same :class:`~nbagent.core.tracked.TrackedList`
+        again (an agent's history), the messages its mark shows unchanged since are not
+        compared again."""
         self._delta: tuple[frozenset[str], frozenset[str]] | None = None
         """The deferred names last compared, and the announced names they matched."""
 
@@ -217,10 +218,8 @@ class Announcements:
 
     def _update(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Forget what changed since the last call, read what is new."""
-        read, mark = self._read if self._read is not None else (None, None)
-        known = min(mark.low, len(self._seen), len(messages)) if read is messages else 0
-        marking = getattr(messages, "mark", None)  # before reading: a change lowers it
-        self._read = (messages, marking()) if callable(marking) else None
+        known = min(self._read.unchanged(messages), len(self._seen)) if self._read else 0
+        self._read = Since(messages)  # before reading: a change meanwhile lowers its mark
         kept = known + equal_prefix(self._seen[known:], messages[known:])
         if kept == len(self._seen) == len(messages):
             return
