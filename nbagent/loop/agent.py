@@ -201,7 +201,7 @@ class Agent:
         self.compact_threshold = compact_threshold
         self.context_windows: Mapping[str, int] = context_windows or CONTEXT_WINDOWS
         self.messages: History = TrackedList()
-        """The conversation (a :class:`~nbagent.core.tracked.TrackedList`, so that what reads it
+        """The conversation (an ``nbagent.core.tracked.TrackedList``, so that what reads it
         again reads only what changed)."""
         self.reminders: list[Callable[[History], str | None]] = []
         """Called with the history as a run starts: each text returned (a
