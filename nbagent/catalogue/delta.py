@@ -18,10 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nbagent.core.identity import equal_prefix
 from nbagent.core.text import MCP_PREFIX
 from nbagent.core.tool import Tool
-from nbagent.core.tracked import Since
+from nbagent.core.tracked import Since, equal_prefix_since
 
 ADDED_HEADER = "The following deferred tools are now available via ToolSearch:"
 """The first line of an announcement of new deferred tools."""
@@ -218,9 +217,8 @@ class Announcements:
 
     def _update(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Forget what changed since the last call, read what is new."""
-        known = min(self._read.unchanged(messages), len(self._seen)) if self._read else 0
-        self._read = Since(messages)  # before reading: a change meanwhile lowers its mark
-        kept = known + equal_prefix(self._seen[known:], messages[known:])
+        read, self._read = self._read, Since(messages)  # before reading: a change lowers it
+        kept = equal_prefix_since(self._seen, messages, read)
         if kept == len(self._seen) == len(messages):
             return
         del self._seen[kept:]

@@ -18,6 +18,8 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any, SupportsIndex
 
+from nbagent.core.identity import equal_prefix
+
 _MARKING = threading.Lock()
 """Held while a mark is added (two threads adding marks to one list at once keep both)."""
 
@@ -151,3 +153,20 @@ class Since:
         if self.mark is None or items is not self.items:
             return 0
         return min(self.mark.low, len(items))
+
+
+def equal_prefix_since(old: Sequence[Any], new: Sequence[Any], since: Since | None) -> int:
+    """:func:`~nbagent.core.identity.equal_prefix` of two lists, where ``old`` is what a
+    reader kept of ``new`` when it took ``since``: the first items ``since``'s mark shows
+    unchanged are counted without being read, then the equal ones after them are.
+
+    Args:
+        old: What the reader kept (``new``'s items, or a first part of them, as they were).
+        new: The list now.
+        since: What the reader saw of ``new`` then; None when it has not seen it.
+
+    Returns:
+        How many first items of ``new`` are those of ``old`` (the same objects, or equal).
+    """
+    known = min(since.unchanged(new), len(old)) if since is not None else 0
+    return known + equal_prefix(old[known:], new[known:])

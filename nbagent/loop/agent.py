@@ -38,10 +38,10 @@ from nbagent.core.events import (
     Usage,
     UsageReported,
 )
-from nbagent.core.identity import equal_prefix, same_prefix
+from nbagent.core.identity import same_prefix
 from nbagent.core.markup import model_markdown
 from nbagent.core.tool import Tool, ToolResult
-from nbagent.core.tracked import Since, TrackedList
+from nbagent.core.tracked import Since, TrackedList, equal_prefix_since
 from nbagent.loop import cellthread
 from nbagent.loop.budget import budget_notice, unpriced_budget
 from nbagent.loop.compaction import (
@@ -404,8 +404,7 @@ class Agent:
     def _valid(self) -> int:
         """How many first messages are as the last repair left them: those the history's
         marks show unchanged since, and the equal ones after them."""
-        low = min(self._repaired_since.unchanged(self.messages), len(self._repaired))
-        return low + equal_prefix(self._repaired[low:], self.messages[low:])
+        return equal_prefix_since(self._repaired, self.messages, self._repaired_since)
 
     def events(self, prompt: str) -> Generator[Event, None, None]:
         """Run the agent on a prompt, yielding what happens.

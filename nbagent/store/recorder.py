@@ -18,7 +18,7 @@ from nbagent.core.events import Usage
 from nbagent.core.identity import equal_prefix
 from nbagent.core.markup import plain_markdown
 from nbagent.core.secrets import get_logger, redact, secret_values
-from nbagent.core.tracked import Since
+from nbagent.core.tracked import Since, equal_prefix_since
 from nbagent.loop.agent import Agent
 from nbagent.loop.state import AgentState
 from nbagent.store.folders import notebook_folder
@@ -153,9 +153,7 @@ class Recorder:
             and last[2] == record
         ):
             return  # nothing changed since the last record (the end of a run, then its cell)
-        previous = self._since
-        unchanged = previous.unchanged(messages) if previous is not None else 0
-        synced = self._write(messages, agent.model, record, unchanged)
+        synced = self._write(messages, agent.model, record, self._since)
         self._recorded = (len(messages), tail, record)
         self._since = since if synced else None
 
@@ -175,24 +173,24 @@ class Recorder:
             state: What the agent knows beside the history (:func:`state_record`).
         """
         self._since = None  # the next record compares with what this one wrote
-        self._write(messages, model, state, 0)
+        self._write(messages, model, state, None)
 
     def _write(
         self,
         messages: Sequence[dict[str, Any]],
         model: str,
         state: Mapping[str, Any] | None,
-        unchanged: int,
+        since: Since | None,
     ) -> bool:
-        """:meth:`sync`, the first ``unchanged`` messages known to be the very objects the
-        last one had (:class:`~nbagent.core.tracked.Since`): they are not compared again.
+        """:meth:`sync`, the messages ``since`` (the last record's view of them) shows
+        unchanged not compared again (:func:`~nbagent.core.tracked.equal_prefix_since`).
 
         Returns:
             Whether everything was written.
         """
         with self._lock:
             try:
-                self._sync(messages, model, unchanged)
+                self._sync(messages, model, since)
                 if state is not None and self.log is not None:
                     if (text := _dumps(state)) != self._state:
                         self.log.append({"state": dict(state)})
@@ -202,7 +200,9 @@ class Recorder:
                 return False
             return True
 
-    def _sync(self, messages: Sequence[dict[str, Any]], model: str, unchanged: int = 0) -> None:
+    def _sync(
+        self, messages: Sequence[dict[str, Any]], model: str, since: Since | None = None
+    ) -> None:
         if self.log is None:
             if not messages:
                 return
@@ -219,9 +219,7 @@ class Recorder:
             del self._written[len(messages) :], self._seen[len(messages) :]
         secrets = {name: secret for secret, name in secret_values().items()}
         last_checked = len(messages) - RECHECKED
-        known = min(unchanged, len(self._seen), len(messages))
-        same = known + equal_prefix(self._seen[known:], messages[known:])
-        start = min(same, max(last_checked, 0))
+        start = min(equal_prefix_since(self._seen, messages, since), max(last_checked, 0))
         for index, message in enumerate(messages[start:], start):
             if index < len(self._seen) and self._seen[index] is message and index < last_checked:
                 continue

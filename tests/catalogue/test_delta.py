@@ -182,15 +182,16 @@ def test_each_message_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_tracked_history_is_read_from_its_mark_and_an_early_change_is_seen(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from nbagent.core import tracked as tracked_module
     from nbagent.core.tracked import TrackedList
 
     history = TrackedList([user(render_announcement(["a", "b"])), user("x"), user("y")])
     kept = Announcements()
     assert kept.names(history) == {"a", "b"}
     read: list[Any] = []
-    real = delta_module.equal_prefix
+    real = tracked_module.equal_prefix  # what equal_prefix_since compares after the mark
     monkeypatch.setattr(
-        delta_module, "equal_prefix", lambda old, new: read.append(len(new)) or real(old, new)
+        tracked_module, "equal_prefix", lambda old, new: read.append(len(new)) or real(old, new)
     )
     history.append(user(render_announcement([], ["b"])))
     assert kept.names(history) == {"a"}

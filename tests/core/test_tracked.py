@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent.core.tracked import Mark, Since, TrackedList
+from nbagent.core.identity import equal_prefix
+from nbagent.core.tracked import Mark, Since, TrackedList, equal_prefix_since
 
 OPERATIONS = st.lists(
     st.tuples(
@@ -94,6 +95,23 @@ def test_the_items_before_a_mark_are_the_objects_they_were(
             low = min(mark.low, len(tracked))
             assert low <= len(seen)
             assert all(x is y for x, y in zip(tracked[:low], seen[:low], strict=True))
+
+
+@given(OPERATIONS, st.booleans())
+def test_equal_prefix_since_a_view_is_the_whole_comparisons(
+    operations: list[tuple[str, int, int]], tracked_list: bool
+) -> None:
+    """What a reader kept of a list, and its view then: after any changes, the prefix found
+    from the view's mark is the one a whole comparison finds (a plain list: no mark)."""
+    items: list[Any] = TrackedList(range(6)) if tracked_list else list(range(6))
+    kept, since = list(items), Since(items)
+    for operation, a, b in operations:
+        if operation == "mark":
+            kept, since = list(items), Since(items)
+            continue
+        apply(items, operation, a, b, object)
+        assert equal_prefix_since(kept, items, since) == equal_prefix(kept, items)
+    assert equal_prefix_since(kept, items, None) == equal_prefix(kept, items)
 
 
 @given(OPERATIONS)
